@@ -1,0 +1,149 @@
+import test from 'ava'
+import { encode as encodeO200k } from 'gpt-tokenizer/encoding/o200k_base'
+import { encode as encodeCl100k } from 'gpt-tokenizer/encoding/cl100k_base'
+
+import { ct, snapshot, transcript, transcripts } from './helpers.js'
+import type { Message } from '../index.js'
+
+/**
+ * An independent implementation of the OpenAI-cookbook count (as tiktoken-rs extends it to
+ * tool calls), on gpt-tokenizer: 3 per message + role + content + name (+1) + per tool call
+ * name + arguments + 1, then 3 for reply priming.
+ */
+function cookbookCount(messages: Message[], encode: (s: string) => number[]): number {
+  let n = 0
+  for (const m of messages) {
+    n += 3 + encode(m.role).length
+    if (typeof m.content === 'string') n += encode(m.content).length
+    if (typeof m.name === 'string') n += encode(m.name).length + 1
+    for (const c of m.tool_calls ?? []) {
+      const args = typeof c.function.arguments === 'string' ? c.function.arguments : JSON.stringify(c.function.arguments)
+      n += encode(c.function.name).length + encode(args ?? '').length + 1
+    }
+  }
+  return messages.length ? n + 3 : 0
+}
+
+test('countTokens counts hello world as 2 tokens', (t) => {
+  t.is(ct.countTokens('hello world'), 2)
+})
+
+test('countTokens picks the encoding from the model, and encoding wins over model', (t) => {
+  const text = 'Résumé: naïve café — 東京 🚀 fn main() { println!("hi"); }'
+  t.is(ct.countTokens(text, { model: 'gpt-4o' }), encodeO200k(text).length)
+  t.is(ct.countTokens(text, { model: 'gpt-4' }), encodeCl100k(text).length)
+  t.is(ct.countTokens(text, { model: 'gpt-4', encoding: 'o200k_base' }), encodeO200k(text).length)
+  t.is(ct.countTokens(text, { model: 'some-unknown-model' }), encodeO200k(text).length)
+  t.is(ct.countTokens('abcdefgh', { encoding: 'approximate' }), 2)
+})
+
+test('estimateTokens matches an independent cookbook count on every transcript', (t) => {
+  for (const [name, messages] of transcripts()) {
+    t.is(ct.estimateTokens(messages), cookbookCount(messages, encodeO200k), name)
+    t.is(ct.estimateTokens(messages, { model: 'gpt-4' }), cookbookCount(messages, encodeCl100k), name)
+  }
+})
+
+test('estimateTokens on the marshmallow transcript', (t) => {
+  const messages = transcript('sweagent-marshmallow-1867-fc.json')
+  t.is(ct.estimateTokens(messages), cookbookCount(messages, encodeO200k))
+})
+
+test('estimateMessageTokens counts content parts, images, names and object arguments', (t) => {
+  const parts: Message = {
+    role: 'user',
+    content: [
+      { type: 'text', text: 'hello world' },
+      { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } },
+    ],
+  }
+  t.is(ct.estimateMessageTokens(parts), 3 + 1 + 2 + 765)
+  const call: Message = {
+    role: 'assistant',
+    content: null,
+    tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read_file', arguments: { path: 'a.ts' } } }],
+  }
+  const asString: Message = {
+    role: 'assistant',
+    content: null,
+    tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a.ts"}' } }],
+  }
+  t.is(ct.estimateMessageTokens(call), ct.estimateMessageTokens(asString))
+  t.is(ct.estimateMessageTokens({ role: 'user', content: 'hi', name: 'bob' }), ct.estimateMessageTokens({ role: 'user', content: 'hi' }) + 2)
+})
+
+test('counting leaves the input untouched', (t) => {
+  const messages = transcript('openhands-ponyc-4593.json')
+  const before = snapshot(messages)
+  ct.estimateTokens(messages)
+  ct.tagMessagesWithStep(messages)
+  t.deepEqual(messages, before)
+})
+
+test('countSteps and tagMessagesWithStep follow assistant tool calls', (t) => {
+  const messages: Message[] = [
+    { role: 'system', content: 's' },
+    { role: 'user', content: 'task' },
+    { role: 'assistant', content: null, tool_calls: [{ id: 'a', function: { name: 'ls', arguments: '{}' } }, { id: 'b', function: { name: 'ls', arguments: '{}' } }] },
+    { role: 'tool', tool_call_id: 'a', content: 'A' },
+    { role: 'tool', tool_call_id: 'b', content: 'B' },
+    { role: 'assistant', content: null, tool_calls: [{ id: 'c', function: { name: 'ls', arguments: '{}' } }] },
+    { role: 'tool', tool_call_id: 'c', content: 'C', extra: { kept: true } },
+  ]
+  t.is(ct.countSteps(messages), 2)
+  const tagged = ct.tagMessagesWithStep(messages)
+  t.deepEqual(tagged.map((x) => x.step), [0, 0, 1, 1, 1, 2, 2])
+  t.is(tagged[6].message, messages[6])
+})
+
+test('the token cache answers repeated long texts and can be bounded', (t) => {
+  const text = 'const x = 1;\n'.repeat(100) + Math.random()
+  const first = ct.countTokens(text)
+  const before = ct.tokenCacheStats()
+  t.is(ct.countTokens(text), first)
+  const after = ct.tokenCacheStats()
+  t.true(after.hits > before.hits)
+  t.true(after.entries <= after.capacity)
+  t.throws(() => ct.setTokenCacheCapacity(-1), { code: 'INVALID_ARGUMENT', message: 'capacity: must be a non-negative integer, got -1' })
+})
+
+test('invalid messages are TypeErrors naming the index and field, with a code', (t) => {
+  const cases: Array<[unknown, string, string]> = [
+    [5, 'INVALID_MESSAGES', 'messages: must be an array, got number'],
+    [[null], 'INVALID_MESSAGE', 'messages[0]: must be an object, got null'],
+    [[{ role: 'user', content: 'a' }, { content: 'x' }], 'INVALID_MESSAGE', 'messages[1].role: is required'],
+    [[{ role: 'robot' }], 'INVALID_MESSAGE', 'messages[0].role: must be one of system, developer, user, assistant, tool, got "robot"'],
+    [[{ role: 'user', content: 42 }], 'INVALID_MESSAGE', 'messages[0].content: must be a string, an array of content parts or null, got number'],
+    [[{ role: 'assistant', tool_calls: 'x' }], 'INVALID_MESSAGE', 'messages[0].tool_calls: must be an array, got string'],
+    [[{ role: 'assistant', tool_calls: [{ function: { name: 'x' } }] }], 'INVALID_MESSAGE', 'messages[0].tool_calls[0].id: is required'],
+    [[{ role: 'assistant', tool_calls: [{ id: '1', function: {} }] }], 'INVALID_MESSAGE', 'messages[0].tool_calls[0].function.name: is required'],
+  ]
+  for (const [input, code, message] of cases) {
+    const err = t.throws(() => ct.estimateTokens(input as Message[]), { instanceOf: TypeError })
+    t.is(err?.code, code)
+    t.is(err?.message, message)
+  }
+})
+
+test('bad options and arguments are TypeErrors with a code', (t) => {
+  t.throws(() => ct.countTokens(5 as unknown as string), { instanceOf: TypeError, code: 'INVALID_ARGUMENT', message: 'text: must be a string, got number' })
+  t.throws(() => ct.countTokens('x', 5 as never), { code: 'INVALID_OPTION', message: 'options: must be an object, got number' })
+  t.throws(() => ct.countTokens('x', { encoding: 'nope' as never }), {
+    code: 'INVALID_OPTION',
+    message: 'encoding: must be one of o200k_base, cl100k_base, o200k_harmony, p50k_base, r50k_base, approximate, got "nope"',
+  })
+})
+
+test('getters that throw, circular arguments and lone surrogates give clear errors or counts', (t) => {
+  const getter = { role: 'user' } as Message
+  Object.defineProperty(getter, 'content', { enumerable: true, get: () => { throw new Error('boom') } })
+  t.throws(() => ct.estimateTokens([getter]), { code: 'INVALID_MESSAGE', message: 'messages[0].content: could not be read: boom' })
+  const circular: Record<string, unknown> = {}
+  circular.self = circular
+  const err = t.throws(() => ct.estimateTokens([{ role: 'assistant', tool_calls: [{ id: '1', function: { name: 'x', arguments: circular } }] }]))
+  t.is(err?.code, 'INVALID_MESSAGE')
+  t.true(err?.message.startsWith('messages[0].tool_calls[0].function.arguments: could not be serialized to JSON: '))
+  t.true(ct.estimateTokens([{ role: 'user', content: '\ud800 lone surrogate' }]) > 0)
+  t.is(ct.estimateTokens([Object.freeze({ role: 'user', content: 'hi' }) as Message]), ct.estimateTokens([{ role: 'user', content: 'hi' }]))
+  t.is(ct.estimateTokens([new Proxy({ role: 'user', content: 'hi' }, {}) as Message]), ct.estimateTokens([{ role: 'user', content: 'hi' }]))
+})

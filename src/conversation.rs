@@ -1,0 +1,254 @@
+//! The shared model of a conversation: messages with their token counts, steps and tool-call
+//! units, computed once and used by every strategy.
+
+use std::collections::HashMap;
+
+use crate::message::Message;
+use crate::tokens::{message_tokens, Encoding, REPLY_PRIMING};
+
+/// A set of messages that must be kept or removed together: an assistant message with tool
+/// calls plus every message answering one of its calls, or a single message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unit {
+  /// Message indices, ascending. The first is the calling message for a tool-call unit.
+  pub members: Vec<usize>,
+}
+
+impl Unit {
+  /// The index of the first message of the unit.
+  pub fn first(&self) -> usize {
+    self.members[0]
+  }
+}
+
+/// A conversation analysed once: per-message tokens, steps and units.
+///
+/// A *step* is one assistant message with tool calls; a message's step is the number of such
+/// messages up to and including it, except that a tool result belongs to the step of the call it
+/// answers. The *current step* is the number of steps in the conversation, so a message's age is
+/// `current_step - step` (0 for the latest step).
+#[derive(Debug, Clone)]
+pub struct Conversation<'a> {
+  messages: &'a [Message],
+  encoding: Encoding,
+  tokens: Vec<usize>,
+  steps: Vec<usize>,
+  current_step: usize,
+  units: Vec<Unit>,
+  unit_of: Vec<usize>,
+  /// For each message answering a call: (index of the calling message, index of the call).
+  answered_call: Vec<Option<(usize, usize)>>,
+}
+
+impl<'a> Conversation<'a> {
+  /// Analyses `messages`, counting tokens in `encoding`.
+  pub fn new(messages: &'a [Message], encoding: Encoding) -> Self {
+    let tokens = messages.iter().map(|m| message_tokens(m, encoding)).collect();
+    Self::with_tokens(messages, encoding, tokens)
+  }
+
+  /// Analyses `messages` with token counts already known (one per message).
+  ///
+  /// # Panics
+  ///
+  /// Never on input data; `tokens` must have one entry per message (a caller bug otherwise,
+  /// caught in debug builds).
+  pub fn with_tokens(messages: &'a [Message], encoding: Encoding, tokens: Vec<usize>) -> Self {
+    debug_assert_eq!(tokens.len(), messages.len());
+    let n = messages.len();
+    let mut steps = Vec::with_capacity(n);
+    let mut unit_of = vec![usize::MAX; n];
+    let mut units: Vec<Unit> = Vec::new();
+    let mut answered_call = vec![None; n];
+    // call id -> (calling message, call index, unit)
+    let mut calls: HashMap<&str, (usize, usize, usize)> = HashMap::new();
+    let mut step = 0;
+    for (i, m) in messages.iter().enumerate() {
+      if m.has_tool_calls() {
+        step += 1;
+        let u = units.len();
+        units.push(Unit { members: vec![i] });
+        unit_of[i] = u;
+        for (c, call) in m.tool_calls.iter().enumerate() {
+          // A repeated id pairs with its latest call; the validator reports the duplicate.
+          calls.insert(call.id.as_str(), (i, c, u));
+        }
+        steps.push(step);
+        continue;
+      }
+      // A message answering calls joins the unit of the first call it answers that is known.
+      let answered = m.answers.iter().find_map(|id| calls.get(id.as_str()).copied());
+      match answered {
+        Some((caller, c, u)) => {
+          units[u].members.push(i);
+          unit_of[i] = u;
+          answered_call[i] = Some((caller, c));
+          steps.push(steps[caller]);
+        }
+        None => {
+          unit_of[i] = units.len();
+          units.push(Unit { members: vec![i] });
+          steps.push(step);
+        }
+      }
+    }
+    Conversation {
+      messages,
+      encoding,
+      tokens,
+      steps,
+      current_step: step,
+      units,
+      unit_of,
+      answered_call,
+    }
+  }
+
+  /// The messages.
+  pub fn messages(&self) -> &'a [Message] {
+    self.messages
+  }
+
+  /// The number of messages.
+  pub fn len(&self) -> usize {
+    self.messages.len()
+  }
+
+  /// Whether there are no messages.
+  pub fn is_empty(&self) -> bool {
+    self.messages.is_empty()
+  }
+
+  /// The encoding the counts are in.
+  pub fn encoding(&self) -> Encoding {
+    self.encoding
+  }
+
+  /// The tokens of message `i` (with its framing overhead).
+  pub fn tokens(&self, i: usize) -> usize {
+    self.tokens[i]
+  }
+
+  /// Every message's tokens.
+  pub fn all_tokens(&self) -> &[usize] {
+    &self.tokens
+  }
+
+  /// The tokens of the whole request, reply priming included.
+  pub fn total_tokens(&self) -> usize {
+    if self.tokens.is_empty() {
+      0
+    } else {
+      self.tokens.iter().sum::<usize>() + REPLY_PRIMING
+    }
+  }
+
+  /// The step of message `i`.
+  pub fn step(&self, i: usize) -> usize {
+    self.steps[i]
+  }
+
+  /// Every message's step.
+  pub fn steps(&self) -> &[usize] {
+    &self.steps
+  }
+
+  /// The number of steps (assistant messages with tool calls).
+  pub fn current_step(&self) -> usize {
+    self.current_step
+  }
+
+  /// The age of message `i` in steps.
+  pub fn age(&self, i: usize) -> usize {
+    self.current_step - self.steps[i]
+  }
+
+  /// The units, ordered by their first message.
+  pub fn units(&self) -> &[Unit] {
+    &self.units
+  }
+
+  /// The index of the unit of message `i`.
+  pub fn unit_of(&self, i: usize) -> usize {
+    self.unit_of[i]
+  }
+
+  /// For a message that answers a known call: the calling message and the call's index in it.
+  pub fn answered_call(&self, i: usize) -> Option<(usize, usize)> {
+    self.answered_call[i]
+  }
+
+  /// The name of the tool whose result message `i` is, from its call (or its `name` field).
+  pub fn tool_name(&self, i: usize) -> Option<&'a str> {
+    match self.answered_call[i] {
+      Some((caller, c)) => Some(self.messages[caller].tool_calls[c].name.as_str()),
+      None => self.messages[i].name.as_deref(),
+    }
+  }
+
+  /// The arguments (JSON text) of the call that message `i` answers.
+  pub fn call_arguments(&self, i: usize) -> Option<&'a str> {
+    self.answered_call[i].map(|(caller, c)| self.messages[caller].tool_calls[c].arguments.as_str())
+  }
+
+  /// The index of the last user message that is not a tool result: the current task.
+  pub fn current_task(&self) -> Option<usize> {
+    self.messages.iter().rposition(|m| m.role == crate::message::Role::User && m.answers.is_empty())
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use crate::message::{Content, Role, ToolCall};
+
+  pub(crate) fn call(ids: &[&str]) -> Message {
+    let mut m = Message::text(Role::Assistant, "");
+    m.content = Content::Empty;
+    m.tool_calls = ids
+      .iter()
+      .map(|id| ToolCall { id: id.to_string(), name: "read_file".into(), arguments: "{}".into() })
+      .collect();
+    m
+  }
+
+  pub(crate) fn result(id: &str, text: &str) -> Message {
+    let mut m = Message::text(Role::Tool, text);
+    m.answers = vec![id.to_string()];
+    m
+  }
+
+  #[test]
+  fn steps_and_units_follow_calls() {
+    let msgs = vec![
+      Message::text(Role::System, "s"),
+      Message::text(Role::User, "task"),
+      call(&["a", "b"]),
+      result("a", "A"),
+      result("b", "B"),
+      Message::text(Role::Assistant, "thinking"),
+      call(&["c"]),
+      result("c", "C"),
+      result("zzz", "orphan"),
+    ];
+    let c = Conversation::new(&msgs, Encoding::O200kBase);
+    assert_eq!(c.steps(), &[0, 0, 1, 1, 1, 1, 2, 2, 2]);
+    assert_eq!(c.current_step(), 2);
+    assert_eq!(c.age(3), 1);
+    assert_eq!(c.units()[c.unit_of(2)].members, vec![2, 3, 4]);
+    assert_eq!(c.units()[c.unit_of(6)].members, vec![6, 7]);
+    assert_eq!(c.units()[c.unit_of(8)].members, vec![8]);
+    assert_eq!(c.answered_call(4), Some((2, 1)));
+    assert_eq!(c.tool_name(7), Some("read_file"));
+    assert_eq!(c.current_task(), Some(1));
+    assert_eq!(c.total_tokens(), c.all_tokens().iter().sum::<usize>() + REPLY_PRIMING);
+  }
+
+  #[test]
+  fn a_result_belongs_to_the_step_of_its_call_even_when_late() {
+    let msgs = vec![call(&["a"]), call(&["b"]), result("a", "A"), result("b", "B")];
+    let c = Conversation::new(&msgs, Encoding::O200kBase);
+    assert_eq!(c.steps(), &[1, 2, 1, 2]);
+    assert_eq!(c.units()[0].members, vec![0, 2]);
+  }
+}

@@ -1,0 +1,28 @@
+//! context-trim keeps an LLM agent's conversation inside its context window without breaking it.
+//!
+//! The core is plain Rust: parse messages ([`Message::from_json`]), analyse them once into a
+//! [`Conversation`] (token counts, steps, tool-call units), and let a strategy produce a
+//! [`Plan`]: a keep / replace / drop decision per message that never splits a tool call from
+//! its result and never reorders. The Node.js binding (`src/napi/`, behind the default `napi`
+//! feature) converts JavaScript values to these types and back.
+//!
+//! ```
+//! use context_trim::{tokens::count_tokens, Encoding};
+//! assert_eq!(count_tokens("hello world", Encoding::O200kBase), 2);
+//! ```
+#![deny(missing_docs)]
+
+pub mod conversation;
+pub mod error;
+pub mod message;
+pub mod plan;
+pub mod tokens;
+
+#[cfg(feature = "napi")]
+mod napi;
+
+pub use conversation::{Conversation, Unit};
+pub use error::{Error, ErrorKind, Result};
+pub use message::{Content, Message, Part, Role, ToolCall};
+pub use plan::{Action, MetaValue, Plan, Replacement};
+pub use tokens::Encoding;

@@ -1,0 +1,500 @@
+//! The message model: what the core reads from a chat message, whatever its format.
+//!
+//! A [`Message`] holds only what trimming needs (role, text, tool calls, which calls it
+//! answers). The caller's own objects, with every field they carry, stay on the caller's
+//! side: the core returns a [`crate::Plan`] of decisions by index, never rewritten messages.
+
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+
+/// The role of a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Role {
+  /// `system`: the system prompt.
+  System,
+  /// `developer`: OpenAI's successor of `system` for reasoning models.
+  Developer,
+  /// `user`.
+  User,
+  /// `assistant`.
+  Assistant,
+  /// `tool`: the result of a tool call (OpenAI and AI SDK formats).
+  Tool,
+}
+
+impl Role {
+  /// Every role, in the order of their names in error messages.
+  pub const ALL: [Role; 5] =
+    [Role::System, Role::Developer, Role::User, Role::Assistant, Role::Tool];
+
+  /// Parses a role name as it appears in a message.
+  pub fn parse(name: &str) -> Option<Role> {
+    match name {
+      "system" => Some(Role::System),
+      "developer" => Some(Role::Developer),
+      "user" => Some(Role::User),
+      "assistant" => Some(Role::Assistant),
+      "tool" => Some(Role::Tool),
+      _ => None,
+    }
+  }
+
+  /// The role's name as it appears in a message.
+  pub fn as_str(self) -> &'static str {
+    match self {
+      Role::System => "system",
+      Role::Developer => "developer",
+      Role::User => "user",
+      Role::Assistant => "assistant",
+      Role::Tool => "tool",
+    }
+  }
+
+  /// Whether the role carries instructions (`system` or `developer`).
+  pub fn is_instruction(self) -> bool {
+    matches!(self, Role::System | Role::Developer)
+  }
+}
+
+/// One part of a multi-part content array.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Part {
+  /// A text part (`{type: 'text', text}` and the like).
+  Text(String),
+  /// An image part; counted as a fixed estimate (see [`crate::tokens::IMAGE_PART_TOKENS`]).
+  Image,
+  /// Any other part: its kind and the text it carries, if any.
+  Other {
+    /// The part's `type`.
+    kind: String,
+    /// Text the part carries, counted as tokens (e.g. `refusal`).
+    text: Option<String>,
+  },
+}
+
+/// The content of a message.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Content {
+  /// `null` or absent (an assistant message that only calls tools).
+  #[default]
+  Empty,
+  /// A plain string.
+  Text(String),
+  /// An array of parts.
+  Parts(Vec<Part>),
+}
+
+/// A tool call made by an assistant message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCall {
+  /// The call's id, which its result names.
+  pub id: String,
+  /// The tool's name.
+  pub name: String,
+  /// The arguments as JSON text (objects are serialized; strings are kept verbatim).
+  pub arguments: String,
+}
+
+/// A chat message as the core sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+  /// The role.
+  pub role: Role,
+  /// The content.
+  pub content: Content,
+  /// The tool calls of an assistant message.
+  pub tool_calls: Vec<ToolCall>,
+  /// The ids of the tool calls this message answers (OpenAI: the `tool_call_id` of a tool message).
+  pub answers: Vec<String>,
+  /// The `name` field.
+  pub name: Option<String>,
+  /// Whether the message is flagged as an error (`is_error: true` or `isError: true`).
+  pub is_error: bool,
+}
+
+impl Message {
+  /// A message with the given role and text content and nothing else.
+  pub fn text(role: Role, text: impl Into<String>) -> Self {
+    Message {
+      role,
+      content: Content::Text(text.into()),
+      tool_calls: Vec::new(),
+      answers: Vec::new(),
+      name: None,
+      is_error: false,
+    }
+  }
+
+  /// Whether this message is a tool result.
+  pub fn is_tool_result(&self) -> bool {
+    self.role == Role::Tool || !self.answers.is_empty()
+  }
+
+  /// Whether this message calls tools.
+  pub fn has_tool_calls(&self) -> bool {
+    !self.tool_calls.is_empty()
+  }
+
+  /// The text of the content: the string, or the text parts joined by newlines.
+  pub fn content_text(&self) -> std::borrow::Cow<'_, str> {
+    match &self.content {
+      Content::Empty => "".into(),
+      Content::Text(t) => t.as_str().into(),
+      Content::Parts(parts) => {
+        let mut texts = parts.iter().filter_map(|p| match p {
+          Part::Text(t) => Some(t.as_str()),
+          Part::Other { text: Some(t), .. } => Some(t.as_str()),
+          _ => None,
+        });
+        match (texts.next(), texts.next()) {
+          (None, _) => "".into(),
+          (Some(one), None) => one.into(),
+          (Some(a), Some(b)) => {
+            let mut s = String::with_capacity(a.len() + b.len() + 1);
+            s.push_str(a);
+            s.push('\n');
+            s.push_str(b);
+            for t in texts {
+              s.push('\n');
+              s.push_str(t);
+            }
+            s.into()
+          }
+        }
+      }
+    }
+  }
+
+  /// Parses an OpenAI Chat Completions message.
+  ///
+  /// Unknown fields are ignored (the caller keeps them on its own objects).
+  ///
+  /// # Errors
+  ///
+  /// An [`Error`] naming `index` and the field when the value is not an object, the role is
+  /// missing or unknown, the content is of the wrong type, or a tool call lacks its id or name.
+  pub fn from_json(value: &Value, index: usize) -> Result<Message> {
+    let obj = match value {
+      Value::Object(o) => o,
+      other => {
+        return Err(Error::message(
+          index,
+          "",
+          format!("must be an object, got {}", type_name(other)),
+        ))
+      }
+    };
+    let role = match obj.get("role") {
+      None | Some(Value::Null) => return Err(Error::message(index, "role", "is required")),
+      Some(Value::String(s)) => Role::parse(s).ok_or_else(|| {
+        Error::message(
+          index,
+          "role",
+          format!("must be one of system, developer, user, assistant, tool, got {}", quote(s)),
+        )
+      })?,
+      Some(other) => {
+        return Err(Error::message(
+          index,
+          "role",
+          format!("must be a string, got {}", type_name(other)),
+        ))
+      }
+    };
+    let content = parse_content(obj.get("content"), index)?;
+    let tool_calls = match obj.get("tool_calls") {
+      None | Some(Value::Null) => Vec::new(),
+      Some(Value::Array(calls)) => calls
+        .iter()
+        .enumerate()
+        .map(|(i, c)| parse_tool_call(c, index, i))
+        .collect::<Result<_>>()?,
+      Some(other) => {
+        return Err(Error::message(
+          index,
+          "tool_calls",
+          format!("must be an array, got {}", type_name(other)),
+        ))
+      }
+    };
+    let answers = match optional_string(obj.get("tool_call_id"), index, "tool_call_id")? {
+      Some(id) => vec![id],
+      None => Vec::new(),
+    };
+    let name = optional_string(obj.get("name"), index, "name")?;
+    let is_error = flag(obj.get("is_error")) || flag(obj.get("isError"));
+    Ok(Message { role, content, tool_calls, answers, name, is_error })
+  }
+}
+
+fn flag(v: Option<&Value>) -> bool {
+  matches!(v, Some(Value::Bool(true)))
+}
+
+fn parse_content(v: Option<&Value>, index: usize) -> Result<Content> {
+  match v {
+    None | Some(Value::Null) => Ok(Content::Empty),
+    Some(Value::String(s)) => Ok(Content::Text(s.clone())),
+    Some(Value::Array(parts)) => parts
+      .iter()
+      .enumerate()
+      .map(|(i, p)| parse_part(p, index, i))
+      .collect::<Result<_>>()
+      .map(Content::Parts),
+    Some(other) => Err(Error::message(
+      index,
+      "content",
+      format!("must be a string, an array of content parts or null, got {}", type_name(other)),
+    )),
+  }
+}
+
+fn parse_part(v: &Value, index: usize, i: usize) -> Result<Part> {
+  let obj = match v {
+    Value::Object(o) => o,
+    // A bare string inside a content array is accepted as a text part.
+    Value::String(s) => return Ok(Part::Text(s.clone())),
+    other => {
+      return Err(Error::message(
+        index,
+        format!("content[{i}]"),
+        format!("must be a content part object, got {}", type_name(other)),
+      ))
+    }
+  };
+  let kind = match obj.get("type") {
+    Some(Value::String(k)) => k.as_str(),
+    None | Some(Value::Null) => {
+      return Err(Error::message(index, format!("content[{i}].type"), "is required"));
+    }
+    Some(other) => {
+      return Err(Error::message(
+        index,
+        format!("content[{i}].type"),
+        format!("must be a string, got {}", type_name(other)),
+      ))
+    }
+  };
+  let text_field = |key: &str| -> Result<Option<String>> {
+    match obj.get(key) {
+      None | Some(Value::Null) => Ok(None),
+      Some(Value::String(s)) => Ok(Some(s.clone())),
+      Some(other) => Err(Error::message(
+        index,
+        format!("content[{i}].{key}"),
+        format!("must be a string, got {}", type_name(other)),
+      )),
+    }
+  };
+  Ok(match kind {
+    "text" | "input_text" | "output_text" => match text_field("text")? {
+      Some(t) => Part::Text(t),
+      None => {
+        return Err(Error::message(
+          index,
+          format!("content[{i}].text"),
+          "is required for a text part",
+        ))
+      }
+    },
+    "image_url" | "image" | "input_image" => Part::Image,
+    "refusal" => Part::Other { kind: kind.to_string(), text: text_field("refusal")? },
+    _ => Part::Other { kind: kind.to_string(), text: text_field("text")? },
+  })
+}
+
+fn parse_tool_call(v: &Value, index: usize, i: usize) -> Result<ToolCall> {
+  let field = |f: &str| format!("tool_calls[{i}]{f}");
+  let obj = match v {
+    Value::Object(o) => o,
+    other => {
+      return Err(Error::message(
+        index,
+        field(""),
+        format!("must be an object, got {}", type_name(other)),
+      ))
+    }
+  };
+  let id = match obj.get("id") {
+    Some(Value::String(s)) if !s.is_empty() => s.clone(),
+    Some(Value::String(_)) => return Err(Error::message(index, field(".id"), "must not be empty")),
+    None | Some(Value::Null) => return Err(Error::message(index, field(".id"), "is required")),
+    Some(other) => {
+      return Err(Error::message(
+        index,
+        field(".id"),
+        format!("must be a string, got {}", type_name(other)),
+      ))
+    }
+  };
+  let function = match obj.get("function") {
+    Some(Value::Object(f)) => f,
+    None | Some(Value::Null) => {
+      return Err(Error::message(index, field(".function"), "is required"))
+    }
+    Some(other) => {
+      return Err(Error::message(
+        index,
+        field(".function"),
+        format!("must be an object, got {}", type_name(other)),
+      ))
+    }
+  };
+  let name = match function.get("name") {
+    Some(Value::String(s)) => s.clone(),
+    None | Some(Value::Null) => {
+      return Err(Error::message(index, field(".function.name"), "is required"))
+    }
+    Some(other) => {
+      return Err(Error::message(
+        index,
+        field(".function.name"),
+        format!("must be a string, got {}", type_name(other)),
+      ))
+    }
+  };
+  let arguments = match function.get("arguments") {
+    None | Some(Value::Null) => String::new(),
+    Some(Value::String(s)) => s.clone(),
+    Some(v @ (Value::Object(_) | Value::Array(_))) => v.to_string(),
+    Some(other) => {
+      return Err(Error::message(
+        index,
+        field(".function.arguments"),
+        format!("must be a JSON string or an object, got {}", type_name(other)),
+      ))
+    }
+  };
+  Ok(ToolCall { id, name, arguments })
+}
+
+fn optional_string(v: Option<&Value>, index: usize, field: &str) -> Result<Option<String>> {
+  match v {
+    None | Some(Value::Null) => Ok(None),
+    Some(Value::String(s)) => Ok(Some(s.clone())),
+    Some(other) => {
+      Err(Error::message(index, field, format!("must be a string, got {}", type_name(other))))
+    }
+  }
+}
+
+/// The JavaScript-style name of a JSON value's type, for error messages.
+pub fn type_name(v: &Value) -> &'static str {
+  match v {
+    Value::Null => "null",
+    Value::Bool(_) => "boolean",
+    Value::Number(_) => "number",
+    Value::String(_) => "string",
+    Value::Array(_) => "array",
+    Value::Object(_) => "object",
+  }
+}
+
+/// Quotes a string for an error message, shortened to 40 characters.
+pub(crate) fn quote(s: &str) -> String {
+  let mut out: String = s.chars().take(40).collect();
+  if out.len() < s.len() {
+    out.push('…');
+  }
+  format!("{out:?}")
+}
+
+/// Parses a JSON array of OpenAI messages.
+///
+/// # Errors
+///
+/// An [`Error`] when `value` is not an array or one of its messages is invalid.
+pub fn messages_from_json(value: &Value) -> Result<Vec<Message>> {
+  match value {
+    Value::Array(items) => {
+      items.iter().enumerate().map(|(i, m)| Message::from_json(m, i)).collect()
+    }
+    other => Err(Error::new(
+      crate::error::ErrorKind::InvalidMessages,
+      "messages",
+      format!("must be an array, got {}", type_name(other)),
+    )),
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use serde_json::json;
+
+  fn err(v: Value) -> String {
+    Message::from_json(&v, 2).unwrap_err().to_string()
+  }
+
+  #[test]
+  fn parses_every_openai_shape() {
+    let m = Message::from_json(
+      &json!({"role": "assistant", "content": null, "tool_calls": [
+        {"id": "a", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\":\"x\"}"}},
+        {"id": "b", "function": {"name": "ls", "arguments": {"dir": "."}}}
+      ], "extra": 1}),
+      0,
+    )
+    .unwrap();
+    assert_eq!(m.role, Role::Assistant);
+    assert_eq!(m.content, Content::Empty);
+    assert_eq!(m.tool_calls[0].arguments, "{\"path\":\"x\"}");
+    assert_eq!(m.tool_calls[1].arguments, "{\"dir\":\".\"}");
+    let t = Message::from_json(
+      &json!({"role": "tool", "tool_call_id": "a", "content": "ok", "isError": true}),
+      1,
+    )
+    .unwrap();
+    assert!(t.is_tool_result() && t.is_error);
+    assert_eq!(t.answers, vec!["a".to_string()]);
+    let p = Message::from_json(
+      &json!({"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "image_url", "image_url": {"url": "x"}}, {"type": "text", "text": "b"}]}),
+      0,
+    )
+    .unwrap();
+    assert_eq!(p.content_text(), "a\nb");
+  }
+
+  #[test]
+  fn errors_name_index_and_field() {
+    assert_eq!(err(json!(null)), "messages[2]: must be an object, got null");
+    assert_eq!(err(json!({"content": "x"})), "messages[2].role: is required");
+    assert_eq!(
+      err(json!({"role": "robot"})),
+      "messages[2].role: must be one of system, developer, user, assistant, tool, got \"robot\""
+    );
+    assert_eq!(
+      err(json!({"role": "user", "content": 5})),
+      "messages[2].content: must be a string, an array of content parts or null, got number"
+    );
+    assert_eq!(
+      err(json!({"role": "assistant", "tool_calls": {}})),
+      "messages[2].tool_calls: must be an array, got object"
+    );
+    assert_eq!(
+      err(json!({"role": "assistant", "tool_calls": [{"function": {"name": "x"}}]})),
+      "messages[2].tool_calls[0].id: is required"
+    );
+    assert_eq!(
+      err(json!({"role": "assistant", "tool_calls": [{"id": "1", "function": {}}]})),
+      "messages[2].tool_calls[0].function.name: is required"
+    );
+    assert_eq!(
+      err(json!({"role": "assistant", "tool_calls": [{"id": "1", "function": {"name": "x", "arguments": 3}}]})),
+      "messages[2].tool_calls[0].function.arguments: must be a JSON string or an object, got number"
+    );
+    assert_eq!(
+      err(json!({"role": "user", "content": [1]})),
+      "messages[2].content[0]: must be a content part object, got number"
+    );
+    assert_eq!(
+      err(json!({"role": "tool", "tool_call_id": 1})),
+      "messages[2].tool_call_id: must be a string, got number"
+    );
+    assert_eq!(
+      messages_from_json(&json!({"a": 1})).unwrap_err().to_string(),
+      "messages: must be an array, got object"
+    );
+  }
+}

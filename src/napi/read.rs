@@ -1,0 +1,277 @@
+//! Reading the caller's messages: JavaScript objects to core [`Message`]s.
+//!
+//! Only the fields the core reads are copied across the boundary; the caller's objects are
+//! kept as handles so that kept messages are returned as the very same objects, with every
+//! other field intact. Inside nested objects only the keys some format needs are read, so an
+//! app's own metadata is never copied nor walked. `arguments`/`input` objects are serialised with the caller's own
+//! `JSON.stringify` (so a circular or 10,000-level object is a clear error, not a crash), and
+//! every other nested value is read to a bounded depth.
+
+use napi::bindgen_prelude::*;
+use napi::{Env, JsValue, ValueType};
+use serde_json::{Map, Value};
+
+use crate::error::{Error as CoreError, ErrorKind, Result as CoreResult};
+use crate::message::Message;
+
+/// Fields of a message the core reads, in every supported format.
+const MESSAGE_FIELDS: &[&str] =
+  &["role", "content", "tool_calls", "tool_call_id", "name", "is_error", "isError"];
+/// Keys read inside nested objects (content parts, tool calls, their functions, tool results'
+/// outputs), across the supported formats. Other keys are never copied, however large or deep.
+const NESTED_FIELDS: &[&str] = &[
+  "type",
+  "text",
+  "refusal",
+  "id",
+  "name",
+  "function",
+  "arguments",
+  "input",
+  "tool_use_id",
+  "content",
+  "is_error",
+  "isError",
+  "thinking",
+  "toolCallId",
+  "toolName",
+  "output",
+  "value",
+];
+/// Object-valued fields serialised with `JSON.stringify` instead of being walked.
+const SERIALISED_FIELDS: &[&str] = &["arguments", "input", "value"];
+/// How deep nested values are read before the input is rejected as too deep.
+const MAX_DEPTH: usize = 64;
+
+/// The caller's messages: their handles and what the core makes of them.
+pub(crate) struct JsMessages<'env> {
+  /// The caller's objects, in order.
+  pub objects: Vec<Object<'env>>,
+  /// The parsed messages, one per object.
+  pub messages: Vec<Message>,
+}
+
+/// Reads an array of messages.
+pub(crate) fn read_messages<'env>(
+  env: &'env Env,
+  value: Unknown<'env>,
+) -> Result<JsMessages<'env>> {
+  let array = as_array(value).map_err(|e| super::error::throw(env, e))?;
+  let len = array.len();
+  let mut objects = Vec::with_capacity(len as usize);
+  let mut messages = Vec::with_capacity(len as usize);
+  let reader = Reader::new(env)?;
+  for i in 0..len {
+    let parsed = match array.get::<Unknown>(i)? {
+      Some(item) => reader.message(item, i as usize),
+      None => Err(CoreError::message(i as usize, "", "must be an object, got undefined")),
+    };
+    let (object, message) = parsed.map_err(|e| super::error::throw(env, e))?;
+    objects.push(object);
+    messages.push(message);
+  }
+  Ok(JsMessages { objects, messages })
+}
+
+/// Reads one message.
+pub(crate) fn read_message<'env>(
+  env: &'env Env,
+  value: Unknown<'env>,
+) -> Result<(Object<'env>, Message)> {
+  let reader = Reader::new(env)?;
+  reader.message(value, 0).map_err(|e| super::error::throw(env, e))
+}
+
+fn as_array(value: Unknown<'_>) -> CoreResult<Array<'_>> {
+  let is_array = value.is_array().unwrap_or(false);
+  if !is_array {
+    return Err(CoreError::new(
+      ErrorKind::InvalidMessages,
+      "messages",
+      format!("must be an array, got {}", js_type_name(&value)),
+    ));
+  }
+  // SAFETY: checked to be an array just above.
+  Ok(
+    unsafe { value.cast::<Array>() }
+      .map_err(|e| CoreError::new(ErrorKind::InvalidMessages, "messages", e.reason))?,
+  )
+}
+
+/// A JavaScript-style type name for error messages.
+pub(crate) fn js_type_name(value: &Unknown<'_>) -> &'static str {
+  match value.get_type() {
+    Ok(ValueType::Undefined) => "undefined",
+    Ok(ValueType::Null) => "null",
+    Ok(ValueType::Boolean) => "boolean",
+    Ok(ValueType::Number) => "number",
+    Ok(ValueType::String) => "string",
+    Ok(ValueType::Symbol) => "symbol",
+    Ok(ValueType::Function) => "function",
+    Ok(ValueType::BigInt) => "bigint",
+    Ok(ValueType::Object) if value.is_array().unwrap_or(false) => "array",
+    Ok(ValueType::Object) => "object",
+    _ => "unknown",
+  }
+}
+
+struct Reader<'env> {
+  env: &'env Env,
+  stringify: Function<'env, Unknown<'env>, Unknown<'env>>,
+}
+
+impl<'env> Reader<'env> {
+  fn new(env: &'env Env) -> Result<Self> {
+    let json: Object = env.get_global()?.get_named_property("JSON")?;
+    let stringify = json.get_named_property("stringify")?;
+    Ok(Reader { env, stringify })
+  }
+
+  fn message(&self, item: Unknown<'env>, index: usize) -> CoreResult<(Object<'env>, Message)> {
+    let env = self.env;
+    let js_err = |e: napi::Error| {
+      CoreError::message(index, "", format!("could not be read: {}", exception_text(env, e)))
+    };
+    if item.get_type().map_err(js_err)? != ValueType::Object || item.is_array().unwrap_or(false) {
+      return Err(CoreError::message(
+        index,
+        "",
+        format!("must be an object, got {}", js_type_name(&item)),
+      ));
+    }
+    // SAFETY: checked to be a non-array object just above.
+    let object: Object = unsafe { item.cast() }.map_err(js_err)?;
+    let mut map = Map::new();
+    for &key in MESSAGE_FIELDS {
+      let v: Unknown = object.get_named_property(key).map_err(|e| {
+        CoreError::message(index, key, format!("could not be read: {}", exception_text(env, e)))
+      })?;
+      match v.get_type() {
+        Ok(ValueType::Undefined) => continue,
+        Ok(ValueType::Function | ValueType::Symbol | ValueType::BigInt) => {
+          return Err(CoreError::message(index, key, format!("must not be a {}", js_type_name(&v))))
+        }
+        _ => {}
+      }
+      let value = self
+        .value(v, 1)
+        .map_err(|(path, detail)| CoreError::message(index, format!("{key}{path}"), detail))?;
+      map.insert(key.to_string(), value);
+    }
+    let message = Message::from_json(&Value::Object(map), index)?;
+    Ok((object, message))
+  }
+
+  /// Reads a nested value; an error is the path below the value (`[0].function`) and what
+  /// went wrong there.
+  fn value(&self, v: Unknown<'env>, depth: usize) -> std::result::Result<Value, (String, String)> {
+    if depth > MAX_DEPTH {
+      return Err((String::new(), format!("is nested more than {MAX_DEPTH} levels deep")));
+    }
+    let env = self.env;
+    let read =
+      |e: napi::Error| (String::new(), format!("could not be read: {}", exception_text(env, e)));
+    Ok(match v.get_type().map_err(read)? {
+      ValueType::Undefined | ValueType::Null => Value::Null,
+      // Functions, symbols and other non-JSON values read as null, as JSON.stringify would.
+      ValueType::Function | ValueType::Symbol | ValueType::External | ValueType::Unknown => {
+        Value::Null
+      }
+      ValueType::Boolean => Value::Bool(v.coerce_to_bool().map_err(read)?),
+      ValueType::Number => {
+        let n = v.coerce_to_number().and_then(|n| n.get_double()).map_err(read)?;
+        serde_json::Number::from_f64(n).map(Value::Number).unwrap_or(Value::Null)
+      }
+      ValueType::BigInt => Value::Null,
+      ValueType::String => Value::String(String::from_unknown(v).map_err(read)?),
+      ValueType::Object if v.is_array().map_err(read)? => {
+        // SAFETY: checked to be an array.
+        let array: Array = unsafe { v.cast() }.map_err(read)?;
+        let mut items = Vec::with_capacity(array.len() as usize);
+        for i in 0..array.len() {
+          let item: Option<Unknown> = array.get(i).map_err(read)?;
+          items.push(match item {
+            Some(item) => self.value(item, depth + 1).map_err(|(p, d)| (format!("[{i}]{p}"), d))?,
+            None => Value::Null,
+          });
+        }
+        Value::Array(items)
+      }
+      ValueType::Object => {
+        // SAFETY: checked to be an object.
+        let object: Object = unsafe { v.cast() }.map_err(read)?;
+        let keys = Object::keys(&object).map_err(read)?;
+        let mut map = Map::new();
+        for key in keys.into_iter().filter(|k| NESTED_FIELDS.contains(&k.as_str())) {
+          let item: Unknown = object.get_named_property(&key).map_err(read)?;
+          let value = if SERIALISED_FIELDS.contains(&key.as_str())
+            && matches!(item.get_type(), Ok(ValueType::Object))
+          {
+            Value::String(self.stringify(item).map_err(|d| (format!(".{key}"), d))?)
+          } else {
+            self.value(item, depth + 1).map_err(|(p, d)| (format!(".{key}{p}"), d))?
+          };
+          map.insert(key, value);
+        }
+        Value::Object(map)
+      }
+    })
+  }
+
+  fn stringify(&self, v: Unknown<'env>) -> std::result::Result<String, String> {
+    let out = self
+      .stringify
+      .call(v)
+      .map_err(|e| format!("could not be serialized to JSON: {}", exception_text(self.env, e)))?;
+    match out.get_type() {
+      Ok(ValueType::String) => String::from_unknown(out).map_err(|e| e.reason),
+      _ => Ok(String::new()),
+    }
+  }
+}
+
+/// Reads a string argument, or explains what it got instead.
+pub(crate) fn string_argument(value: &Unknown<'_>, name: &str) -> CoreResult<String> {
+  if matches!(value.get_type(), Ok(ValueType::String)) {
+    // SAFETY: `value` is a live handle of the current call, checked to be a string.
+    return unsafe { String::from_napi_value(value.env(), value.raw()) }
+      .map_err(|e| CoreError::new(ErrorKind::InvalidArgument, name, e.reason));
+  }
+  Err(CoreError::new(
+    ErrorKind::InvalidArgument,
+    name,
+    format!("must be a string, got {}", js_type_name(value)),
+  ))
+}
+
+/// The text of a failed napi call: the message of the JavaScript exception it left pending
+/// (which is cleared, so that the caller gets one coded error instead), or napi's reason.
+pub(crate) fn exception_text(env: &Env, err: napi::Error) -> String {
+  let mut pending = false;
+  // SAFETY: `env` is the live env of the current call; `pending` is a valid out pointer.
+  let status = unsafe { napi::sys::napi_is_exception_pending(env.raw(), &mut pending) };
+  if status != napi::sys::Status::napi_ok || !pending {
+    return err.reason;
+  }
+  let mut raw = std::ptr::null_mut();
+  // SAFETY: an exception is pending on this live env; `raw` is a valid out pointer.
+  if unsafe { napi::sys::napi_get_and_clear_last_exception(env.raw(), &mut raw) }
+    != napi::sys::Status::napi_ok
+  {
+    return err.reason;
+  }
+  // SAFETY: `raw` is the exception value just returned by napi for this env.
+  let exception = unsafe { Unknown::from_raw_unchecked(env.raw(), raw) };
+  let text = match exception.get_type() {
+    Ok(ValueType::Object) => {
+      // SAFETY: checked to be an object.
+      let obj: Option<Object> = unsafe { exception.cast() }.ok();
+      obj
+        .and_then(|o| o.get_named_property::<Unknown>("message").ok())
+        .and_then(|m| String::from_unknown(m).ok())
+    }
+    Ok(ValueType::String) => String::from_unknown(exception).ok(),
+    _ => None,
+  };
+  text.unwrap_or(err.reason)
+}

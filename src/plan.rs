@@ -1,0 +1,223 @@
+//! The one output of every strategy: a keep / replace / drop decision per message.
+//!
+//! Strategies decide; the plan keeps the rules that make the result a valid conversation:
+//! removals happen by whole [`Unit`](crate::conversation::Unit)s, so a tool call never loses its
+//! result nor a result its call, and order is never changed.
+
+use crate::conversation::Conversation;
+use crate::tokens::{content_tokens, count_tokens, REPLY_PRIMING};
+
+/// A value of a metadata field added to a replaced message (e.g. `_truncated: true`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum MetaValue {
+  /// A boolean.
+  Bool(bool),
+  /// A number.
+  Number(f64),
+  /// A string.
+  Text(String),
+}
+
+/// What a replaced message becomes: new text content plus metadata fields, every other field of
+/// the original message kept.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Replacement {
+  /// The new content (a placeholder, or a shortened text).
+  pub content: String,
+  /// Metadata fields set on the returned copy, in this order.
+  pub meta: Vec<(&'static str, MetaValue)>,
+  /// The tokens of the replaced message, overhead included.
+  pub tokens: usize,
+}
+
+/// The decision for one message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+  /// Returned as it is (the caller's own object).
+  Keep,
+  /// Returned as a copy with its content replaced.
+  Replace(Replacement),
+  /// Not returned.
+  Drop,
+}
+
+/// A decision for every message of a conversation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+  actions: Vec<Action>,
+}
+
+impl Plan {
+  /// A plan keeping all `n` messages.
+  pub fn keep_all(n: usize) -> Self {
+    Plan { actions: vec![Action::Keep; n] }
+  }
+
+  /// The decisions, one per message.
+  pub fn actions(&self) -> &[Action] {
+    &self.actions
+  }
+
+  /// The decision for message `i`.
+  pub fn action(&self, i: usize) -> &Action {
+    &self.actions[i]
+  }
+
+  /// Whether message `i` is dropped.
+  pub fn is_dropped(&self, i: usize) -> bool {
+    matches!(self.actions[i], Action::Drop)
+  }
+
+  /// Drops every message of unit `u`.
+  pub fn drop_unit(&mut self, conv: &Conversation<'_>, u: usize) {
+    for &i in &conv.units()[u].members {
+      self.actions[i] = Action::Drop;
+    }
+  }
+
+  /// Keeps every message of unit `u` as it is.
+  pub fn keep_unit(&mut self, conv: &Conversation<'_>, u: usize) {
+    for &i in &conv.units()[u].members {
+      self.actions[i] = Action::Keep;
+    }
+  }
+
+  /// Replaces message `i`'s content. A replacement never breaks a pair, so it is allowed on any
+  /// message whose unit is kept.
+  pub fn replace(&mut self, i: usize, replacement: Replacement) {
+    self.actions[i] = Action::Replace(replacement);
+  }
+
+  /// The tokens of message `i` under this plan (0 when dropped).
+  pub fn tokens_of(&self, conv: &Conversation<'_>, i: usize) -> usize {
+    match &self.actions[i] {
+      Action::Keep => conv.tokens(i),
+      Action::Replace(r) => r.tokens,
+      Action::Drop => 0,
+    }
+  }
+
+  /// The tokens of the request this plan returns, reply priming included.
+  pub fn total_tokens(&self, conv: &Conversation<'_>) -> usize {
+    let mut any = false;
+    let mut sum = 0;
+    for i in 0..self.actions.len() {
+      if !self.is_dropped(i) {
+        any = true;
+        sum += self.tokens_of(conv, i);
+      }
+    }
+    if any {
+      sum + REPLY_PRIMING
+    } else {
+      0
+    }
+  }
+
+  /// The indices of the dropped messages, ascending.
+  pub fn dropped(&self) -> Vec<usize> {
+    (0..self.actions.len()).filter(|&i| self.is_dropped(i)).collect()
+  }
+
+  /// The indices of the replaced messages, ascending.
+  pub fn replaced(&self) -> Vec<usize> {
+    (0..self.actions.len()).filter(|&i| matches!(self.actions[i], Action::Replace(_))).collect()
+  }
+
+  /// Whether the plan changes nothing.
+  pub fn is_identity(&self) -> bool {
+    self.actions.iter().all(|a| matches!(a, Action::Keep))
+  }
+
+  /// Checks that no unit is split: every unit is either wholly dropped or wholly returned.
+  ///
+  /// # Errors
+  ///
+  /// A sentence naming the first split unit.
+  pub fn check_units(&self, conv: &Conversation<'_>) -> std::result::Result<(), String> {
+    for u in conv.units() {
+      let dropped = u.members.iter().filter(|&&i| self.is_dropped(i)).count();
+      if dropped != 0 && dropped != u.members.len() {
+        return Err(format!(
+          "unit {:?} is split: {dropped} of {} dropped",
+          u.members,
+          u.members.len()
+        ));
+      }
+    }
+    Ok(())
+  }
+
+  /// Applies the plan to the caller's items: kept items are cloned, replaced ones built by
+  /// `replace`, dropped ones left out, order kept.
+  pub fn apply<T: Clone>(
+    &self,
+    items: &[T],
+    mut replace: impl FnMut(&T, &Replacement) -> T,
+  ) -> Vec<T> {
+    items
+      .iter()
+      .zip(&self.actions)
+      .filter_map(|(item, a)| match a {
+        Action::Keep => Some(item.clone()),
+        Action::Replace(r) => Some(replace(item, r)),
+        Action::Drop => None,
+      })
+      .collect()
+  }
+}
+
+/// Builds a [`Replacement`] of message `i` with `content`, counting its tokens: the original
+/// message's tokens with the old content's tokens swapped for the new content's.
+pub fn replacement(
+  conv: &Conversation<'_>,
+  i: usize,
+  content: String,
+  meta: Vec<(&'static str, MetaValue)>,
+) -> Replacement {
+  let m = &conv.messages()[i];
+  let old = content_tokens(&m.content, conv.encoding());
+  let tokens = conv.tokens(i) - old.min(conv.tokens(i)) + count_tokens(&content, conv.encoding());
+  Replacement { content, meta, tokens }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use crate::message::{Message, Role};
+  use crate::tokens::Encoding;
+
+  #[test]
+  fn dropping_a_unit_drops_call_and_results() {
+    let mut call = Message::text(Role::Assistant, "");
+    call.tool_calls.push(crate::message::ToolCall {
+      id: "a".into(),
+      name: "x".into(),
+      arguments: "{}".into(),
+    });
+    let mut res = Message::text(Role::Tool, "result");
+    res.answers.push("a".into());
+    let msgs = vec![Message::text(Role::User, "u"), call, res];
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    let mut plan = Plan::keep_all(3);
+    plan.drop_unit(&conv, conv.unit_of(2));
+    assert_eq!(plan.dropped(), vec![1, 2]);
+    assert!(plan.check_units(&conv).is_ok());
+    assert_eq!(plan.total_tokens(&conv), conv.tokens(0) + REPLY_PRIMING);
+    let mut bad = Plan::keep_all(3);
+    bad.actions[2] = Action::Drop;
+    assert!(bad.check_units(&conv).is_err());
+    let out = plan.apply(&[1, 2, 3], |x, _| *x);
+    assert_eq!(out, vec![1]);
+  }
+
+  #[test]
+  fn replacement_tokens_swap_content() {
+    let msgs = vec![Message::text(Role::Tool, "a long tool output ".repeat(20))];
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    let r = replacement(&conv, 0, "[cut]".into(), vec![]);
+    let expected =
+      Conversation::new(&[Message::text(Role::Tool, "[cut]")], Encoding::O200kBase).tokens(0);
+    assert_eq!(r.tokens, expected);
+  }
+}

@@ -1,0 +1,399 @@
+//! Token counting: encodings, the model-to-encoding mapping, chat overheads and a bounded cache.
+//!
+//! Counts are exact for OpenAI encodings (tiktoken-rs singletons, never a `CoreBPE` built per
+//! call). Long texts are remembered in a bounded process-wide cache keyed by a hash of their
+//! bytes, so a history that grows by one message a turn is tokenised once, not every turn.
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Mutex;
+
+use tiktoken_rs::tokenizer::{get_tokenizer, Tokenizer};
+use tiktoken_rs::CoreBPE;
+
+use crate::error::{Error, Result};
+use crate::message::{Content, Message, Part};
+
+// Chat overheads, following the OpenAI cookbook "How to count tokens with tiktoken"
+// (https://github.com/openai/openai-cookbook/blob/main/examples/How_to_count_tokens_with_tiktoken.ipynb)
+// and tiktoken-rs `num_tokens_from_messages` (src/api.rs), which adds one token per tool call.
+
+/// Tokens of framing around every message.
+pub const TOKENS_PER_MESSAGE: usize = 3;
+/// Extra tokens when a message has a `name`.
+pub const TOKENS_PER_NAME: usize = 1;
+/// Extra tokens per tool call (tiktoken-rs `FUNCTION_CALL_OVERHEAD`).
+pub const TOKENS_PER_TOOL_CALL: usize = 1;
+/// Tokens priming the reply, added once per request (`<|start|>assistant<|message|>`).
+pub const REPLY_PRIMING: usize = 3;
+/// Fixed estimate for an image part: OpenAI's price of a 1024×1024 image at high detail
+/// (85 base + 4 tiles × 170). Images are never re-encoded, so this is an estimate.
+pub const IMAGE_PART_TOKENS: usize = 765;
+/// Characters per token of the `approximate` encoding.
+pub const APPROXIMATE_CHARS_PER_TOKEN: usize = 4;
+
+/// A tokenizer encoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Encoding {
+  /// `o200k_base`: gpt-4o, gpt-4.1, gpt-4.5, gpt-5, o1, o3, o4 (the default).
+  #[default]
+  O200kBase,
+  /// `cl100k_base`: gpt-4, gpt-3.5-turbo, text-embedding-3.
+  Cl100kBase,
+  /// `o200k_harmony`: gpt-oss.
+  O200kHarmony,
+  /// `p50k_base`: legacy completion models.
+  P50kBase,
+  /// `r50k_base`: legacy GPT-3 models.
+  R50kBase,
+  /// A fast estimate of one token per four characters (Unicode scalar values), rounded up,
+  /// for providers whose tokenizer is not public (Anthropic, Gemini…).
+  Approximate,
+}
+
+impl Encoding {
+  /// Parses an encoding name (`o200k_base`, `cl100k_base`, `o200k_harmony`, `p50k_base`,
+  /// `r50k_base`, `approximate`).
+  ///
+  /// # Errors
+  ///
+  /// An `InvalidOption` error naming `encoding` for any other name.
+  pub fn parse(name: &str) -> Result<Encoding> {
+    Ok(match name {
+      "o200k_base" => Encoding::O200kBase,
+      "cl100k_base" => Encoding::Cl100kBase,
+      "o200k_harmony" => Encoding::O200kHarmony,
+      "p50k_base" => Encoding::P50kBase,
+      "r50k_base" => Encoding::R50kBase,
+      "approximate" => Encoding::Approximate,
+      other => {
+        return Err(Error::option(
+          "encoding",
+          format!(
+            "must be one of o200k_base, cl100k_base, o200k_harmony, p50k_base, r50k_base, approximate, got {}",
+            crate::message::quote(other)
+          ),
+        ))
+      }
+    })
+  }
+
+  /// The encoding's name.
+  pub fn as_str(self) -> &'static str {
+    match self {
+      Encoding::O200kBase => "o200k_base",
+      Encoding::Cl100kBase => "cl100k_base",
+      Encoding::O200kHarmony => "o200k_harmony",
+      Encoding::P50kBase => "p50k_base",
+      Encoding::R50kBase => "r50k_base",
+      Encoding::Approximate => "approximate",
+    }
+  }
+
+  /// The encoding a model uses: exact names then prefixes (tiktoken-rs tables, themselves kept
+  /// in sync with OpenAI's tiktoken `model.py`), after stripping a `ft:` prefix. Unknown models
+  /// fall back to `o200k_base`, the encoding of every current OpenAI model.
+  pub fn for_model(model: &str) -> Encoding {
+    match get_tokenizer(model) {
+      Some(Tokenizer::Cl100kBase) => Encoding::Cl100kBase,
+      Some(Tokenizer::O200kHarmony) => Encoding::O200kHarmony,
+      Some(Tokenizer::P50kBase | Tokenizer::P50kEdit) => Encoding::P50kBase,
+      Some(Tokenizer::R50kBase | Tokenizer::Gpt2) => Encoding::R50kBase,
+      Some(Tokenizer::O200kBase) | None => Encoding::O200kBase,
+    }
+  }
+
+  /// Resolves the `model` and `encoding` options: `encoding` wins when both are given.
+  ///
+  /// # Errors
+  ///
+  /// An `InvalidOption` error when `encoding` names no known encoding.
+  pub fn resolve(model: Option<&str>, encoding: Option<&str>) -> Result<Encoding> {
+    match (encoding, model) {
+      (Some(e), _) => Encoding::parse(e),
+      (None, Some(m)) => Ok(Encoding::for_model(m)),
+      (None, None) => Ok(Encoding::default()),
+    }
+  }
+
+  fn bpe(self) -> Option<&'static CoreBPE> {
+    use tiktoken_rs::{
+      cl100k_base_singleton, o200k_base_singleton, o200k_harmony_singleton, p50k_base_singleton,
+      r50k_base_singleton,
+    };
+    match self {
+      Encoding::O200kBase => Some(o200k_base_singleton()),
+      Encoding::Cl100kBase => Some(cl100k_base_singleton()),
+      Encoding::O200kHarmony => Some(o200k_harmony_singleton()),
+      Encoding::P50kBase => Some(p50k_base_singleton()),
+      Encoding::R50kBase => Some(r50k_base_singleton()),
+      Encoding::Approximate => None,
+    }
+  }
+}
+
+/// Counts the tokens of `text` in `encoding`, treating special-token strings such as
+/// `<|endoftext|>` as ordinary text (as the chat APIs do with user content).
+pub fn count_tokens(text: &str, encoding: Encoding) -> usize {
+  if text.is_empty() {
+    return 0;
+  }
+  match encoding.bpe() {
+    None => text.chars().count().div_ceil(APPROXIMATE_CHARS_PER_TOKEN),
+    Some(bpe) if text.len() < CACHE_MIN_BYTES => bpe.count_ordinary(text),
+    Some(bpe) => {
+      let key = CacheKey::new(text, encoding);
+      if let Some(n) = cache_get(key) {
+        return n;
+      }
+      let n = bpe.count_ordinary(text);
+      cache_put(key, n);
+      n
+    }
+  }
+}
+
+/// The tokens of one message: content, name, tool-call names and arguments, tool-call ids
+/// answered, plus [`TOKENS_PER_MESSAGE`] (and [`TOKENS_PER_NAME`], [`TOKENS_PER_TOOL_CALL`]).
+/// Excludes the once-per-request [`REPLY_PRIMING`].
+pub fn message_tokens(message: &Message, encoding: Encoding) -> usize {
+  let mut n = TOKENS_PER_MESSAGE + count_tokens(message.role.as_str(), encoding);
+  n += content_tokens(&message.content, encoding);
+  if let Some(name) = &message.name {
+    n += count_tokens(name, encoding) + TOKENS_PER_NAME;
+  }
+  for call in &message.tool_calls {
+    n += count_tokens(&call.name, encoding)
+      + count_tokens(&call.arguments, encoding)
+      + TOKENS_PER_TOOL_CALL;
+  }
+  n
+}
+
+/// The tokens of a content value: text is counted, each image is [`IMAGE_PART_TOKENS`].
+pub fn content_tokens(content: &Content, encoding: Encoding) -> usize {
+  match content {
+    Content::Empty => 0,
+    Content::Text(t) => count_tokens(t, encoding),
+    Content::Parts(parts) => parts
+      .iter()
+      .map(|p| match p {
+        Part::Text(t) => count_tokens(t, encoding),
+        Part::Image => IMAGE_PART_TOKENS,
+        Part::Other { text: Some(t), .. } => count_tokens(t, encoding),
+        Part::Other { text: None, .. } => 0,
+      })
+      .sum(),
+  }
+}
+
+/// The tokens of a whole request: every message plus [`REPLY_PRIMING`] (zero for no messages).
+pub fn conversation_tokens(messages: &[Message], encoding: Encoding) -> usize {
+  if messages.is_empty() {
+    return 0;
+  }
+  messages.iter().map(|m| message_tokens(m, encoding)).sum::<usize>() + REPLY_PRIMING
+}
+
+// ---------------------------------------------------------------------------------------------
+// The cache.
+
+/// Texts shorter than this are counted directly: hashing them would cost about as much.
+const CACHE_MIN_BYTES: usize = 256;
+/// Default bound on the number of cached counts (about 24 bytes each).
+pub const DEFAULT_CACHE_CAPACITY: usize = 100_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct CacheKey {
+  hash: u64,
+  len: usize,
+  encoding: Encoding,
+}
+
+impl CacheKey {
+  fn new(text: &str, encoding: Encoding) -> Self {
+    // SipHash with fixed keys: deterministic across runs and resistant to accidental collisions;
+    // the length is part of the key too.
+    let mut h = std::hash::DefaultHasher::new();
+    text.hash(&mut h);
+    CacheKey { hash: h.finish(), len: text.len(), encoding }
+  }
+}
+
+/// Two generations: lookups promote from `old` to `new`; when `new` holds half the capacity it
+/// becomes `old` and the previous `old` is freed. Memory stays within `capacity` entries and
+/// every operation is O(1).
+struct TokenCache {
+  new: HashMap<CacheKey, u32>,
+  old: HashMap<CacheKey, u32>,
+  capacity: usize,
+  hits: u64,
+  misses: u64,
+}
+
+static CACHE: Mutex<Option<TokenCache>> = Mutex::new(None);
+
+fn with_cache<R>(f: impl FnOnce(&mut TokenCache) -> R) -> R {
+  // A poisoned lock only means another thread panicked while holding it; the maps are still
+  // consistent (every mutation is a single insert or swap), so recover the guard.
+  let mut guard = CACHE.lock().unwrap_or_else(|p| p.into_inner());
+  let cache = guard.get_or_insert_with(|| TokenCache {
+    new: HashMap::new(),
+    old: HashMap::new(),
+    capacity: DEFAULT_CACHE_CAPACITY,
+    hits: 0,
+    misses: 0,
+  });
+  f(cache)
+}
+
+fn cache_get(key: CacheKey) -> Option<usize> {
+  with_cache(|c| {
+    if let Some(&n) = c.new.get(&key) {
+      c.hits += 1;
+      return Some(n as usize);
+    }
+    if let Some(n) = c.old.remove(&key) {
+      c.hits += 1;
+      insert_new(c, key, n);
+      return Some(n as usize);
+    }
+    c.misses += 1;
+    None
+  })
+}
+
+fn cache_put(key: CacheKey, n: usize) {
+  with_cache(|c| insert_new(c, key, u32::try_from(n).unwrap_or(u32::MAX)));
+}
+
+fn insert_new(c: &mut TokenCache, key: CacheKey, n: u32) {
+  if c.capacity == 0 {
+    return;
+  }
+  if c.new.len() >= c.capacity.div_ceil(2) {
+    c.old = std::mem::take(&mut c.new);
+  }
+  c.new.insert(key, n);
+}
+
+/// Statistics of the token-count cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheStats {
+  /// Counts currently held.
+  pub entries: usize,
+  /// The bound on `entries`.
+  pub capacity: usize,
+  /// Lookups answered from the cache since the last reset.
+  pub hits: u64,
+  /// Lookups that had to tokenise since the last reset.
+  pub misses: u64,
+}
+
+/// The cache's current statistics.
+pub fn cache_stats() -> CacheStats {
+  with_cache(|c| CacheStats {
+    entries: c.new.len() + c.old.len(),
+    capacity: c.capacity,
+    hits: c.hits,
+    misses: c.misses,
+  })
+}
+
+/// Sets the cache's bound (0 disables caching) and empties it.
+pub fn set_cache_capacity(capacity: usize) {
+  with_cache(|c| {
+    c.capacity = capacity;
+    c.new = HashMap::new();
+    c.old = HashMap::new();
+    c.hits = 0;
+    c.misses = 0;
+  });
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use crate::message::{Role, ToolCall};
+
+  #[test]
+  fn counts_match_tiktoken_reference_values() {
+    // Reference values from OpenAI's tiktoken (Python) 0.9.
+    assert_eq!(count_tokens("hello world", Encoding::O200kBase), 2);
+    assert_eq!(count_tokens("hello world", Encoding::Cl100kBase), 2);
+    assert_eq!(count_tokens("tiktoken is great!", Encoding::Cl100kBase), 6);
+    assert_eq!(count_tokens("", Encoding::O200kBase), 0);
+    // Special-token text is ordinary text.
+    assert_eq!(count_tokens("<|endoftext|>", Encoding::Cl100kBase), 7);
+  }
+
+  #[test]
+  fn approximate_is_chars_over_four_rounded_up() {
+    assert_eq!(count_tokens("abcd", Encoding::Approximate), 1);
+    assert_eq!(count_tokens("abcde", Encoding::Approximate), 2);
+    assert_eq!(count_tokens("日本語", Encoding::Approximate), 1);
+  }
+
+  #[test]
+  fn model_mapping_exact_prefix_and_fallback() {
+    for (model, enc) in [
+      ("gpt-4o", Encoding::O200kBase),
+      ("gpt-4o-2024-05-13", Encoding::O200kBase),
+      ("gpt-4.1-mini", Encoding::O200kBase),
+      ("gpt-5", Encoding::O200kBase),
+      ("o3-mini", Encoding::O200kBase),
+      ("gpt-4", Encoding::Cl100kBase),
+      ("gpt-4-0613", Encoding::Cl100kBase),
+      ("gpt-3.5-turbo", Encoding::Cl100kBase),
+      ("ft:gpt-3.5-turbo:acme::abc", Encoding::Cl100kBase),
+      ("gpt-oss-120b", Encoding::O200kHarmony),
+      ("claude-sonnet-4", Encoding::O200kBase),
+      ("", Encoding::O200kBase),
+    ] {
+      assert_eq!(Encoding::for_model(model), enc, "{model}");
+    }
+  }
+
+  #[test]
+  fn resolve_prefers_encoding_and_rejects_unknown_names() {
+    assert_eq!(Encoding::resolve(Some("gpt-4"), Some("o200k_base")).unwrap(), Encoding::O200kBase);
+    assert_eq!(Encoding::resolve(Some("gpt-4"), None).unwrap(), Encoding::Cl100kBase);
+    assert_eq!(
+      Encoding::resolve(None, Some("bogus")).unwrap_err().to_string(),
+      "encoding: must be one of o200k_base, cl100k_base, o200k_harmony, p50k_base, r50k_base, approximate, got \"bogus\""
+    );
+  }
+
+  #[test]
+  fn message_overheads_follow_the_cookbook() {
+    let e = Encoding::O200kBase;
+    let m = Message::text(Role::User, "hello world");
+    // 3 framing + "user" (1) + "hello world" (2)
+    assert_eq!(message_tokens(&m, e), 6);
+    let mut named = m.clone();
+    named.name = Some("bob".into());
+    assert_eq!(message_tokens(&named, e), 6 + 1 + 1);
+    let mut call = Message::text(Role::Assistant, "");
+    call.content = Content::Empty;
+    call.tool_calls.push(ToolCall { id: "c1".into(), name: "ls".into(), arguments: "{}".into() });
+    // 3 + "assistant" (1) + "ls" (1) + "{}" (1) + 1 per call
+    assert_eq!(message_tokens(&call, e), 7);
+    assert_eq!(conversation_tokens(&[m.clone(), call], e), 6 + 7 + REPLY_PRIMING);
+    assert_eq!(conversation_tokens(&[], e), 0);
+    let mut img = m;
+    img.content = Content::Parts(vec![Part::Text("hello world".into()), Part::Image]);
+    assert_eq!(message_tokens(&img, e), 6 + IMAGE_PART_TOKENS);
+  }
+
+  #[test]
+  fn long_texts_are_cached_and_counted_identically() {
+    let text = "fn main() { println!(\"hi\"); }\n".repeat(50);
+    let first = count_tokens(&text, Encoding::O200kBase);
+    let before = cache_stats();
+    let second = count_tokens(&text, Encoding::O200kBase);
+    let after = cache_stats();
+    assert_eq!(first, second);
+    assert_eq!(first, Encoding::O200kBase.bpe().map(|b| b.count_ordinary(&text)).unwrap_or(0));
+    assert!(after.hits > before.hits);
+  }
+}
