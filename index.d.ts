@@ -42,6 +42,14 @@ export interface Message {
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/**
+ * Test hook proving that a panic inside the addon becomes a JavaScript error instead of
+ * aborting the process. It panics only when the environment variable
+ * `CONTEXT_TRIM_TEST_PANIC` is `1`; otherwise it throws. Not part of the supported API.
+ * @internal
+ */
+export declare function __testPanic(): void
+
 /** Counts the steps of a conversation: assistant messages with tool calls. */
 export declare function countSteps(messages: Message[]): number
 

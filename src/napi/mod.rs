@@ -140,3 +140,15 @@ fn token_encoding(env: &Env, options: Option<Unknown>) -> Result<crate::tokens::
 fn saturate(n: usize) -> u32 {
   u32::try_from(n).unwrap_or(u32::MAX)
 }
+
+/// Test hook proving that a panic inside the addon becomes a JavaScript error instead of
+/// aborting the process. It panics only when the environment variable
+/// `CONTEXT_TRIM_TEST_PANIC` is `1`; otherwise it throws. Not part of the supported API.
+/// @internal
+#[napi(catch_unwind, js_name = "__testPanic")]
+pub fn test_panic() -> Result<()> {
+  if std::env::var("CONTEXT_TRIM_TEST_PANIC").as_deref() == Ok("1") {
+    panic!("context-trim test panic");
+  }
+  Err(napi::Error::new(Status::GenericFailure, "__testPanic panics only when CONTEXT_TRIM_TEST_PANIC=1"))
+}
