@@ -34,6 +34,43 @@ export interface Message {
   [key: string]: unknown
 }
 
+/** An Anthropic Messages content block. */
+export type AnthropicContentBlock =
+  | { type: 'text'; text: string; [key: string]: unknown }
+  | { type: 'image'; source: unknown; [key: string]: unknown }
+  | { type: 'tool_use'; id: string; name: string; input: unknown; [key: string]: unknown }
+  | { type: 'tool_result'; tool_use_id: string; content?: string | Array<{ type: string; [key: string]: unknown }>; is_error?: boolean; [key: string]: unknown }
+  | { type: 'thinking'; thinking: string; signature?: string; [key: string]: unknown }
+  | { type: string; [key: string]: unknown }
+
+/** An Anthropic Messages message (`system` may also be given as a first message). */
+export interface AnthropicMessage {
+  role: 'system' | 'user' | 'assistant'
+  content: string | AnthropicContentBlock[]
+  [key: string]: unknown
+}
+
+/** A Vercel AI SDK `ModelMessage` part. */
+export type AiSdkPart =
+  | { type: 'text'; text: string; [key: string]: unknown }
+  | { type: 'reasoning'; text: string; [key: string]: unknown }
+  | { type: 'tool-call'; toolCallId: string; toolName: string; input: unknown; [key: string]: unknown }
+  | { type: 'tool-result'; toolCallId: string; toolName: string; output: { type: string; value?: unknown }; [key: string]: unknown }
+  | { type: string; [key: string]: unknown }
+
+/** A Vercel AI SDK `ModelMessage` (v5 and later). */
+export interface AiSdkMessage {
+  role: 'system' | 'user' | 'assistant' | 'tool'
+  content: string | AiSdkPart[]
+  [key: string]: unknown
+}
+
+/** A message in any supported format. */
+export type AnyMessage = Message | AnthropicMessage | AiSdkMessage
+
+/** A message format; `auto` detects it (see docs/formats.md). */
+export type MessageFormat = 'openai' | 'anthropic' | 'ai-sdk' | 'auto'
+
 /**
  * Which binding artifact the generated loader actually loaded: `'native'` for
  * a native addon, otherwise the `platformArchABI` of the WASI flavor. Every
@@ -51,7 +88,7 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 export declare function __testPanic(): void
 
 /** Counts the steps of a conversation: assistant messages with tool calls. */
-export declare function countSteps(messages: Message[]): number
+export declare function countSteps(messages: AnyMessage[]): number
 
 /**
  * Counts the tokens of `text` exactly as OpenAI models do (tiktoken encodings), or estimates
@@ -71,7 +108,7 @@ export declare function countTokens(text: string, options?: TokenOptions): numbe
 export declare function estimateMessageTokens(message: Message, options?: TokenOptions): number
 
 /** Estimates the tokens of a whole request: every message plus 3 tokens of reply priming. */
-export declare function estimateTokens(messages: Message[], options?: TokenOptions): number
+export declare function estimateTokens(messages: AnyMessage[], options?: TokenOptions): number
 
 /**
  * Sets the bound of the token-count cache (entries, about 24 bytes each; 0 disables it) and
@@ -91,7 +128,7 @@ export interface TaggedMessage {
 }
 
 /** Tags every message with its step (see {@link countSteps}). */
-export declare function tagMessagesWithStep(messages: Message[]): Array<TaggedMessage>
+export declare function tagMessagesWithStep(messages: AnyMessage[]): Array<TaggedMessage>
 
 /**
  * The token-count cache's statistics. Texts of 256 bytes or more are cached by a hash of
@@ -124,4 +161,10 @@ export interface TokenOptions {
    * @default 'o200k_base'
    */
   encoding?: 'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'
+  /**
+   * The message format. `auto` detects it from format-specific shapes (tool calls, tool
+   * results, reasoning parts) and refuses to guess when two formats' shapes appear.
+   * @default 'auto'
+   */
+  format?: MessageFormat
 }

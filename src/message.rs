@@ -64,6 +64,16 @@ pub enum Part {
   Text(String),
   /// An image part; counted as a fixed estimate (see [`crate::tokens::IMAGE_PART_TOKENS`]).
   Image,
+  /// A tool result inside a message (an Anthropic `tool_result` block, an AI SDK `tool-result`
+  /// part): the call it answers and its text.
+  ToolResult {
+    /// The id of the call it answers.
+    call_id: String,
+    /// The result's text.
+    content: String,
+    /// Whether the result is flagged as an error.
+    is_error: bool,
+  },
   /// Any other part: its kind and the text it carries, if any.
   Other {
     /// The part's `type`.
@@ -143,7 +153,7 @@ impl Message {
       Content::Text(t) => t.as_str().into(),
       Content::Parts(parts) => {
         let mut texts = parts.iter().filter_map(|p| match p {
-          Part::Text(t) => Some(t.as_str()),
+          Part::Text(t) | Part::ToolResult { content: t, .. } => Some(t.as_str()),
           Part::Other { text: Some(t), .. } => Some(t.as_str()),
           _ => None,
         });

@@ -5,6 +5,7 @@
 //! result nor a result its call, and order is never changed.
 
 use crate::conversation::Conversation;
+use crate::message::{Content, Part};
 use crate::tokens::{content_tokens, count_tokens, REPLY_PRIMING};
 
 /// A value of a metadata field added to a replaced message (e.g. `_truncated: true`).
@@ -167,8 +168,12 @@ impl Plan {
   }
 }
 
-/// Builds a [`Replacement`] of message `i` with `content`, counting its tokens: the original
-/// message's tokens with the old content's tokens swapped for the new content's.
+/// Builds a [`Replacement`] of message `i` with `content`, counting its tokens.
+///
+/// What is replaced depends on the message's shape, and is what the binding writes: a message
+/// whose content holds tool-result parts (Anthropic `tool_result` blocks, AI SDK `tool-result`
+/// parts) keeps its other parts and gets `content` as the text of each tool result; any other
+/// message gets `content` as its whole content.
 pub fn replacement(
   conv: &Conversation<'_>,
   i: usize,
@@ -176,8 +181,22 @@ pub fn replacement(
   meta: Vec<(&'static str, MetaValue)>,
 ) -> Replacement {
   let m = &conv.messages()[i];
-  let old = content_tokens(&m.content, conv.encoding());
-  let tokens = conv.tokens(i) - old.min(conv.tokens(i)) + count_tokens(&content, conv.encoding());
+  let encoding = conv.encoding();
+  let new = count_tokens(&content, encoding);
+  let (old, added) = match &m.content {
+    Content::Parts(parts) if parts.iter().any(|p| matches!(p, Part::ToolResult { .. })) => {
+      let results: Vec<&str> = parts
+        .iter()
+        .filter_map(|p| match p {
+          Part::ToolResult { content, .. } => Some(content.as_str()),
+          _ => None,
+        })
+        .collect();
+      (results.iter().map(|t| count_tokens(t, encoding)).sum::<usize>(), new * results.len())
+    }
+    other => (content_tokens(other, encoding), new),
+  };
+  let tokens = conv.tokens(i) - old.min(conv.tokens(i)) + added;
   Replacement { content, meta, tokens }
 }
 

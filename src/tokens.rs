@@ -178,7 +178,7 @@ pub fn content_tokens(content: &Content, encoding: Encoding) -> usize {
     Content::Parts(parts) => parts
       .iter()
       .map(|p| match p {
-        Part::Text(t) => count_tokens(t, encoding),
+        Part::Text(t) | Part::ToolResult { content: t, .. } => count_tokens(t, encoding),
         Part::Image => IMAGE_PART_TOKENS,
         Part::Other { text: Some(t), .. } => count_tokens(t, encoding),
         Part::Other { text: None, .. } => 0,

@@ -39,20 +39,20 @@ pub fn estimate_message_tokens(
   options: Option<Unknown>,
 ) -> Result<u32> {
   let encoding = token_encoding(env, options)?;
-  let (_, message) = read::read_message(env, message)?;
+  let (_, message) = read::read_message(env, message, None)?;
   Ok(saturate(tokens::message_tokens(&message, encoding)))
 }
 
 /// Estimates the tokens of a whole request: every message plus 3 tokens of reply priming.
-#[napi(catch_unwind, ts_args_type = "messages: Message[], options?: TokenOptions")]
+#[napi(catch_unwind, ts_args_type = "messages: AnyMessage[], options?: TokenOptions")]
 pub fn estimate_tokens(env: &Env, messages: Unknown, options: Option<Unknown>) -> Result<u32> {
-  let encoding = token_encoding(env, options)?;
-  let input = read::read_messages(env, messages)?;
+  let (encoding, format) = token_options(env, options)?;
+  let input = read::read_messages_in(env, messages, format)?;
   Ok(saturate(tokens::conversation_tokens(&input.messages, encoding)))
 }
 
 /// Counts the steps of a conversation: assistant messages with tool calls.
-#[napi(catch_unwind, ts_args_type = "messages: Message[]")]
+#[napi(catch_unwind, ts_args_type = "messages: AnyMessage[]")]
 pub fn count_steps(env: &Env, messages: Unknown) -> Result<u32> {
   let input = read::read_messages(env, messages)?;
   Ok(saturate(input.messages.iter().filter(|m| m.has_tool_calls()).count()))
@@ -70,7 +70,7 @@ pub struct TaggedMessage<'env> {
 }
 
 /// Tags every message with its step (see {@link countSteps}).
-#[napi(catch_unwind, ts_args_type = "messages: Message[]")]
+#[napi(catch_unwind, ts_args_type = "messages: AnyMessage[]")]
 pub fn tag_messages_with_step<'env>(
   env: &'env Env,
   messages: Unknown<'env>,
@@ -133,8 +133,17 @@ pub fn set_token_cache_capacity(env: &Env, capacity: f64) -> Result<()> {
 }
 
 fn token_encoding(env: &Env, options: Option<Unknown>) -> Result<crate::tokens::Encoding> {
+  Ok(token_options(env, options)?.0)
+}
+
+fn token_options(
+  env: &Env,
+  options: Option<Unknown>,
+) -> Result<(crate::tokens::Encoding, Option<crate::Format>)> {
   let options: TokenOptions = read_options(env, options, "options")?;
-  options.encoding().map_err(|e| error::throw(env, e))
+  let encoding = options.encoding().map_err(|e| error::throw(env, e))?;
+  let format = options.format().map_err(|e| error::throw(env, e))?;
+  Ok((encoding, format))
 }
 
 fn saturate(n: usize) -> u32 {
@@ -150,5 +159,8 @@ pub fn test_panic() -> Result<()> {
   if std::env::var("CONTEXT_TRIM_TEST_PANIC").as_deref() == Ok("1") {
     panic!("context-trim test panic");
   }
-  Err(napi::Error::new(Status::GenericFailure, "__testPanic panics only when CONTEXT_TRIM_TEST_PANIC=1"))
+  Err(napi::Error::new(
+    Status::GenericFailure,
+    "__testPanic panics only when CONTEXT_TRIM_TEST_PANIC=1",
+  ))
 }

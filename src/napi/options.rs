@@ -5,6 +5,7 @@ use napi::{Env, ValueType};
 use napi_derive::napi;
 
 use crate::error::{Error as CoreError, Result as CoreResult};
+use crate::format::Format;
 use crate::tokens::Encoding;
 
 /// How to count tokens.
@@ -21,9 +22,27 @@ pub struct TokenOptions {
     ts_type = "'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'"
   )]
   pub encoding: Option<String>,
+  /// The message format. `auto` detects it from format-specific shapes (tool calls, tool
+  /// results, reasoning parts) and refuses to guess when two formats' shapes appear.
+  /// @default 'auto'
+  #[napi(ts_type = "MessageFormat")]
+  pub format: Option<String>,
+}
+
+/// The `format` option shared by every entry point that reads messages.
+pub(crate) fn parse_format(format: Option<&str>) -> CoreResult<Option<Format>> {
+  match format {
+    None => Ok(None),
+    Some(name) => Format::parse_option(name),
+  }
 }
 
 impl TokenOptions {
+  /// The message format these options select (`None` = detect).
+  pub(crate) fn format(&self) -> CoreResult<Option<Format>> {
+    parse_format(self.format.as_deref())
+  }
+
   /// The encoding these options select.
   pub(crate) fn encoding(&self) -> CoreResult<Encoding> {
     Encoding::resolve(self.model.as_deref(), self.encoding.as_deref())

@@ -12,6 +12,7 @@ use napi::{Env, JsValue, ValueType};
 use serde_json::{Map, Value};
 
 use crate::error::{Error as CoreError, ErrorKind, Result as CoreResult};
+use crate::format::Format;
 use crate::message::Message;
 
 /// Fields of a message the core reads, in every supported format.
@@ -49,37 +50,78 @@ pub(crate) struct JsMessages<'env> {
   pub objects: Vec<Object<'env>>,
   /// The parsed messages, one per object.
   pub messages: Vec<Message>,
+  /// The format they were read in (given, or detected).
+  pub format: Format,
 }
 
-/// Reads an array of messages.
+/// Reads an array of messages in the detected format (see [`crate::format::detect`]).
 pub(crate) fn read_messages<'env>(
   env: &'env Env,
   value: Unknown<'env>,
 ) -> Result<JsMessages<'env>> {
-  let array = as_array(value).map_err(|e| super::error::throw(env, e))?;
-  let len = array.len();
-  let mut objects = Vec::with_capacity(len as usize);
-  let mut messages = Vec::with_capacity(len as usize);
-  let reader = Reader::new(env)?;
-  for i in 0..len {
-    let parsed = match array.get::<Unknown>(i)? {
-      Some(item) => reader.message(item, i as usize),
-      None => Err(CoreError::message(i as usize, "", "must be an object, got undefined")),
-    };
-    let (object, message) = parsed.map_err(|e| super::error::throw(env, e))?;
-    objects.push(object);
-    messages.push(message);
-  }
-  Ok(JsMessages { objects, messages })
+  read_messages_in(env, value, None)
 }
 
-/// Reads one message.
+/// Reads an array of messages in `format`, or in the detected format when it is `None`.
+pub(crate) fn read_messages_in<'env>(
+  env: &'env Env,
+  value: Unknown<'env>,
+  format: Option<Format>,
+) -> Result<JsMessages<'env>> {
+  read_all(env, value, format).map_err(|e| super::error::throw(env, e))
+}
+
+fn read_all<'env>(
+  env: &'env Env,
+  value: Unknown<'env>,
+  format: Option<Format>,
+) -> CoreResult<JsMessages<'env>> {
+  let array = as_array(value)?;
+  let len = array.len();
+  let mut objects = Vec::with_capacity(len as usize);
+  let mut values = Vec::with_capacity(len as usize);
+  let reader = Reader::new(env)
+    .map_err(|e| CoreError::new(ErrorKind::InvalidMessages, "messages", e.reason))?;
+  for i in 0..len {
+    let item = array.get::<Unknown>(i).map_err(|e| {
+      CoreError::message(i as usize, "", format!("could not be read: {}", exception_text(env, e)))
+    })?;
+    let (object, value) = match item {
+      Some(item) => reader.message(item, i as usize)?,
+      None => return Err(CoreError::message(i as usize, "", "must be an object, got undefined")),
+    };
+    objects.push(object);
+    values.push(value);
+  }
+  let format = match format {
+    Some(f) => f,
+    None => crate::format::detect(&values)?,
+  };
+  let messages = values
+    .iter()
+    .enumerate()
+    .map(|(i, v)| format.parse_message(v, i))
+    .collect::<CoreResult<_>>()?;
+  Ok(JsMessages { objects, messages, format })
+}
+
+/// Reads one message in `format` (detected from the message alone when `None`).
 pub(crate) fn read_message<'env>(
   env: &'env Env,
   value: Unknown<'env>,
+  format: Option<Format>,
 ) -> Result<(Object<'env>, Message)> {
-  let reader = Reader::new(env)?;
-  reader.message(value, 0).map_err(|e| super::error::throw(env, e))
+  let read = || -> CoreResult<(Object<'env>, Message)> {
+    let reader = Reader::new(env)
+      .map_err(|e| CoreError::new(ErrorKind::InvalidMessages, "message", e.reason))?;
+    let (object, value) = reader.message(value, 0)?;
+    let format = match format {
+      Some(f) => f,
+      None => crate::format::detect(std::slice::from_ref(&value))?,
+    };
+    Ok((object, format.parse_message(&value, 0)?))
+  };
+  read().map_err(|e| super::error::throw(env, e))
 }
 
 fn as_array(value: Unknown<'_>) -> CoreResult<Array<'_>> {
@@ -127,7 +169,8 @@ impl<'env> Reader<'env> {
     Ok(Reader { env, stringify })
   }
 
-  fn message(&self, item: Unknown<'env>, index: usize) -> CoreResult<(Object<'env>, Message)> {
+  /// Reads the fields of one message that the core needs into a JSON object.
+  fn message(&self, item: Unknown<'env>, index: usize) -> CoreResult<(Object<'env>, Value)> {
     let env = self.env;
     let js_err = |e: napi::Error| {
       CoreError::message(index, "", format!("could not be read: {}", exception_text(env, e)))
@@ -158,8 +201,7 @@ impl<'env> Reader<'env> {
         .map_err(|(path, detail)| CoreError::message(index, format!("{key}{path}"), detail))?;
       map.insert(key.to_string(), value);
     }
-    let message = Message::from_json(&Value::Object(map), index)?;
-    Ok((object, message))
+    Ok((object, Value::Object(map)))
   }
 
   /// Reads a nested value; an error is the path below the value (`[0].function`) and what

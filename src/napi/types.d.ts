@@ -33,3 +33,40 @@ export interface Message {
   is_error?: boolean
   [key: string]: unknown
 }
+
+/** An Anthropic Messages content block. */
+export type AnthropicContentBlock =
+  | { type: 'text'; text: string; [key: string]: unknown }
+  | { type: 'image'; source: unknown; [key: string]: unknown }
+  | { type: 'tool_use'; id: string; name: string; input: unknown; [key: string]: unknown }
+  | { type: 'tool_result'; tool_use_id: string; content?: string | Array<{ type: string; [key: string]: unknown }>; is_error?: boolean; [key: string]: unknown }
+  | { type: 'thinking'; thinking: string; signature?: string; [key: string]: unknown }
+  | { type: string; [key: string]: unknown }
+
+/** An Anthropic Messages message (`system` may also be given as a first message). */
+export interface AnthropicMessage {
+  role: 'system' | 'user' | 'assistant'
+  content: string | AnthropicContentBlock[]
+  [key: string]: unknown
+}
+
+/** A Vercel AI SDK `ModelMessage` part. */
+export type AiSdkPart =
+  | { type: 'text'; text: string; [key: string]: unknown }
+  | { type: 'reasoning'; text: string; [key: string]: unknown }
+  | { type: 'tool-call'; toolCallId: string; toolName: string; input: unknown; [key: string]: unknown }
+  | { type: 'tool-result'; toolCallId: string; toolName: string; output: { type: string; value?: unknown }; [key: string]: unknown }
+  | { type: string; [key: string]: unknown }
+
+/** A Vercel AI SDK `ModelMessage` (v5 and later). */
+export interface AiSdkMessage {
+  role: 'system' | 'user' | 'assistant' | 'tool'
+  content: string | AiSdkPart[]
+  [key: string]: unknown
+}
+
+/** A message in any supported format. */
+export type AnyMessage = Message | AnthropicMessage | AiSdkMessage
+
+/** A message format; `auto` detects it (see docs/formats.md). */
+export type MessageFormat = 'openai' | 'anthropic' | 'ai-sdk' | 'auto'

@@ -1,33 +1,55 @@
 //! Writing results: a core [`Plan`] applied to the caller's own objects.
 //!
-//! Kept messages are returned as the very same objects; a replaced message is a shallow copy
-//! made with object spread (`{...original, content, ...meta}`), so every field the caller had,
-//! symbol keys included, survives, and an own `__proto__` key is copied as data, never as a
-//! prototype. The caller's objects are never modified.
+//! Kept messages are returned as the very same objects. A replaced message is a shallow copy made
+//! with object spread, so every field the caller had (symbol keys included) survives and an own
+//! `__proto__` key is copied as data, never as a prototype; the caller's objects are never
+//! modified. What is replaced keeps each format's shape: the whole `content` of an OpenAI
+//! message; the `content` of each `tool_result` block of an Anthropic message; the `output` of
+//! each `tool-result` part of an AI SDK message (as `{type: 'text', value}`).
 
 use napi::bindgen_prelude::*;
 use napi::Env;
 
+use super::read::JsMessages;
+use crate::format::Format;
 use crate::plan::{Action, MetaValue, Plan, Replacement};
 
-const SPREAD: &str = "(function contextTrimSpread(o, p) { return { ...o, ...p }; })";
+/// The copy-with-replacement helper, compiled once per JavaScript environment.
+const REPLACE: &str = r#"(function contextTrimReplace(o, text, meta, format) {
+  let content = text;
+  if (Array.isArray(o.content)) {
+    if (format === 'anthropic' && o.content.some((b) => b && b.type === 'tool_result')) {
+      content = o.content.map((b) => (b && b.type === 'tool_result' ? { ...b, content: text } : b));
+    } else if (format === 'ai-sdk' && o.content.some((p) => p && p.type === 'tool-result')) {
+      content = o.content.map((p) => (p && p.type === 'tool-result' ? { ...p, output: { type: 'text', value: text } } : p));
+    }
+  }
+  return { ...o, content, ...meta };
+})"#;
 
-type Spread<'env> = Function<'env, FnArgs<(Object<'env>, Object<'env>)>, Object<'env>>;
+type ReplaceArgs<'env> = FnArgs<(Object<'env>, &'env str, Object<'env>, &'static str)>;
+type ReplaceFn<'env> = Function<'env, ReplaceArgs<'env>, Object<'env>>;
 
 /// Builds the returned array of messages from the caller's objects and a plan.
 pub(crate) fn apply_plan<'env>(
   env: &'env Env,
-  objects: &[Object<'env>],
+  input: &JsMessages<'env>,
   plan: &Plan,
 ) -> Result<Array<'env>> {
-  let spread = spread_fn(env)?;
   let kept = plan.actions().iter().filter(|a| !matches!(a, Action::Drop)).count();
   let mut out = env.create_array(kept as u32)?;
+  let mut replacer = None;
   let mut j = 0;
-  for (object, action) in objects.iter().zip(plan.actions()) {
+  for (object, action) in input.objects.iter().zip(plan.actions()) {
     match action {
       Action::Keep => out.set(j, object)?,
-      Action::Replace(r) => out.set(j, replaced(env, &spread, object, r)?)?,
+      Action::Replace(r) => {
+        let f = match &replacer {
+          Some(f) => f,
+          None => replacer.insert(replace_fn(env)?),
+        };
+        out.set(j, replaced(env, f, object, r, input.format)?)?
+      }
       Action::Drop => continue,
     }
     j += 1;
@@ -36,38 +58,39 @@ pub(crate) fn apply_plan<'env>(
 }
 
 /// A copy of `object` with the replacement's content and metadata.
-pub(crate) fn replaced<'env>(
+fn replaced<'env>(
   env: &'env Env,
-  spread: &Spread<'env>,
+  f: &ReplaceFn<'env>,
   object: &Object<'env>,
-  r: &Replacement,
+  r: &'env Replacement,
+  format: Format,
 ) -> Result<Object<'env>> {
-  let mut patch = Object::new(env)?;
-  patch.set("content", r.content.as_str())?;
+  let mut meta = Object::new(env)?;
   for (key, value) in &r.meta {
     match value {
-      MetaValue::Bool(b) => patch.set(key, *b)?,
-      MetaValue::Number(n) => patch.set(key, *n)?,
-      MetaValue::Text(t) => patch.set(key, t.as_str())?,
+      MetaValue::Bool(b) => meta.set(key, *b)?,
+      MetaValue::Number(n) => meta.set(key, *n)?,
+      MetaValue::Text(t) => meta.set(key, t.as_str())?,
     }
   }
   // A second handle to the caller's object, of the type the helper takes.
   let original = Object::from_raw(env.raw(), object.raw());
-  spread.call(FnArgs::from((original, patch)))
+  f.call(FnArgs::from((original, r.content.as_str(), meta, format.as_str())))
 }
 
-/// The spread helper, compiled once per JavaScript environment (main thread or worker).
-pub(crate) fn spread_fn(env: &Env) -> Result<Spread<'_>> {
-  if let Some(cached) = env.get_instance_data::<SpreadRef>()? {
-    return cached.0.borrow_back(env);
+fn replace_fn(env: &Env) -> Result<ReplaceFn<'_>> {
+  if let Some(cached) = env.get_instance_data::<Instance>()? {
+    return cached.replace.borrow_back(env);
   }
-  let f: Spread = env.run_script(SPREAD)?;
-  let reference = f.create_ref()?;
-  env.set_instance_data(SpreadRef(reference), (), |_| {})?;
-  match env.get_instance_data::<SpreadRef>()? {
-    Some(cached) => cached.0.borrow_back(env),
-    None => Err(Error::new(Status::GenericFailure, "the spread helper could not be cached")),
+  let f: ReplaceFn = env.run_script(REPLACE)?;
+  env.set_instance_data(Instance { replace: f.create_ref()? }, (), |_| {})?;
+  match env.get_instance_data::<Instance>()? {
+    Some(cached) => cached.replace.borrow_back(env),
+    None => Err(Error::new(Status::GenericFailure, "the replace helper could not be cached")),
   }
 }
 
-struct SpreadRef(FunctionRef<FnArgs<(Object<'static>, Object<'static>)>, Object<'static>>);
+/// Per-environment state of the addon.
+struct Instance {
+  replace: FunctionRef<ReplaceArgs<'static>, Object<'static>>,
+}

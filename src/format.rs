@@ -1,0 +1,497 @@
+//! Message formats: OpenAI Chat Completions (the default), Anthropic Messages and the Vercel
+//! AI SDK `ModelMessage`, all read into the one core [`Message`] model.
+//!
+//! | | tool call | tool result |
+//! | --- | --- | --- |
+//! | OpenAI | assistant `tool_calls[{id, function:{name, arguments}}]` | `{role:'tool', tool_call_id, content}` |
+//! | Anthropic | assistant block `{type:'tool_use', id, name, input}` | user block `{type:'tool_result', tool_use_id, content, is_error}` |
+//! | AI SDK | assistant part `{type:'tool-call', toolCallId, toolName, input}` | `{role:'tool', content:[{type:'tool-result', toolCallId, toolName, output}]}` |
+//!
+//! `auto` detection looks for these format-specific shapes (see [`detect`]); it never guesses:
+//! a conversation showing shapes of two formats is an error, and one showing none (plain text
+//! messages) reads the same in every format, so it is read as OpenAI.
+
+use serde_json::{Map, Value};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::message::{quote, type_name, Content, Message, Part, Role, ToolCall};
+
+/// A message format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Format {
+  /// OpenAI Chat Completions.
+  #[default]
+  OpenAi,
+  /// Anthropic Messages.
+  Anthropic,
+  /// Vercel AI SDK `ModelMessage` (v5 and later).
+  AiSdk,
+}
+
+impl Format {
+  /// Parses a `format` option: `openai`, `anthropic`, `ai-sdk`, or `auto` (`None`).
+  ///
+  /// # Errors
+  ///
+  /// An `InvalidOption` error naming `format` for any other value.
+  pub fn parse_option(name: &str) -> Result<Option<Format>> {
+    match name {
+      "openai" => Ok(Some(Format::OpenAi)),
+      "anthropic" => Ok(Some(Format::Anthropic)),
+      "ai-sdk" => Ok(Some(Format::AiSdk)),
+      "auto" => Ok(None),
+      other => Err(Error::option(
+        "format",
+        format!("must be one of openai, anthropic, ai-sdk, auto, got {}", quote(other)),
+      )),
+    }
+  }
+
+  /// The format's name as the `format` option spells it.
+  pub fn as_str(self) -> &'static str {
+    match self {
+      Format::OpenAi => "openai",
+      Format::Anthropic => "anthropic",
+      Format::AiSdk => "ai-sdk",
+    }
+  }
+
+  /// Parses one message of this format.
+  ///
+  /// # Errors
+  ///
+  /// An `InvalidMessage` error naming `index` and the field.
+  pub fn parse_message(self, value: &Value, index: usize) -> Result<Message> {
+    match self {
+      Format::OpenAi => Message::from_json(value, index),
+      Format::Anthropic => anthropic_message(value, index),
+      Format::AiSdk => ai_sdk_message(value, index),
+    }
+  }
+}
+
+/// Detects the format of `messages` from format-specific shapes.
+///
+/// Signals: OpenAI — a `tool_calls` field, a `tool_call_id`, parts of type `image_url`,
+/// `input_audio` or `refusal`; Anthropic — blocks of type `tool_use`, `tool_result`,
+/// `thinking`, `redacted_thinking` or `document`; AI SDK — parts of type `tool-call`,
+/// `tool-result` or `reasoning`. (`text`, `image` and `file` parts exist in several formats and
+/// say nothing.)
+///
+/// # Errors
+///
+/// An `InvalidOption` error naming `format` when two formats' shapes appear; it names the first
+/// message showing each.
+pub fn detect(messages: &[Value]) -> Result<Format> {
+  let mut seen: [Option<(usize, &'static str)>; 3] = [None, None, None];
+  for (i, m) in messages.iter().enumerate() {
+    for (format, why) in signals(m) {
+      let slot = &mut seen[format as usize];
+      if slot.is_none() {
+        *slot = Some((i, why));
+      }
+    }
+  }
+  let found: Vec<(Format, usize, &str)> = [Format::OpenAi, Format::Anthropic, Format::AiSdk]
+    .into_iter()
+    .filter_map(|f| seen[f as usize].map(|(i, why)| (f, i, why)))
+    .collect();
+  match found.as_slice() {
+    [] => Ok(Format::OpenAi),
+    [(f, _, _)] => Ok(*f),
+    [(a, ia, wa), (b, ib, wb), ..] => Err(Error::option(
+      "format",
+      format!(
+        "cannot detect the format: messages[{ia}] looks like {} ({wa}) but messages[{ib}] looks like {} ({wb}); pass format explicitly",
+        a.as_str(),
+        b.as_str()
+      ),
+    )),
+  }
+}
+
+fn signals(m: &Value) -> Vec<(Format, &'static str)> {
+  let mut out = Vec::new();
+  let Value::Object(o) = m else { return out };
+  if o.get("tool_calls").is_some_and(|v| !v.is_null()) {
+    out.push((Format::OpenAi, "tool_calls"));
+  }
+  if o.get("tool_call_id").is_some_and(|v| !v.is_null()) {
+    out.push((Format::OpenAi, "tool_call_id"));
+  }
+  if let Some(Value::Array(parts)) = o.get("content") {
+    for p in parts {
+      let kind = p.get("type").and_then(Value::as_str).unwrap_or("");
+      let signal = match kind {
+        "image_url" | "input_audio" | "refusal" => {
+          Some((Format::OpenAi, "an image_url/input_audio/refusal part"))
+        }
+        "tool_use" | "tool_result" | "thinking" | "redacted_thinking" | "document" => {
+          Some((Format::Anthropic, "a tool_use/tool_result/thinking block"))
+        }
+        "tool-call" | "tool-result" | "reasoning" => {
+          Some((Format::AiSdk, "a tool-call/tool-result/reasoning part"))
+        }
+        _ => None,
+      };
+      out.extend(signal);
+    }
+  }
+  out
+}
+
+fn object<'a>(value: &'a Value, index: usize) -> Result<&'a Map<String, Value>> {
+  match value {
+    Value::Object(o) => Ok(o),
+    other => Err(Error::message(index, "", format!("must be an object, got {}", type_name(other)))),
+  }
+}
+
+fn role(o: &Map<String, Value>, index: usize, allowed: &[Role]) -> Result<Role> {
+  let names = allowed.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(", ");
+  match o.get("role") {
+    None | Some(Value::Null) => Err(Error::message(index, "role", "is required")),
+    Some(Value::String(s)) => Role::parse(s).filter(|r| allowed.contains(r)).ok_or_else(|| {
+      Error::message(index, "role", format!("must be one of {names}, got {}", quote(s)))
+    }),
+    Some(other) => {
+      Err(Error::message(index, "role", format!("must be a string, got {}", type_name(other))))
+    }
+  }
+}
+
+fn string_field(o: &Map<String, Value>, key: &str, index: usize, path: &str) -> Result<String> {
+  match o.get(key) {
+    Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
+    Some(Value::String(_)) => {
+      Err(Error::message(index, format!("{path}.{key}"), "must not be empty"))
+    }
+    None | Some(Value::Null) => Err(Error::message(index, format!("{path}.{key}"), "is required")),
+    Some(other) => Err(Error::message(
+      index,
+      format!("{path}.{key}"),
+      format!("must be a string, got {}", type_name(other)),
+    )),
+  }
+}
+
+/// JSON text of a tool input: strings verbatim, anything else serialised.
+fn input_text(v: Option<&Value>) -> String {
+  match v {
+    None | Some(Value::Null) => String::new(),
+    Some(Value::String(s)) => s.clone(),
+    Some(other) => other.to_string(),
+  }
+}
+
+/// The text inside a tool result's content (a string, or text blocks/parts joined by newlines;
+/// other values serialised).
+fn nested_text(v: Option<&Value>) -> String {
+  match v {
+    None | Some(Value::Null) => String::new(),
+    Some(Value::String(s)) => s.clone(),
+    Some(Value::Array(items)) => {
+      let texts: Vec<String> = items
+        .iter()
+        .filter_map(|item| match item {
+          Value::String(s) => Some(s.clone()),
+          Value::Object(b) => match (b.get("text"), b.get("value")) {
+            (Some(Value::String(t)), _) | (_, Some(Value::String(t))) => Some(t.clone()),
+            _ => None,
+          },
+          _ => None,
+        })
+        .collect();
+      texts.join("\n")
+    }
+    Some(other) => other.to_string(),
+  }
+}
+
+fn anthropic_message(value: &Value, index: usize) -> Result<Message> {
+  let o = object(value, index)?;
+  let role = role(o, index, &[Role::System, Role::User, Role::Assistant])?;
+  let mut m = Message::text(role, "");
+  m.content = Content::Empty;
+  let blocks = match o.get("content") {
+    None | Some(Value::Null) => return Ok(m),
+    Some(Value::String(s)) => {
+      m.content = Content::Text(s.clone());
+      return Ok(m);
+    }
+    Some(Value::Array(blocks)) => blocks,
+    Some(other) => {
+      return Err(Error::message(
+        index,
+        "content",
+        format!("must be a string or an array of content blocks, got {}", type_name(other)),
+      ))
+    }
+  };
+  let mut parts = Vec::with_capacity(blocks.len());
+  for (b, block) in blocks.iter().enumerate() {
+    let path = format!("content[{b}]");
+    let bo = match block {
+      Value::Object(bo) => bo,
+      other => {
+        return Err(Error::message(
+          index,
+          path,
+          format!("must be a content block object, got {}", type_name(other)),
+        ))
+      }
+    };
+    let kind = match bo.get("type") {
+      Some(Value::String(k)) => k.as_str(),
+      _ => {
+        return Err(Error::message(
+          index,
+          format!("{path}.type"),
+          "is required and must be a string",
+        ))
+      }
+    };
+    match kind {
+      "text" => parts.push(Part::Text(text_of(bo, "text", index, &path)?)),
+      "image" => parts.push(Part::Image),
+      "thinking" => parts.push(Part::Other {
+        kind: kind.into(),
+        text: bo.get("thinking").and_then(Value::as_str).map(String::from),
+      }),
+      "tool_use" | "server_tool_use" => {
+        if role != Role::Assistant {
+          return Err(Error::message(
+            index,
+            path,
+            "a tool_use block must be in an assistant message",
+          ));
+        }
+        m.tool_calls.push(ToolCall {
+          id: string_field(bo, "id", index, &path)?,
+          name: string_field(bo, "name", index, &path)?,
+          arguments: input_text(bo.get("input")),
+        });
+      }
+      "tool_result" => {
+        let call_id = string_field(bo, "tool_use_id", index, &path)?;
+        let is_error = matches!(bo.get("is_error"), Some(Value::Bool(true)));
+        m.is_error |= is_error;
+        m.answers.push(call_id.clone());
+        parts.push(Part::ToolResult { call_id, content: nested_text(bo.get("content")), is_error });
+      }
+      _ => parts.push(Part::Other {
+        kind: kind.into(),
+        text: bo.get("text").and_then(Value::as_str).map(String::from),
+      }),
+    }
+  }
+  m.content = Content::Parts(parts);
+  Ok(m)
+}
+
+fn text_of(o: &Map<String, Value>, key: &str, index: usize, path: &str) -> Result<String> {
+  match o.get(key) {
+    Some(Value::String(s)) => Ok(s.clone()),
+    None | Some(Value::Null) => Err(Error::message(index, format!("{path}.{key}"), "is required")),
+    Some(other) => Err(Error::message(
+      index,
+      format!("{path}.{key}"),
+      format!("must be a string, got {}", type_name(other)),
+    )),
+  }
+}
+
+fn ai_sdk_message(value: &Value, index: usize) -> Result<Message> {
+  let o = object(value, index)?;
+  let role = role(o, index, &[Role::System, Role::User, Role::Assistant, Role::Tool])?;
+  let mut m = Message::text(role, "");
+  m.content = Content::Empty;
+  let items = match o.get("content") {
+    None | Some(Value::Null) => return Ok(m),
+    Some(Value::String(s)) => {
+      m.content = Content::Text(s.clone());
+      return Ok(m);
+    }
+    Some(Value::Array(items)) => items,
+    Some(other) => {
+      return Err(Error::message(
+        index,
+        "content",
+        format!("must be a string or an array of parts, got {}", type_name(other)),
+      ))
+    }
+  };
+  let mut parts = Vec::with_capacity(items.len());
+  for (p, item) in items.iter().enumerate() {
+    let path = format!("content[{p}]");
+    let po = match item {
+      Value::Object(po) => po,
+      other => {
+        return Err(Error::message(
+          index,
+          path,
+          format!("must be a part object, got {}", type_name(other)),
+        ))
+      }
+    };
+    let kind = match po.get("type") {
+      Some(Value::String(k)) => k.as_str(),
+      _ => {
+        return Err(Error::message(
+          index,
+          format!("{path}.type"),
+          "is required and must be a string",
+        ))
+      }
+    };
+    match kind {
+      "text" => parts.push(Part::Text(text_of(po, "text", index, &path)?)),
+      "image" => parts.push(Part::Image),
+      "reasoning" => parts.push(Part::Other {
+        kind: kind.into(),
+        text: po.get("text").and_then(Value::as_str).map(String::from),
+      }),
+      "tool-call" => {
+        if role != Role::Assistant {
+          return Err(Error::message(
+            index,
+            path,
+            "a tool-call part must be in an assistant message",
+          ));
+        }
+        m.tool_calls.push(ToolCall {
+          id: string_field(po, "toolCallId", index, &path)?,
+          name: string_field(po, "toolName", index, &path)?,
+          arguments: input_text(po.get("input")),
+        });
+      }
+      "tool-result" => {
+        let call_id = string_field(po, "toolCallId", index, &path)?;
+        let output = po.get("output");
+        let out_type = output.and_then(|o| o.get("type")).and_then(Value::as_str).unwrap_or("");
+        let is_error = out_type.starts_with("error");
+        let content = match output {
+          Some(Value::Object(out)) => match out.get("value") {
+            Some(Value::String(s)) => s.clone(),
+            Some(v @ Value::Array(_)) => nested_text(Some(v)),
+            Some(v) => v.to_string(),
+            None => String::new(),
+          },
+          other => nested_text(other),
+        };
+        m.is_error |= is_error;
+        m.answers.push(call_id.clone());
+        parts.push(Part::ToolResult { call_id, content, is_error });
+      }
+      _ => parts.push(Part::Other {
+        kind: kind.into(),
+        text: po.get("text").and_then(Value::as_str).map(String::from),
+      }),
+    }
+  }
+  m.content = Content::Parts(parts);
+  Ok(m)
+}
+
+/// Parses messages in `format`, or in the detected format when `format` is `None`.
+///
+/// # Errors
+///
+/// An [`Error`] when `messages` is not an array, the format cannot be detected, or a message
+/// is invalid in the format.
+pub fn parse_messages(messages: &Value, format: Option<Format>) -> Result<(Format, Vec<Message>)> {
+  let Value::Array(items) = messages else {
+    return Err(Error::new(
+      ErrorKind::InvalidMessages,
+      "messages",
+      format!("must be an array, got {}", type_name(messages)),
+    ));
+  };
+  let format = match format {
+    Some(f) => f,
+    None => detect(items)?,
+  };
+  let parsed =
+    items.iter().enumerate().map(|(i, m)| format.parse_message(m, i)).collect::<Result<_>>()?;
+  Ok((format, parsed))
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use serde_json::json;
+
+  #[test]
+  fn anthropic_tool_use_and_result_pair_up() {
+    let v = json!([
+      {"role": "user", "content": "list files"},
+      {"role": "assistant", "content": [{"type": "thinking", "thinking": "hmm", "signature": "s"}, {"type": "text", "text": "ok"}, {"type": "tool_use", "id": "t1", "name": "ls", "input": {"dir": "."}}]},
+      {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "a.ts"}], "is_error": false}, {"type": "text", "text": "thanks"}]}
+    ]);
+    let (f, ms) = parse_messages(&v, None).unwrap();
+    assert_eq!(f, Format::Anthropic);
+    assert_eq!(ms[1].tool_calls[0].arguments, "{\"dir\":\".\"}");
+    assert_eq!(ms[2].answers, vec!["t1".to_string()]);
+    assert!(ms[2].is_tool_result());
+    assert_eq!(ms[2].content_text(), "a.ts\nthanks");
+    let conv = crate::Conversation::new(&ms, crate::Encoding::O200kBase);
+    assert_eq!(conv.units()[conv.unit_of(2)].members, vec![1, 2]);
+  }
+
+  #[test]
+  fn ai_sdk_tool_call_and_result_pair_up() {
+    let v = json!([
+      {"role": "system", "content": "s"},
+      {"role": "user", "content": [{"type": "text", "text": "go"}]},
+      {"role": "assistant", "content": [{"type": "reasoning", "text": "r"}, {"type": "tool-call", "toolCallId": "c1", "toolName": "read", "input": {"path": "a"}}]},
+      {"role": "tool", "content": [{"type": "tool-result", "toolCallId": "c1", "toolName": "read", "output": {"type": "error-text", "value": "ENOENT"}}]}
+    ]);
+    let (f, ms) = parse_messages(&v, None).unwrap();
+    assert_eq!(f, Format::AiSdk);
+    assert!(ms[3].is_error);
+    assert_eq!(ms[3].content_text(), "ENOENT");
+    assert_eq!(ms[2].tool_calls[0].name, "read");
+  }
+
+  #[test]
+  fn detection_refuses_mixed_formats_and_reads_plain_text_as_openai() {
+    let mixed = json!([
+      {"role": "assistant", "tool_calls": [{"id": "1", "function": {"name": "x"}}]},
+      {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "1", "content": "r"}]}
+    ]);
+    assert_eq!(
+      parse_messages(&mixed, None).unwrap_err().to_string(),
+      "format: cannot detect the format: messages[0] looks like openai (tool_calls) but messages[1] looks like anthropic (a tool_use/tool_result/thinking block); pass format explicitly"
+    );
+    let plain =
+      json!([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]);
+    assert_eq!(parse_messages(&plain, None).unwrap().0, Format::OpenAi);
+  }
+
+  #[test]
+  fn format_errors_name_index_and_field() {
+    let e = |v: Value, f: Format| f.parse_message(&v, 4).unwrap_err().to_string();
+    assert_eq!(
+      e(json!({"role": "tool", "content": "x"}), Format::Anthropic),
+      "messages[4].role: must be one of system, user, assistant, got \"tool\""
+    );
+    assert_eq!(
+      e(
+        json!({"role": "user", "content": [{"type": "tool_result", "content": "x"}]}),
+        Format::Anthropic
+      ),
+      "messages[4].content[0].tool_use_id: is required"
+    );
+    assert_eq!(
+      e(
+        json!({"role": "tool", "content": [{"type": "tool-result", "toolName": "x"}]}),
+        Format::AiSdk
+      ),
+      "messages[4].content[0].toolCallId: is required"
+    );
+    assert_eq!(
+      Format::parse_option("gemini").unwrap_err().to_string(),
+      "format: must be one of openai, anthropic, ai-sdk, auto, got \"gemini\""
+    );
+  }
+}
