@@ -28,3 +28,6 @@ export function transcript(name: string): Message[] {
 export function snapshot<T>(value: T): T {
   return structuredClone(value)
 }
+
+/** An error thrown by the addon: a JS error with its stable `code`. */
+export type CodedError = Error & { code?: string }

@@ -2,7 +2,7 @@ import test from 'ava'
 import { encode as encodeO200k } from 'gpt-tokenizer/encoding/o200k_base'
 import { encode as encodeCl100k } from 'gpt-tokenizer/encoding/cl100k_base'
 
-import { ct, snapshot, transcript, transcripts } from './helpers.js'
+import { ct, snapshot, transcript, transcripts, type CodedError } from './helpers.js'
 import type { Message } from '../index.js'
 
 /**
@@ -119,7 +119,7 @@ test('invalid messages are TypeErrors naming the index and field, with a code', 
     [[{ role: 'assistant', tool_calls: [{ id: '1', function: {} }] }], 'INVALID_MESSAGE', 'messages[0].tool_calls[0].function.name: is required'],
   ]
   for (const [input, code, message] of cases) {
-    const err = t.throws(() => ct.estimateTokens(input as Message[]), { instanceOf: TypeError })
+    const err = t.throws<CodedError>(() => ct.estimateTokens(input as Message[]), { instanceOf: TypeError })
     t.is(err?.code, code)
     t.is(err?.message, message)
   }
@@ -140,7 +140,7 @@ test('getters that throw, circular arguments and lone surrogates give clear erro
   t.throws(() => ct.estimateTokens([getter]), { code: 'INVALID_MESSAGE', message: 'messages[0].content: could not be read: boom' })
   const circular: Record<string, unknown> = {}
   circular.self = circular
-  const err = t.throws(() => ct.estimateTokens([{ role: 'assistant', tool_calls: [{ id: '1', function: { name: 'x', arguments: circular } }] }]))
+  const err = t.throws<CodedError>(() => ct.estimateTokens([{ role: 'assistant', tool_calls: [{ id: '1', function: { name: 'x', arguments: circular } }] }]))
   t.is(err?.code, 'INVALID_MESSAGE')
   t.true(err?.message.startsWith('messages[0].tool_calls[0].function.arguments: could not be serialized to JSON: '))
   t.true(ct.estimateTokens([{ role: 'user', content: '\ud800 lone surrogate' }]) > 0)
