@@ -111,6 +111,33 @@ export declare function estimateMessageTokens(message: Message, options?: TokenO
 export declare function estimateTokens(messages: AnyMessage[], options?: TokenOptions): number
 
 /**
+ * The message cache's statistics. Every message object read once is remembered (by identity,
+ * checked against a snapshot of the values read from it), so an unchanged history does not
+ * cross the boundary again on the next turn.
+ */
+export declare function messageCacheStats(): MessageCacheStats
+
+/** Statistics of the message cache (see {@link setMessageCacheCapacity}). */
+export interface MessageCacheStats {
+  /** Parsed messages currently held. */
+  entries: number
+  /** The bound on `entries`. */
+  capacity: number
+  /** Messages taken from the cache since the last reset. */
+  hits: number
+  /** Messages read afresh since the last reset. */
+  misses: number
+}
+
+/**
+ * Sets the bound of the message cache (messages; 0 disables it) and empties it. The default is
+ * 100,000 messages. Call it with the current capacity to clear the cache, e.g. after mutating
+ * message objects in place in ways the identity check cannot see (a key inside an `arguments`
+ * object).
+ */
+export declare function setMessageCacheCapacity(capacity: number): void
+
+/**
  * Sets the bound of the token-count cache (entries, about 24 bytes each; 0 disables it) and
  * empties it. The default is 100,000.
  */

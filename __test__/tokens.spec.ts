@@ -147,3 +147,28 @@ test('getters that throw, circular arguments and lone surrogates give clear erro
   t.is(ct.estimateTokens([Object.freeze({ role: 'user', content: 'hi' }) as Message]), ct.estimateTokens([{ role: 'user', content: 'hi' }]))
   t.is(ct.estimateTokens([new Proxy({ role: 'user', content: 'hi' }, {}) as Message]), ct.estimateTokens([{ role: 'user', content: 'hi' }]))
 })
+
+test('unchanged messages are read once; a replaced field is read again', (t) => {
+  const messages: Message[] = [
+    { role: 'user', content: 'first ' + Math.random() },
+    { role: 'assistant', content: null, tool_calls: [{ id: 'x1', function: { name: 'ls', arguments: '{}' } }] },
+    { role: 'tool', tool_call_id: 'x1', content: 'listing ' + Math.random() },
+  ]
+  const first = ct.estimateTokens(messages)
+  const before = ct.messageCacheStats()
+  t.is(ct.estimateTokens(messages), first)
+  const after = ct.messageCacheStats()
+  t.is(after.hits - before.hits, 3)
+  t.is(after.misses, before.misses)
+  // Replacing a string, mutating a nested array or adding a field is noticed.
+  messages[0].content = 'a different and longer first message ' + Math.random()
+  messages[1].tool_calls!.push({ id: 'x2', function: { name: 'cat', arguments: '{"path":"a.ts"}' } })
+  messages[2].name = 'ls'
+  const changed = ct.estimateTokens(messages)
+  t.is(ct.messageCacheStats().misses - after.misses, 3)
+  ct.setMessageCacheCapacity(0)
+  t.is(ct.estimateTokens(messages), changed)
+  t.is(ct.messageCacheStats().entries, 0)
+  ct.setMessageCacheCapacity(100_000)
+  t.throws(() => ct.setMessageCacheCapacity(Number.NaN), { code: 'INVALID_ARGUMENT', message: 'capacity: must be a non-negative integer, got NaN' })
+})

@@ -29,7 +29,7 @@ impl Unit {
 /// `current_step - step` (0 for the latest step).
 #[derive(Debug, Clone)]
 pub struct Conversation<'a> {
-  messages: &'a [Message],
+  messages: Vec<&'a Message>,
   encoding: Encoding,
   tokens: Vec<usize>,
   steps: Vec<usize>,
@@ -43,6 +43,12 @@ pub struct Conversation<'a> {
 impl<'a> Conversation<'a> {
   /// Analyses `messages`, counting tokens in `encoding`.
   pub fn new(messages: &'a [Message], encoding: Encoding) -> Self {
+    Self::from_refs(messages.iter().collect(), encoding)
+  }
+
+  /// Analyses messages held elsewhere (e.g. in the binding's message cache), counting tokens in
+  /// `encoding`. Counts are memoised in each message, so an unchanged message is counted once.
+  pub fn from_refs(messages: Vec<&'a Message>, encoding: Encoding) -> Self {
     let tokens = messages.iter().map(|m| message_tokens(m, encoding)).collect();
     Self::with_tokens(messages, encoding, tokens)
   }
@@ -53,7 +59,7 @@ impl<'a> Conversation<'a> {
   ///
   /// Never on input data; `tokens` must have one entry per message (a caller bug otherwise,
   /// caught in debug builds).
-  pub fn with_tokens(messages: &'a [Message], encoding: Encoding, tokens: Vec<usize>) -> Self {
+  pub fn with_tokens(messages: Vec<&'a Message>, encoding: Encoding, tokens: Vec<usize>) -> Self {
     debug_assert_eq!(tokens.len(), messages.len());
     let n = messages.len();
     let mut steps = Vec::with_capacity(n);
@@ -105,8 +111,13 @@ impl<'a> Conversation<'a> {
   }
 
   /// The messages.
-  pub fn messages(&self) -> &'a [Message] {
-    self.messages
+  pub fn messages(&self) -> &[&'a Message] {
+    &self.messages
+  }
+
+  /// Message `i`.
+  pub fn message(&self, i: usize) -> &'a Message {
+    self.messages[i]
   }
 
   /// The number of messages.

@@ -83,11 +83,35 @@ impl Format {
 /// An `InvalidOption` error naming `format` when two formats' shapes appear; it names the first
 /// message showing each.
 pub fn detect(messages: &[Value]) -> Result<Format> {
+  let signals: Vec<Signals> = messages.iter().map(Signals::of).collect();
+  detect_from(&signals)
+}
+
+/// The format-specific shapes one message shows: for each format, the first reason, if any.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Signals([Option<&'static str>; 3]);
+
+impl Signals {
+  /// The shapes `message` shows.
+  pub fn of(message: &Value) -> Signals {
+    let mut out = Signals::default();
+    for (format, why) in signals(message) {
+      out.0[format as usize].get_or_insert(why);
+    }
+    out
+  }
+}
+
+/// Detects the format from each message's [`Signals`] (see [`detect`]).
+///
+/// # Errors
+///
+/// As [`detect`].
+pub fn detect_from(signals: &[Signals]) -> Result<Format> {
   let mut seen: [Option<(usize, &'static str)>; 3] = [None, None, None];
-  for (i, m) in messages.iter().enumerate() {
-    for (format, why) in signals(m) {
-      let slot = &mut seen[format as usize];
-      if slot.is_none() {
+  for (i, s) in signals.iter().enumerate() {
+    for (slot, why) in seen.iter_mut().zip(s.0) {
+      if let (None, Some(why)) = (&slot, why) {
         *slot = Some((i, why));
       }
     }

@@ -121,6 +121,37 @@ pub struct Message {
   pub name: Option<String>,
   /// Whether the message is flagged as an error (`is_error: true` or `isError: true`).
   pub is_error: bool,
+  /// Values derived from the message, computed once (token counts per encoding).
+  pub memo: Memo,
+}
+
+/// Values derived from a message and computed at most once: a message kept in the binding's
+/// cache is counted once however many turns it survives. Ignored by `==` and `Debug`; a clone
+/// starts empty. Do not change a message's fields after it has been counted: build a new one
+/// (or clone it, then change the clone).
+#[derive(Default)]
+pub struct Memo {
+  pub(crate) tokens: [std::sync::OnceLock<u32>; crate::tokens::ENCODING_COUNT],
+}
+
+impl Clone for Memo {
+  fn clone(&self) -> Memo {
+    Memo::default()
+  }
+}
+
+impl PartialEq for Memo {
+  fn eq(&self, _: &Memo) -> bool {
+    true
+  }
+}
+
+impl Eq for Memo {}
+
+impl std::fmt::Debug for Memo {
+  fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    f.write_str("Memo")
+  }
 }
 
 impl Message {
@@ -133,6 +164,7 @@ impl Message {
       answers: Vec::new(),
       name: None,
       is_error: false,
+      memo: Memo::default(),
     }
   }
 
@@ -234,7 +266,7 @@ impl Message {
     };
     let name = optional_string(obj.get("name"), index, "name")?;
     let is_error = flag(obj.get("is_error")) || flag(obj.get("isError"));
-    Ok(Message { role, content, tool_calls, answers, name, is_error })
+    Ok(Message { role, content, tool_calls, answers, name, is_error, memo: Memo::default() })
   }
 }
 

@@ -2,6 +2,7 @@
 //! into core types, calls the core, and converts the result back.
 
 mod error;
+mod instance;
 mod options;
 mod read;
 mod write;
@@ -48,14 +49,14 @@ pub fn estimate_message_tokens(
 pub fn estimate_tokens(env: &Env, messages: Unknown, options: Option<Unknown>) -> Result<u32> {
   let (encoding, format) = token_options(env, options)?;
   let input = read::read_messages_in(env, messages, format)?;
-  Ok(saturate(tokens::conversation_tokens(&input.messages, encoding)))
+  Ok(saturate(input.conversation(encoding).total_tokens()))
 }
 
 /// Counts the steps of a conversation: assistant messages with tool calls.
 #[napi(catch_unwind, ts_args_type = "messages: AnyMessage[]")]
 pub fn count_steps(env: &Env, messages: Unknown) -> Result<u32> {
   let input = read::read_messages(env, messages)?;
-  Ok(saturate(input.messages.iter().filter(|m| m.has_tool_calls()).count()))
+  Ok(saturate(input.messages.iter().filter(|c| c.message.has_tool_calls()).count()))
 }
 
 /// A message with the step it belongs to.
@@ -76,14 +77,17 @@ pub fn tag_messages_with_step<'env>(
   messages: Unknown<'env>,
 ) -> Result<Vec<TaggedMessage<'env>>> {
   let input = read::read_messages(env, messages)?;
-  let conv =
-    Conversation::with_tokens(&input.messages, Default::default(), vec![0; input.messages.len()]);
+  let steps: Vec<u32> = {
+    let conv =
+      Conversation::with_tokens(input.refs(), Default::default(), vec![0; input.messages.len()]);
+    conv.steps().iter().map(|&s| saturate(s)).collect()
+  };
   Ok(
     input
       .objects
       .into_iter()
-      .enumerate()
-      .map(|(i, message)| TaggedMessage { message, step: saturate(conv.step(i)) })
+      .zip(steps)
+      .map(|(message, step)| TaggedMessage { message, step })
       .collect(),
   )
 }
@@ -118,17 +122,7 @@ pub fn token_cache_stats() -> TokenCacheStats {
 /// empties it. The default is 100,000.
 #[napi(catch_unwind)]
 pub fn set_token_cache_capacity(env: &Env, capacity: f64) -> Result<()> {
-  if !(capacity.is_finite() && capacity >= 0.0 && capacity.fract() == 0.0) {
-    return Err(error::throw(
-      env,
-      CoreError::new(
-        ErrorKind::InvalidArgument,
-        "capacity",
-        format!("must be a non-negative integer, got {capacity}"),
-      ),
-    ));
-  }
-  tokens::set_cache_capacity(capacity as usize);
+  tokens::set_cache_capacity(capacity_argument(env, capacity)?);
   Ok(())
 }
 
@@ -163,4 +157,51 @@ pub fn test_panic() -> Result<()> {
     Status::GenericFailure,
     "__testPanic panics only when CONTEXT_TRIM_TEST_PANIC=1",
   ))
+}
+
+/// Statistics of the message cache (see {@link setMessageCacheCapacity}).
+#[napi(object, object_from_js = false)]
+pub struct MessageCacheStats {
+  /// Parsed messages currently held.
+  pub entries: u32,
+  /// The bound on `entries`.
+  pub capacity: u32,
+  /// Messages taken from the cache since the last reset.
+  pub hits: f64,
+  /// Messages read afresh since the last reset.
+  pub misses: f64,
+}
+
+/// The message cache's statistics. Every message object read once is remembered (by identity,
+/// checked against a snapshot of the values read from it), so an unchanged history does not
+/// cross the boundary again on the next turn.
+#[napi(catch_unwind)]
+pub fn message_cache_stats(env: &Env) -> Result<MessageCacheStats> {
+  let (entries, capacity, hits, misses) = instance::instance(env)?.cache.stats();
+  Ok(MessageCacheStats {
+    entries: saturate(entries),
+    capacity: saturate(capacity),
+    hits: hits as f64,
+    misses: misses as f64,
+  })
+}
+
+/// Sets the bound of the message cache (messages; 0 disables it) and empties it. The default is
+/// 100,000 messages. Call it with the current capacity to clear the cache, e.g. after mutating
+/// message objects in place in ways the identity check cannot see (a key inside an `arguments`
+/// object).
+#[napi(catch_unwind)]
+pub fn set_message_cache_capacity(env: &Env, capacity: f64) -> Result<()> {
+  let capacity = capacity_argument(env, capacity)?;
+  instance::instance(env)?.cache.reset(capacity);
+  Ok(())
+}
+
+/// Checks a cache capacity argument: a non-negative integer.
+fn capacity_argument(env: &Env, capacity: f64) -> Result<usize> {
+  if capacity.is_finite() && capacity >= 0.0 && capacity.fract() == 0.0 {
+    return Ok(capacity as usize);
+  }
+  let detail = format!("must be a non-negative integer, got {}", js_number(capacity));
+  Err(error::throw(env, CoreError::new(ErrorKind::InvalidArgument, "capacity", detail)))
 }

@@ -11,9 +11,14 @@ use napi::bindgen_prelude::*;
 use napi::{Env, JsValue, ValueType};
 use serde_json::{Map, Value};
 
+use std::sync::Arc;
+
+use super::instance::{Cached, MessageCache};
+use crate::conversation::Conversation;
 use crate::error::{Error as CoreError, ErrorKind, Result as CoreResult};
-use crate::format::Format;
+use crate::format::{Format, Signals};
 use crate::message::Message;
+use crate::tokens::Encoding;
 
 /// Fields of a message the core reads, in every supported format.
 const MESSAGE_FIELDS: &[&str] =
@@ -48,10 +53,22 @@ const MAX_DEPTH: usize = 64;
 pub(crate) struct JsMessages<'env> {
   /// The caller's objects, in order.
   pub objects: Vec<Object<'env>>,
-  /// The parsed messages, one per object.
-  pub messages: Vec<Message>,
+  /// The parsed messages, one per object, shared with the message cache.
+  pub messages: Vec<Arc<Cached>>,
   /// The format they were read in (given, or detected).
   pub format: Format,
+}
+
+impl JsMessages<'_> {
+  /// The parsed messages, by reference.
+  pub fn refs(&self) -> Vec<&Message> {
+    self.messages.iter().map(|c| &c.message).collect()
+  }
+
+  /// The conversation, analysed with counts in `encoding`.
+  pub fn conversation(&self, encoding: Encoding) -> Conversation<'_> {
+    Conversation::from_refs(self.refs(), encoding)
+  }
 }
 
 /// Reads an array of messages in the detected format (see [`crate::format::detect`]).
@@ -63,46 +80,115 @@ pub(crate) fn read_messages<'env>(
 }
 
 /// Reads an array of messages in `format`, or in the detected format when it is `None`.
+///
+/// Messages read on an earlier call and unchanged since are taken from the message cache (see
+/// `instance.rs`) without crossing the boundary again.
 pub(crate) fn read_messages_in<'env>(
   env: &'env Env,
   value: Unknown<'env>,
   format: Option<Format>,
 ) -> Result<JsMessages<'env>> {
-  read_all(env, value, format).map_err(|e| super::error::throw(env, e))
+  let array = as_array(value).map_err(|e| super::error::throw(env, e))?;
+  let instance = super::instance::instance(env)?;
+  let ids: Vec<f64> = instance.scan.borrow_back(env)?.call(FnArgs::from((value,)))?.to_vec();
+  let reader = Reader::new(env)?;
+  let input = read_all(env, &reader, &array, &ids, &mut instance.cache, format)
+    .map_err(|e| super::error::throw(env, e))?;
+  // Remember what was read afresh, so that the next call skips it.
+  if !input.fresh.is_empty() {
+    let mut objects = env.create_array(input.fresh.len() as u32)?;
+    let mut fresh_ids = Vec::with_capacity(input.fresh.len());
+    for (j, (i, id)) in input.fresh.iter().enumerate() {
+      objects.set(j as u32, &input.messages.objects[*i])?;
+      fresh_ids.push(*id as f64);
+    }
+    instance
+      .remember
+      .borrow_back(env)?
+      .call(FnArgs::from((objects, Float64Array::new(fresh_ids))))?;
+  }
+  Ok(input.messages)
+}
+
+struct ReadResult<'env> {
+  messages: JsMessages<'env>,
+  /// (index, cache id) of the messages read afresh.
+  fresh: Vec<(usize, u64)>,
 }
 
 fn read_all<'env>(
   env: &'env Env,
-  value: Unknown<'env>,
+  reader: &Reader<'env>,
+  array: &Array<'env>,
+  ids: &[f64],
+  cache: &mut MessageCache,
   format: Option<Format>,
-) -> CoreResult<JsMessages<'env>> {
-  let array = as_array(value)?;
-  let len = array.len();
-  let mut objects = Vec::with_capacity(len as usize);
-  let mut values = Vec::with_capacity(len as usize);
-  let reader = Reader::new(env)
-    .map_err(|e| CoreError::new(ErrorKind::InvalidMessages, "messages", e.reason))?;
+) -> CoreResult<ReadResult<'env>> {
+  let len = array.len() as usize;
+  let mut objects = Vec::with_capacity(len);
+  let mut cached: Vec<Option<Arc<Cached>>> = Vec::with_capacity(len);
+  let mut values: Vec<Option<Value>> = Vec::with_capacity(len);
+  let mut signals = Vec::with_capacity(len);
   for i in 0..len {
-    let item = array.get::<Unknown>(i).map_err(|e| {
-      CoreError::message(i as usize, "", format!("could not be read: {}", exception_text(env, e)))
-    })?;
-    let (object, value) = match item {
-      Some(item) => reader.message(item, i as usize)?,
-      None => return Err(CoreError::message(i as usize, "", "must be an object, got undefined")),
+    let item = array
+      .get::<Unknown>(i as u32)
+      .map_err(|e| {
+        CoreError::message(i, "", format!("could not be read: {}", exception_text(env, e)))
+      })?
+      .ok_or_else(|| CoreError::message(i, "", "must be an object, got undefined"))?;
+    let hit = match ids.get(i) {
+      Some(&id) if id > 0.0 && matches!(item.get_type(), Ok(ValueType::Object)) => {
+        cache.get(id as u64)
+      }
+      _ => None,
     };
-    objects.push(object);
-    values.push(value);
+    match hit {
+      Some(entry) => {
+        // SAFETY: checked to be an object just above.
+        objects
+          .push(unsafe { item.cast::<Object>() }.map_err(|e| CoreError::message(i, "", e.reason))?);
+        signals.push(entry.signals);
+        cached.push(Some(entry));
+        values.push(None);
+      }
+      None => {
+        let (object, value) = reader.message(item, i)?;
+        signals.push(Signals::of(&value));
+        objects.push(object);
+        cached.push(None);
+        values.push(Some(value));
+      }
+    }
   }
   let format = match format {
     Some(f) => f,
-    None => crate::format::detect(&values)?,
+    None => crate::format::detect_from(&signals)?,
   };
-  let messages = values
-    .iter()
-    .enumerate()
-    .map(|(i, v)| format.parse_message(v, i))
-    .collect::<CoreResult<_>>()?;
-  Ok(JsMessages { objects, messages, format })
+  let mut messages = Vec::with_capacity(len);
+  let mut fresh = Vec::new();
+  for i in 0..len {
+    if let Some(entry) = cached[i].take().filter(|e| e.format == format) {
+      messages.push(entry);
+      continue;
+    }
+    let value = match values[i].take() {
+      Some(v) => v,
+      // Cached in another format: read it again.
+      None => {
+        // SAFETY: `objects[i]` is a live object handle of the current call.
+        let item = unsafe { Unknown::from_raw_unchecked(env.raw(), objects[i].raw()) };
+        reader.message(item, i)?.1
+      }
+    };
+    let message = format.parse_message(&value, i)?;
+    let entry = Arc::new(Cached { format, signals: signals[i], message });
+    let id = cache.insert(Arc::clone(&entry));
+    if id != 0 {
+      fresh.push((i, id));
+    }
+    messages.push(entry);
+  }
+  Ok(ReadResult { messages: JsMessages { objects, messages, format }, fresh })
 }
 
 /// Reads one message in `format` (detected from the message alone when `None`).

@@ -15,7 +15,7 @@ use crate::format::Format;
 use crate::plan::{Action, MetaValue, Plan, Replacement};
 
 /// The copy-with-replacement helper, compiled once per JavaScript environment.
-const REPLACE: &str = r#"(function contextTrimReplace(o, text, meta, format) {
+pub(crate) const REPLACE: &str = r#"(function contextTrimReplace(o, text, meta, format) {
   let content = text;
   if (Array.isArray(o.content)) {
     if (format === 'anthropic' && o.content.some((b) => b && b.type === 'tool_result')) {
@@ -27,8 +27,8 @@ const REPLACE: &str = r#"(function contextTrimReplace(o, text, meta, format) {
   return { ...o, content, ...meta };
 })"#;
 
-type ReplaceArgs<'env> = FnArgs<(Object<'env>, &'env str, Object<'env>, &'static str)>;
-type ReplaceFn<'env> = Function<'env, ReplaceArgs<'env>, Object<'env>>;
+pub(crate) type ReplaceArgs<'env> = FnArgs<(Object<'env>, &'env str, Object<'env>, &'static str)>;
+pub(crate) type ReplaceFn<'env> = Function<'env, ReplaceArgs<'env>, Object<'env>>;
 
 /// Builds the returned array of messages from the caller's objects and a plan.
 pub(crate) fn apply_plan<'env>(
@@ -79,18 +79,5 @@ fn replaced<'env>(
 }
 
 fn replace_fn(env: &Env) -> Result<ReplaceFn<'_>> {
-  if let Some(cached) = env.get_instance_data::<Instance>()? {
-    return cached.replace.borrow_back(env);
-  }
-  let f: ReplaceFn = env.run_script(REPLACE)?;
-  env.set_instance_data(Instance { replace: f.create_ref()? }, (), |_| {})?;
-  match env.get_instance_data::<Instance>()? {
-    Some(cached) => cached.replace.borrow_back(env),
-    None => Err(Error::new(Status::GenericFailure, "the replace helper could not be cached")),
-  }
-}
-
-/// Per-environment state of the addon.
-struct Instance {
-  replace: FunctionRef<ReplaceArgs<'static>, Object<'static>>,
+  super::instance::instance(env)?.replace.borrow_back(env)
 }

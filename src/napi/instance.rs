@@ -1,0 +1,230 @@
+//! Per-environment state of the addon (the main thread and each worker have their own): the
+//! JavaScript helpers compiled once, and the cache of parsed messages.
+//!
+//! # The message cache
+//!
+//! An agent calls the trimmer every turn on a history that only grows. Reading every message
+//! across the boundary each time costs more than the trimming itself (strings are copied out
+//! of V8 one by one), so each message object read once is remembered:
+//!
+//! - JavaScript side, a `WeakMap` from the caller's message object to its cache id and a
+//!   snapshot of every value the reader reads (the fields, and inside content parts and tool
+//!   calls the fields the formats use), compared by identity (`===`) on the next call. Any
+//!   replaced string, part, call or array, or a changed length, makes the message read afresh.
+//!   The snapshot holds no copy: strings are compared by identity, which V8 does in O(1). The
+//!   entry dies with the message object.
+//! - Rust side, a bounded two-generation map from cache id to the parsed message (with its
+//!   memoised token counts), [`DEFAULT_MESSAGE_CACHE_CAPACITY`] messages by default.
+//!
+//! A message mutated in place deeper than what is snapshotted (e.g. a key inside a tool call's
+//! `arguments` object) is not noticed: replace the object, or call `clearMessageCache()`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use napi::bindgen_prelude::*;
+use napi::Env;
+
+use crate::format::{Format, Signals};
+use crate::message::Message;
+
+/// Default bound of the message cache, in messages.
+pub(crate) const DEFAULT_MESSAGE_CACHE_CAPACITY: usize = 100_000;
+
+const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache() {
+  const seen = new WeakMap();
+  const TOP = ['role', 'content', 'tool_calls', 'tool_call_id', 'name', 'is_error', 'isError'];
+  const NESTED = ['type', 'text', 'refusal', 'id', 'name', 'function', 'arguments', 'input', 'tool_use_id',
+    'content', 'is_error', 'isError', 'thinking', 'toolCallId', 'toolName', 'output', 'value'];
+  // Appends to `out` every value the reader reads below `v`, to the depth it reads it.
+  function walk(v, depth, out) {
+    out.push(v);
+    if (v === null || typeof v !== 'object' || depth > 6) return;
+    if (Array.isArray(v)) {
+      out.push(v.length);
+      for (let i = 0; i < v.length; i++) walk(v[i], depth + 1, out);
+    } else {
+      for (const k of NESTED) if (k in v) { out.push(k); walk(v[k], depth + 1, out); }
+    }
+  }
+  function snapshot(m) {
+    const out = [];
+    for (const k of TOP) walk(m[k], 0, out);
+    return out;
+  }
+  // Whether `v` still reads as recorded in `snap` from position `at`; returns the next position,
+  // or -1 on the first difference. Allocates nothing.
+  function check(v, depth, snap, at) {
+    if (at < 0 || snap[at] !== v) return -1;
+    at++;
+    if (v === null || typeof v !== 'object' || depth > 6) return at;
+    if (Array.isArray(v)) {
+      if (snap[at] !== v.length) return -1;
+      at++;
+      for (let i = 0; i < v.length && at >= 0; i++) at = check(v[i], depth + 1, snap, at);
+      return at;
+    }
+    for (const k of NESTED) {
+      if (k in v) {
+        if (snap[at] !== k) return -1;
+        at = check(v[k], depth + 1, snap, at + 1);
+        if (at < 0) return -1;
+      }
+    }
+    return at;
+  }
+  function same(m, snap) {
+    let at = 0;
+    for (const k of TOP) {
+      at = check(m[k], 0, snap, at);
+      if (at < 0) return false;
+    }
+    return at === snap.length;
+  }
+  return {
+    // For each message: its cache id if it is remembered and unchanged, else 0.
+    scan(messages) {
+      const n = messages.length;
+      const ids = new Float64Array(n);
+      for (let i = 0; i < n; i++) {
+        const m = messages[i];
+        if (m === null || typeof m !== 'object') continue;
+        try {
+          const e = seen.get(m);
+          if (e !== undefined && same(m, e.snapshot)) ids[i] = e.id;
+        } catch {
+          // A throwing getter or proxy trap: read it afresh, and let the reader report it.
+        }
+      }
+      return ids;
+    },
+    remember(objects, ids) {
+      for (let i = 0; i < objects.length; i++) {
+        try {
+          seen.set(objects[i], { id: ids[i], snapshot: snapshot(objects[i]) });
+        } catch {}
+      }
+    },
+  };
+})()"#;
+
+/// A parsed message in the cache.
+pub(crate) struct Cached {
+  /// The format it was parsed in.
+  pub format: Format,
+  /// The format-specific shapes it shows, for `auto` detection.
+  pub signals: Signals,
+  /// The parsed message, with its memoised counts.
+  pub message: Message,
+}
+
+/// The bounded map from cache id to parsed message.
+pub(crate) struct MessageCache {
+  new: HashMap<u64, Arc<Cached>>,
+  old: HashMap<u64, Arc<Cached>>,
+  capacity: usize,
+  next_id: u64,
+  hits: u64,
+  misses: u64,
+}
+
+impl MessageCache {
+  fn new() -> Self {
+    MessageCache {
+      new: HashMap::new(),
+      old: HashMap::new(),
+      capacity: DEFAULT_MESSAGE_CACHE_CAPACITY,
+      next_id: 1,
+      hits: 0,
+      misses: 0,
+    }
+  }
+
+  /// The entry of `id`, if still held.
+  pub fn get(&mut self, id: u64) -> Option<Arc<Cached>> {
+    if id == 0 {
+      return None;
+    }
+    if let Some(e) = self.new.get(&id) {
+      self.hits += 1;
+      return Some(Arc::clone(e));
+    }
+    if let Some(e) = self.old.remove(&id) {
+      self.hits += 1;
+      self.insert_new(id, Arc::clone(&e));
+      return Some(e);
+    }
+    None
+  }
+
+  /// Stores an entry and returns its new id (0 when the cache is disabled).
+  pub fn insert(&mut self, entry: Arc<Cached>) -> u64 {
+    self.misses += 1;
+    if self.capacity == 0 {
+      return 0;
+    }
+    let id = self.next_id;
+    self.next_id += 1;
+    self.insert_new(id, entry);
+    id
+  }
+
+  fn insert_new(&mut self, id: u64, entry: Arc<Cached>) {
+    if self.new.len() >= self.capacity.div_ceil(2) {
+      self.old = std::mem::take(&mut self.new);
+    }
+    self.new.insert(id, entry);
+  }
+
+  /// Entries held, the bound, hits and misses.
+  pub fn stats(&self) -> (usize, usize, u64, u64) {
+    (self.new.len() + self.old.len(), self.capacity, self.hits, self.misses)
+  }
+
+  /// Sets the bound and empties the cache.
+  pub fn reset(&mut self, capacity: usize) {
+    self.new = HashMap::new();
+    self.old = HashMap::new();
+    self.capacity = capacity;
+    self.hits = 0;
+    self.misses = 0;
+  }
+}
+
+/// The `scan` helper's arguments: the messages array.
+pub(crate) type ScanArgs<'env> = FnArgs<(Unknown<'env>,)>;
+/// The `remember` helper's arguments: the fresh objects and their ids.
+pub(crate) type RememberArgs<'env> = FnArgs<(Array<'env>, Float64Array)>;
+
+/// The addon's state in one environment.
+pub(crate) struct Instance {
+  /// The copy-with-replacement helper (see `write.rs`).
+  pub replace: FunctionRef<super::write::ReplaceArgs<'static>, Object<'static>>,
+  /// `scan(messages) -> Float64Array` of cache ids (0 = read afresh).
+  pub scan: FunctionRef<ScanArgs<'static>, Float64ArraySlice<'static>>,
+  /// `remember(objects, ids)`.
+  pub remember: FunctionRef<RememberArgs<'static>, Unknown<'static>>,
+  /// The parsed messages.
+  pub cache: MessageCache,
+}
+
+/// The addon's state in `env`, created on first use.
+pub(crate) fn instance(env: &Env) -> Result<&'static mut Instance> {
+  if env.get_instance_data::<Instance>()?.is_none() {
+    let replace: super::write::ReplaceFn = env.run_script(super::write::REPLACE)?;
+    let helpers: Object = env.run_script(CACHE_HELPERS)?;
+    let scan: Function<ScanArgs, Float64ArraySlice> = helpers.get_named_property("scan")?;
+    let remember: Function<RememberArgs, Unknown> = helpers.get_named_property("remember")?;
+    let state = Instance {
+      replace: replace.create_ref()?,
+      scan: scan.create_ref()?,
+      remember: remember.create_ref()?,
+      cache: MessageCache::new(),
+    };
+    env.set_instance_data(state, (), |_| {})?;
+  }
+  match env.get_instance_data::<Instance>()? {
+    Some(state) => Ok(state),
+    None => Err(Error::new(Status::GenericFailure, "the addon's state could not be created")),
+  }
+}
