@@ -1,6 +1,9 @@
 //! The Node.js binding: the only module that knows napi. Each entry point reads its arguments
 //! into core types, calls the core, and converts the result back.
 
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod error;
 mod instance;
 mod options;
