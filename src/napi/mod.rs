@@ -8,6 +8,7 @@ mod error;
 mod instance;
 mod options;
 mod read;
+mod task;
 mod write;
 
 use napi::bindgen_prelude::*;

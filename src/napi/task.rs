@@ -1,0 +1,92 @@
+//! Running a strategy synchronously or on the libuv thread pool.
+//!
+//! Every strategy binding is written once as an [`Operation`]: what it computes from the parsed
+//! messages (on any thread) and how it turns that into a JavaScript value (on the JS thread).
+//! `run_sync` calls both in turn; `spawn` computes in an `AsyncTask`, so trimming a large
+//! history does not block the event loop, and resolves a `Promise`. Messages are read on the
+//! JS thread in both cases (reading JS objects elsewhere is impossible); unchanged messages
+//! come from the message cache, so that part is short.
+
+use std::sync::Arc;
+
+use napi::bindgen_prelude::*;
+use napi::{Env, Task};
+
+use super::instance::Cached;
+use super::read::JsMessages;
+use crate::format::Format;
+use crate::message::Message;
+
+/// A strategy as the binding runs it.
+pub(crate) trait Operation: Send + 'static {
+  /// What `compute` produces.
+  type Output: Send + 'static;
+
+  /// Computes the result from the parsed messages. Runs on the JS thread or on a worker.
+  fn compute(&mut self, messages: &[&Message]) -> Self::Output;
+
+  /// Builds the JavaScript result on the JS thread: `objects` are the caller's messages.
+  fn to_js<'env>(
+    &mut self,
+    env: &'env Env,
+    output: Self::Output,
+    objects: &[Object<'env>],
+    format: Format,
+  ) -> Result<Unknown<'env>>;
+}
+
+/// Runs `op` now, on the JS thread.
+pub(crate) fn run_sync<'env, O: Operation>(env: &'env Env, input: JsMessages<'env>, mut op: O) -> Result<Unknown<'env>> {
+  let refs: Vec<&Message> = input.messages.iter().map(|c| &c.message).collect();
+  let output = op.compute(&refs);
+  op.to_js(env, output, &input.objects, input.format)
+}
+
+/// Runs `op` on the libuv thread pool and returns a `Promise` of its result.
+pub(crate) fn spawn<'env, O: Operation>(env: &'env Env, input: JsMessages<'env>, op: O) -> Result<AsyncTask<PlanTask<O>>> {
+  let mut objects = Vec::with_capacity(input.objects.len());
+  for object in &input.objects {
+    objects.push(object.create_ref::<false>()?);
+  }
+  let _ = env;
+  Ok(AsyncTask::new(PlanTask { op, messages: input.messages, objects, format: input.format }))
+}
+
+/// An [`Operation`] in flight: the parsed messages travel to the worker, references to the
+/// caller's objects stay for the resolution.
+pub(crate) struct PlanTask<O: Operation> {
+  op: O,
+  messages: Vec<Arc<Cached>>,
+  objects: Vec<ObjectRef<false>>,
+  format: Format,
+}
+
+impl<O: Operation> Task for PlanTask<O> {
+  type Output = O::Output;
+  type JsValue = Unknown<'static>;
+
+  fn compute(&mut self) -> Result<Self::Output> {
+    let refs: Vec<&Message> = self.messages.iter().map(|c| &c.message).collect();
+    // A panic here would take down a libuv worker: turn it into a rejection instead.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.op.compute(&refs)))
+      .map_err(|_| Error::new(Status::GenericFailure, "context-trim: internal error while trimming (a panic); please report it"))
+  }
+
+  fn resolve(&mut self, env: Env, output: Self::Output) -> Result<Self::JsValue> {
+    let mut objects = Vec::with_capacity(self.objects.len());
+    for r in &self.objects {
+      objects.push(r.get_value(&env)?);
+    }
+    let value = self.op.to_js(&env, output, &objects, self.format)?;
+    // SAFETY: the value is returned straight to napi-rs, which hands it to the Promise while
+    // `env`'s handle scope is still open; the 'static lifetime never escapes that call.
+    Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), value.raw()) })
+  }
+
+  fn finally(self, env: Env) -> Result<()> {
+    for r in self.objects {
+      r.unref(&env)?;
+    }
+    Ok(())
+  }
+}
