@@ -14,15 +14,20 @@
 
 pub mod conversation;
 pub mod error;
+pub mod format;
 pub mod message;
 pub mod plan;
+pub mod repair;
+pub mod strategy;
 pub mod tokens;
+pub mod validate;
 
 #[cfg(feature = "napi")]
 mod napi;
 
 pub use conversation::{Conversation, Unit};
 pub use error::{Error, ErrorKind, Result};
+pub use format::Format;
 pub use message::{Content, Message, Part, Role, ToolCall};
 pub use plan::{Action, MetaValue, Plan, Replacement};
 pub use tokens::Encoding;
