@@ -154,8 +154,9 @@ struct CallSlot<'m> {
   name: &'m str,
   /// The first message answering it.
   answered_by: Option<usize>,
-  /// Another call of the same message uses its id (reported as a duplicate, not as unanswered).
-  shadowed: bool,
+  /// An earlier call of the same message with the same id, which the next result of that id
+  /// answers once this one is answered.
+  earlier_same_id: Option<usize>,
 }
 
 /// What one pass over a conversation found.
@@ -253,6 +254,9 @@ pub(crate) fn scan<'m>(messages: &'m [Message], rules: &Rules, skip: Option<&[bo
         continue;
       }
       call.answered_by = Some(i);
+      if let Some(e) = call.earlier_same_id {
+        by_id.insert(call.id, e);
+      }
       if owner == Some(call.msg) {
         in_place.push((i, call.msg));
         continue;
@@ -279,22 +283,24 @@ pub(crate) fn scan<'m>(messages: &'m [Message], rules: &Rules, skip: Option<&[bo
           id: call.id.as_str(),
           name: call.name.as_str(),
           answered_by: None,
-          shadowed: false,
+          earlier_same_id: None,
         });
         // Results pair with the latest call of their id: a reused id is unambiguous as long as
         // each call's results come in its own place.
         let Some(earlier) = by_id.insert(call.id.as_str(), s) else { continue };
-        let Some(e) = calls.get_mut(earlier) else { continue };
-        let message = if e.msg == i {
-          // The earlier call is reported here, not again as unanswered.
-          e.shadowed = true;
+        let Some(e) = calls.get(earlier).map(|e| e.msg) else { continue };
+        let message = if e == i {
+          // Results of the id answer these calls latest first.
+          if let Some(slot) = calls.get_mut(s) {
+            slot.earlier_same_id = Some(earlier);
+          }
           format!("tool call id {} is used twice in this message", quote(&call.id))
         } else if rules.unique_call_ids {
-          format!("tool call id {} is already used by message {}", quote(&call.id), e.msg)
+          format!("tool call id {} is already used by message {e}", quote(&call.id))
         } else {
           continue;
         };
-        let related = Some(e.msg);
+        let related = Some(e);
         problems.push(problem(i, ProblemKind::DuplicateCallId, related, message));
       }
       owner = Some(i);
@@ -305,7 +311,7 @@ pub(crate) fn scan<'m>(messages: &'m [Message], rules: &Rules, skip: Option<&[bo
     previous = Some((i, m.role));
   }
 
-  for call in calls.iter().filter(|c| !c.shadowed && c.answered_by.is_none()) {
+  for call in calls.iter().filter(|c| c.answered_by.is_none()) {
     problems.push(problem(
       call.msg,
       ProblemKind::CallWithoutResult,
@@ -405,9 +411,16 @@ pub(crate) mod tests {
 
   #[test]
   fn a_call_id_used_twice_in_one_message_is_a_duplicate() {
-    let msgs = vec![call(&["a", "a"]), result("a")];
+    let msgs = vec![call(&["a", "a"]), result("a"), result("a")];
     assert_eq!(found(&msgs), vec![(0, DuplicateCallId, Some(0))]);
     assert_eq!(sentences(&msgs), vec!["tool call id \"a\" is used twice in this message"]);
+    // With one result, one of the two calls is unanswered; with three, one is a duplicate.
+    assert_eq!(
+      found(&msgs[..2]),
+      vec![(0, DuplicateCallId, Some(0)), (0, CallWithoutResult, None)]
+    );
+    let three = vec![call(&["a", "a"]), result("a"), result("a"), result("a")];
+    assert_eq!(found(&three), vec![(0, DuplicateCallId, Some(0)), (3, DuplicateResult, Some(2))]);
   }
 
   #[test]
