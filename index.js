@@ -835,10 +835,15 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.applyMaxContextTokens = nativeBinding.applyMaxContextTokens
+module.exports.ConversationProblemKind = nativeBinding.ConversationProblemKind
+module.exports.ConversationRepairAction = nativeBinding.ConversationRepairAction
 module.exports.countSteps = nativeBinding.countSteps
 module.exports.countTokens = nativeBinding.countTokens
 module.exports.estimateMessageTokens = nativeBinding.estimateMessageTokens
 module.exports.estimateTokens = nativeBinding.estimateTokens
+module.exports.repairConversation = nativeBinding.repairConversation
 module.exports.setTokenCacheCapacity = nativeBinding.setTokenCacheCapacity
 module.exports.tagMessagesWithStep = nativeBinding.tagMessagesWithStep
 module.exports.tokenCacheStats = nativeBinding.tokenCacheStats
+module.exports.validateConversation = nativeBinding.validateConversation

@@ -4,6 +4,8 @@
 mod error;
 mod options;
 mod read;
+mod roles;
+mod validate;
 mod write;
 
 use napi::bindgen_prelude::*;
