@@ -331,27 +331,16 @@ fn problem(index: usize, kind: ProblemKind, related: Option<usize>, message: Str
 pub(crate) mod tests {
   use super::*;
   use crate::conversation::Conversation;
-  use crate::message::ToolCall;
   use crate::tokens::Encoding;
 
   pub(crate) fn user(text: &str) -> Message {
     Message::text(Role::User, text)
   }
 
-  pub(crate) fn call(ids: &[&str]) -> Message {
-    let mut m = Message::text(Role::Assistant, "");
-    m.content = Content::Empty;
-    m.tool_calls = ids
-      .iter()
-      .map(|id| ToolCall { id: id.to_string(), name: "read_file".into(), arguments: "{}".into() })
-      .collect();
-    m
-  }
+  pub(crate) use crate::conversation::tests::call;
 
   pub(crate) fn result(id: &str) -> Message {
-    let mut m = Message::text(Role::Tool, format!("result of {id}"));
-    m.answers = vec![id.to_string()];
-    m
+    crate::conversation::tests::result(id, &format!("result of {id}"))
   }
 
   /// (index, kind, related) of each problem.

@@ -33,26 +33,18 @@ impl ValidationOptions {
 /// call), `'call-without-result'`, `'misplaced-result'` (not among the tool messages right
 /// after its call), `'duplicate-call-id'` (an id used twice in one message),
 /// `'duplicate-result'`, `'missing-tool-call-id'`, `'empty-message'`, and, in formats with
-/// these rules, `'consecutive-same-role'` and `'first-message-not-user'`.
+/// these rules, `'consecutive-same-role'` and `'first-message-not-user'`. The variants mirror
+/// the core's `ProblemKind`, which documents each.
 #[napi(string_enum = "kebab-case")]
 pub enum ConversationProblemKind {
-  /// A tool result whose `tool_call_id` no earlier assistant message calls.
   OrphanResult,
-  /// A tool call that no tool message answers.
   CallWithoutResult,
-  /// A tool result that is not among the tool messages directly after its assistant message.
   MisplacedResult,
-  /// A tool call id used twice in one assistant message.
   DuplicateCallId,
-  /// A second tool message for a call that is already answered.
   DuplicateResult,
-  /// A tool message without `tool_call_id`.
   MissingToolCallId,
-  /// A message without content (and without tool calls).
   EmptyMessage,
-  /// Two consecutive messages with the same role, in a format that wants them to alternate.
   ConsecutiveSameRole,
-  /// A first message that is not a user message, in a format that requires one.
   FirstMessageNotUser,
 }
 
