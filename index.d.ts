@@ -87,6 +87,69 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
  */
 export declare function __testPanic(): void
 
+/**
+ * Caps a conversation at `maxContextTokens` (the estimate of {@link estimateTokens}, reply
+ * priming included) by dropping whole messages: oldest first, or by role with
+ * `truncationPriority` (**listed first, dropped first**). The last message is always kept,
+ * even if it alone exceeds the cap; a tool call and its results are dropped or kept together;
+ * nothing is reordered. Within the cap the same messages come back. Returns the caller's own
+ * message objects.
+ *
+ * ```ts
+ * applyMaxContextTokens(messages, 8000, { truncationPriority: ['assistant', 'user'], keepFirstSystem: true })
+ * ```
+ */
+export declare function applyMaxContextTokens<M extends AnyMessage>(messages: M[], maxContextTokens: number, options?: MaxContextTokensOptions): M[]
+
+/**
+ * {@link applyMaxContextTokens} on the libuv thread pool: messages are read on the calling
+ * thread, the cap is computed on a worker, and the Promise resolves to the returned messages.
+ */
+export declare function applyMaxContextTokensAsync<M extends AnyMessage>(messages: M[], maxContextTokens: number, options?: MaxContextTokensOptions): Promise<M[]>
+
+/** Something in a conversation that the provider would reject. */
+export interface ConversationProblem {
+  /** The index of the offending message. */
+  index: number
+  /** What is wrong. */
+  kind: ConversationProblemKind
+  /**
+   * The other message involved, if any: the call of a misplaced result, the first answer of a
+   * duplicate result, the message that used a repeated id first.
+   */
+  related?: number
+  /**
+   * A sentence saying what is wrong, e.g. `tool result for call "call_1" answers no earlier
+   * tool call`.
+   */
+  message: string
+}
+
+/**
+ * What is wrong with a message: `'orphan-result'` (a tool result that answers no earlier
+ * call), `'call-without-result'`, `'misplaced-result'` (not among the tool messages right
+ * after its call), `'duplicate-call-id'` (an id used twice in one message),
+ * `'duplicate-result'`, `'missing-tool-call-id'`, `'empty-message'`, and, in formats with
+ * these rules, `'consecutive-same-role'` and `'first-message-not-user'`. The variants mirror
+ * the core's `ProblemKind`, which documents each.
+ */
+export type ConversationProblemKind = 'orphan-result' | 'call-without-result' | 'misplaced-result' | 'duplicate-call-id' | 'duplicate-result' | 'missing-tool-call-id' | 'empty-message' | 'consecutive-same-role' | 'first-message-not-user'
+
+/** One change made by {@link repairConversation}. */
+export interface ConversationRepair {
+  /** The index of the message in the input. */
+  index: number
+  /** The problem the change fixes. */
+  kind: ConversationProblemKind
+  /** What was done to the message. */
+  action: ConversationRepairAction
+  /** A sentence saying what was done and why. */
+  message: string
+}
+
+/** What a repair did to a message. */
+export type ConversationRepairAction = 'drop' | 'replace'
+
 /** Counts the steps of a conversation: assistant messages with tool calls. */
 export declare function countSteps(messages: AnyMessage[]): number
 
@@ -110,6 +173,47 @@ export declare function estimateMessageTokens(message: Message, options?: TokenO
 /** Estimates the tokens of a whole request: every message plus 3 tokens of reply priming. */
 export declare function estimateTokens(messages: AnyMessage[], options?: TokenOptions): number
 
+/** Options of {@link applyMaxContextTokens}. */
+export interface MaxContextTokensOptions {
+  /**
+   * The order in which roles are dropped when over the cap: **the role listed first is dropped
+   * first**. `['assistant', 'user', 'system']` drops assistant messages first, then user
+   * messages, then system messages. Roles not listed are dropped last. Within a role the
+   * oldest goes first. A tool call and its results count as `assistant`. Without it, messages
+   * are dropped oldest first whatever their role.
+   * @default undefined (oldest first)
+   */
+  truncationPriority?: Array<'system' | 'developer' | 'user' | 'assistant' | 'tool'>
+  /**
+   * The same as `truncationPriority`, under a name that cannot be misread: listed first,
+   * dropped first. Giving both with different lists is an error.
+   * @default undefined (oldest first)
+   */
+  dropOrder?: Array<'system' | 'developer' | 'user' | 'assistant' | 'tool'>
+  /**
+   * Never drop the first `system` (or `developer`) message.
+   * @default false
+   */
+  keepFirstSystem?: boolean
+  /**
+   * For each role, keep at least its last N messages, e.g. `{ user: 2 }`.
+   * @default {}
+   */
+  minKeep?: MinKeep
+  /** A model name that picks the encoding (see {@link TokenOptions.model}). */
+  model?: string
+  /**
+   * The encoding, which wins over `model`.
+   * @default 'o200k_base'
+   */
+  encoding?: 'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'
+  /**
+   * The message format (see {@link TokenOptions.format}).
+   * @default 'auto'
+   */
+  format?: MessageFormat
+}
+
 /**
  * The message cache's statistics. Every message object read once is remembered (by identity,
  * checked against a snapshot of the values read from it), so an unchanged history does not
@@ -127,6 +231,52 @@ export interface MessageCacheStats {
   hits: number
   /** Messages read afresh since the last reset. */
   misses: number
+}
+
+/** Per role, how many of its last messages {@link applyMaxContextTokens} keeps at least. */
+export interface MinKeep {
+  /**
+   * Last `system` messages to keep.
+   * @default 0
+   */
+  system?: number
+  /**
+   * Last `developer` messages to keep.
+   * @default 0
+   */
+  developer?: number
+  /**
+   * Last `user` messages to keep.
+   * @default 0
+   */
+  user?: number
+  /**
+   * Last `assistant` messages to keep (with their tool results).
+   * @default 0
+   */
+  assistant?: number
+  /**
+   * Last `tool` messages to keep (with their calls).
+   * @default 0
+   */
+  tool?: number
+}
+
+/**
+ * Repairs what {@link validateConversation} finds, without inventing content: drops orphan,
+ * duplicate and misplaced results, tool messages without `tool_call_id` and empty messages,
+ * drops an assistant message whose calls are not all answered together with its results, and
+ * gives a tool result with `content: null` an empty string. Never reorders; kept messages are
+ * the caller's own objects, and a valid conversation comes back whole with no repair.
+ */
+export declare function repairConversation(messages: AnyMessage[], options?: ValidationOptions): RepairedConversation
+
+/** The result of {@link repairConversation}. */
+export interface RepairedConversation {
+  /** The repaired messages: the caller's own objects, in order, less the dropped ones. */
+  messages: Message[]
+  /** What was changed, one entry per changed message, in message order. */
+  repairs: Array<ConversationRepair>
 }
 
 /**
@@ -191,6 +341,28 @@ export interface TokenOptions {
   /**
    * The message format. `auto` detects it from format-specific shapes (tool calls, tool
    * results, reasoning parts) and refuses to guess when two formats' shapes appear.
+   * @default 'auto'
+   */
+  format?: MessageFormat
+}
+
+/**
+ * Lists what in `messages` the provider would reject: orphan, misplaced and duplicate tool
+ * results, calls without results, repeated call ids, tool messages without `tool_call_id`,
+ * empty messages. An empty list means the conversation is structurally valid.
+ *
+ * ```ts
+ * validateConversation([{ role: 'tool', tool_call_id: 'call_1', content: '42' }])
+ * // [{ index: 0, kind: 'orphan-result', message: 'tool result for call "call_1" answers no earlier tool call' }]
+ * ```
+ */
+export declare function validateConversation(messages: AnyMessage[], options?: ValidationOptions): Array<ConversationProblem>
+
+/** Options of {@link validateConversation} and {@link repairConversation}. */
+export interface ValidationOptions {
+  /**
+   * The message format whose provider rules to check. `'auto'` detects it (see
+   * docs/formats.md).
    * @default 'auto'
    */
   format?: MessageFormat

@@ -20,12 +20,17 @@ function parseArgs(args: unknown): unknown {
 /**
  * OpenAI → Anthropic: tool calls become `tool_use` blocks; consecutive tool results become
  * `tool_result` blocks of one user message (one message per OpenAI assistant turn's results).
+ * Anthropic wants tool_use ids unique in a request, while OpenAI agents sometimes reuse one
+ * (SWE-agent replays): a reused id gets a `~n` suffix, and its results follow it.
  */
 export function toAnthropic(messages: Message[]): AnthropicMessage[] {
   const out: AnthropicMessage[] = []
+  const uses = new Map<string, number>()
+  const current = new Map<string, string>()
   for (const m of messages) {
     if (m.role === 'tool') {
-      const block: AnthropicContentBlock = { type: 'tool_result', tool_use_id: m.tool_call_id ?? '', content: text(m.content) }
+      const id = current.get(m.tool_call_id ?? '') ?? m.tool_call_id ?? ''
+      const block: AnthropicContentBlock = { type: 'tool_result', tool_use_id: id, content: text(m.content) }
       const last = out[out.length - 1]
       if (last && last.role === 'user' && Array.isArray(last.content) && last.content.every((b) => b.type === 'tool_result')) {
         last.content.push(block)
@@ -36,7 +41,13 @@ export function toAnthropic(messages: Message[]): AnthropicMessage[] {
       const blocks: AnthropicContentBlock[] = []
       const t = text(m.content)
       if (t) blocks.push({ type: 'text', text: t })
-      for (const c of m.tool_calls) blocks.push({ type: 'tool_use', id: c.id, name: c.function.name, input: parseArgs(c.function.arguments) })
+      for (const c of m.tool_calls) {
+        const n = uses.get(c.id) ?? 0
+        uses.set(c.id, n + 1)
+        const id = n === 0 ? c.id : `${c.id}~${n}`
+        current.set(c.id, id)
+        blocks.push({ type: 'tool_use', id, name: c.function.name, input: parseArgs(c.function.arguments) })
+      }
       out.push({ role: 'assistant', content: blocks })
     } else {
       out.push({ role: m.role === 'developer' ? 'system' : (m.role as AnthropicMessage['role']), content: text(m.content) })

@@ -209,7 +209,7 @@ impl<'a> Conversation<'a> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
   use super::*;
   use crate::message::{Content, Role, ToolCall};
 

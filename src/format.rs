@@ -28,7 +28,73 @@ pub enum Format {
   AiSdk,
 }
 
+/// Where the results of an assistant message's tool calls must be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+  /// In the run of tool-result messages directly after the calling message, before any other
+  /// message (OpenAI Chat Completions, AI SDK).
+  FollowingResults,
+  /// In the one message directly after the calling message (Anthropic Messages: the
+  /// `tool_result` blocks of the next user message).
+  NextMessage,
+}
+
+/// The rules a provider enforces on a conversation, beyond the pairing of calls and results
+/// that every format shares (each call answered once, no result without an earlier call, no
+/// repeated call id within a message).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rules {
+  /// Where results must be.
+  pub placement: Placement,
+  /// Whether text that is empty or only whitespace counts as no content (Anthropic rejects
+  /// empty text blocks; OpenAI accepts `content: ''`).
+  pub blank_text_is_empty: bool,
+  /// Whether two consecutive messages may not have the same role.
+  pub alternating_roles: bool,
+  /// Whether the first message after the instructions (`system`/`developer`) must be a user
+  /// message.
+  pub first_must_be_user: bool,
+  /// Whether a call id may not be used again by a later message. Within one message an id is
+  /// never reused (its results could not be told apart); across messages OpenAI pairs results
+  /// by position, and real agents (SWE-agent replays) do reuse ids.
+  pub unique_call_ids: bool,
+}
+
 impl Format {
+  /// Every format, in the order of their names in error messages.
+  pub const ALL: [Format; 3] = [Format::OpenAi, Format::Anthropic, Format::AiSdk];
+
+  /// The rules of the format's provider.
+  pub fn rules(self) -> Rules {
+    match self {
+      Format::OpenAi => Rules {
+        placement: Placement::FollowingResults,
+        blank_text_is_empty: false,
+        alternating_roles: false,
+        first_must_be_user: false,
+        unique_call_ids: false,
+      },
+      // Anthropic merges consecutive same-role turns, but requires a user message first,
+      // rejects empty text blocks and wants tool_use ids unique in the request.
+      Format::Anthropic => Rules {
+        placement: Placement::NextMessage,
+        blank_text_is_empty: true,
+        alternating_roles: false,
+        first_must_be_user: true,
+        unique_call_ids: true,
+      },
+      // The AI SDK checks that every tool-call has a tool-result; its messages are sent on to
+      // the provider it is configured with, so only its own pairing rules are enforced here.
+      Format::AiSdk => Rules {
+        placement: Placement::FollowingResults,
+        blank_text_is_empty: false,
+        alternating_roles: false,
+        first_must_be_user: false,
+        unique_call_ids: false,
+      },
+    }
+  }
+
   /// Parses a `format` option: `openai`, `anthropic`, `ai-sdk`, or `auto` (`None`).
   ///
   /// # Errors
@@ -164,7 +230,7 @@ fn signals(m: &Value) -> Vec<(Format, &'static str)> {
   out
 }
 
-fn object<'a>(value: &'a Value, index: usize) -> Result<&'a Map<String, Value>> {
+fn object(value: &Value, index: usize) -> Result<&Map<String, Value>> {
   match value {
     Value::Object(o) => Ok(o),
     other => Err(Error::message(index, "", format!("must be an object, got {}", type_name(other)))),

@@ -17,9 +17,14 @@ pub mod error;
 pub mod format;
 pub mod message;
 pub mod plan;
+pub mod repair;
+pub mod strategy;
 pub mod tokens;
+pub mod validate;
 
-#[cfg(feature = "napi")]
+// The binding is tested from JavaScript only: napi-derive registers nothing in a Rust test
+// build, where every binding item would be dead code.
+#[cfg(all(feature = "napi", not(test)))]
 mod napi;
 
 pub use conversation::{Conversation, Unit};

@@ -76,6 +76,15 @@ impl Plan {
     }
   }
 
+  /// Drops message `i` alone, even if that splits its unit. Only for repairing input that is
+  /// already broken (an orphan or duplicate result, see [`crate::repair`]): strategies remove
+  /// whole units with [`Plan::drop_unit`].
+  pub fn drop_message(&mut self, i: usize) {
+    if let Some(a) = self.actions.get_mut(i) {
+      *a = Action::Drop;
+    }
+  }
+
   /// Keeps every message of unit `u` as it is.
   pub fn keep_unit(&mut self, conv: &Conversation<'_>, u: usize) {
     for &i in &conv.units()[u].members {
@@ -228,6 +237,11 @@ mod tests {
     assert!(bad.check_units(&conv).is_err());
     let out = plan.apply(&[1, 2, 3], |x, _| *x);
     assert_eq!(out, vec![1]);
+    let mut single = Plan::keep_all(3);
+    single.drop_message(2);
+    single.drop_message(7);
+    assert_eq!(single.dropped(), vec![2]);
+    assert!(single.check_units(&conv).is_err());
   }
 
   #[test]

@@ -8,7 +8,9 @@ mod error;
 mod instance;
 mod options;
 mod read;
+mod roles;
 mod task;
+mod validate;
 mod write;
 
 use napi::bindgen_prelude::*;

@@ -4,7 +4,7 @@ use napi::bindgen_prelude::*;
 use napi::{Env, ValueType};
 use napi_derive::napi;
 
-use crate::error::{Error as CoreError, Result as CoreResult};
+use crate::error::{Error as CoreError, ErrorKind, Result as CoreResult};
 use crate::format::Format;
 use crate::tokens::Encoding;
 
@@ -75,13 +75,28 @@ pub(crate) fn read_options<T: FromNapiValue + Default>(
 
 /// Checks a numeric option: finite, an integer, at least `min`.
 pub(crate) fn integer_option(name: &str, value: f64, min: f64) -> CoreResult<usize> {
+  checked_integer(value, min).map_err(|detail| CoreError::option(name, detail))
+}
+
+/// Reads a numeric positional argument: a number, finite, an integer, at least `min`
+/// (`INVALID_ARGUMENT` naming it otherwise).
+pub(crate) fn integer_argument(value: &Unknown<'_>, name: &str, min: f64) -> CoreResult<usize> {
+  let invalid = |detail: String| CoreError::new(ErrorKind::InvalidArgument, name, detail);
+  if !matches!(value.get_type(), Ok(ValueType::Number)) {
+    let got = super::read::js_type_name(value);
+    return Err(invalid(format!("must be an integer of at least {min}, got {got}")));
+  }
+  // SAFETY: `value` is a live handle of the current call, checked to be a number.
+  let number =
+    unsafe { f64::from_napi_value(value.env(), value.raw()) }.map_err(|e| invalid(e.reason))?;
+  checked_integer(number, min).map_err(invalid)
+}
+
+fn checked_integer(value: f64, min: f64) -> std::result::Result<usize, String> {
   if value.is_finite() && value.fract() == 0.0 && value >= min && value <= 9_007_199_254_740_991.0 {
     Ok(value as usize)
   } else {
-    Err(CoreError::option(
-      name,
-      format!("must be an integer of at least {min}, got {}", js_number(value)),
-    ))
+    Err(format!("must be an integer of at least {min}, got {}", js_number(value)))
   }
 }
 

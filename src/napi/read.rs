@@ -99,7 +99,7 @@ pub(crate) fn read_messages_in<'env>(
     let mut objects = env.create_array(input.fresh.len() as u32)?;
     let mut fresh_ids = Vec::with_capacity(input.fresh.len());
     for (j, (i, id)) in input.fresh.iter().enumerate() {
-      objects.set(j as u32, &input.messages.objects[*i])?;
+      objects.set(j as u32, input.messages.objects[*i])?;
       fresh_ids.push(*id as f64);
     }
     instance
@@ -220,10 +220,8 @@ fn as_array(value: Unknown<'_>) -> CoreResult<Array<'_>> {
     ));
   }
   // SAFETY: checked to be an array just above.
-  Ok(
-    unsafe { value.cast::<Array>() }
-      .map_err(|e| CoreError::new(ErrorKind::InvalidMessages, "messages", e.reason))?,
-  )
+  unsafe { value.cast::<Array>() }
+    .map_err(|e| CoreError::new(ErrorKind::InvalidMessages, "messages", e.reason))
 }
 
 /// A JavaScript-style type name for error messages.

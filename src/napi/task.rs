@@ -36,14 +36,22 @@ pub(crate) trait Operation: Send + 'static {
 }
 
 /// Runs `op` now, on the JS thread.
-pub(crate) fn run_sync<'env, O: Operation>(env: &'env Env, input: JsMessages<'env>, mut op: O) -> Result<Unknown<'env>> {
+pub(crate) fn run_sync<'env, O: Operation>(
+  env: &'env Env,
+  input: JsMessages<'env>,
+  mut op: O,
+) -> Result<Unknown<'env>> {
   let refs: Vec<&Message> = input.messages.iter().map(|c| &c.message).collect();
   let output = op.compute(&refs);
   op.to_js(env, output, &input.objects, input.format)
 }
 
 /// Runs `op` on the libuv thread pool and returns a `Promise` of its result.
-pub(crate) fn spawn<'env, O: Operation>(env: &'env Env, input: JsMessages<'env>, op: O) -> Result<AsyncTask<PlanTask<O>>> {
+pub(crate) fn spawn<'env, O: Operation>(
+  env: &'env Env,
+  input: JsMessages<'env>,
+  op: O,
+) -> Result<AsyncTask<PlanTask<O>>> {
   let mut objects = Vec::with_capacity(input.objects.len());
   for object in &input.objects {
     objects.push(object.create_ref::<false>()?);
@@ -68,8 +76,14 @@ impl<O: Operation> Task for PlanTask<O> {
   fn compute(&mut self) -> Result<Self::Output> {
     let refs: Vec<&Message> = self.messages.iter().map(|c| &c.message).collect();
     // A panic here would take down a libuv worker: turn it into a rejection instead.
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.op.compute(&refs)))
-      .map_err(|_| Error::new(Status::GenericFailure, "context-trim: internal error while trimming (a panic); please report it"))
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.op.compute(&refs))).map_err(
+      |_| {
+        Error::new(
+          Status::GenericFailure,
+          "context-trim: internal error while trimming (a panic); please report it",
+        )
+      },
+    )
   }
 
   fn resolve(&mut self, env: Env, output: Self::Output) -> Result<Self::JsValue> {
@@ -88,5 +102,36 @@ impl<O: Operation> Task for PlanTask<O> {
       r.unref(&env)?;
     }
     Ok(())
+  }
+}
+
+/// The common case: a strategy that only returns messages. `plan` runs on the conversation
+/// analysed in `encoding`; the result is the array of returned messages.
+pub(crate) struct PlanOnly<F> {
+  /// The encoding to count in.
+  pub encoding: crate::tokens::Encoding,
+  /// The strategy.
+  pub plan: F,
+}
+
+impl<F> Operation for PlanOnly<F>
+where
+  F: FnMut(&crate::conversation::Conversation<'_>) -> crate::plan::Plan + Send + 'static,
+{
+  type Output = crate::plan::Plan;
+
+  fn compute(&mut self, messages: &[&Message]) -> crate::plan::Plan {
+    let conv = crate::conversation::Conversation::from_refs(messages.to_vec(), self.encoding);
+    (self.plan)(&conv)
+  }
+
+  fn to_js<'env>(
+    &mut self,
+    env: &'env Env,
+    plan: crate::plan::Plan,
+    objects: &[Object<'env>],
+    format: Format,
+  ) -> Result<Unknown<'env>> {
+    super::write::apply_plan_to(env, objects, format, &plan)?.into_unknown(env)
   }
 }

@@ -27,7 +27,7 @@ pub(crate) const REPLACE: &str = r#"(function contextTrimReplace(o, text, meta, 
   return { ...o, content, ...meta };
 })"#;
 
-pub(crate) type ReplaceArgs<'env> = FnArgs<(Object<'env>, &'env str, Object<'env>, &'static str)>;
+pub(crate) type ReplaceArgs<'env> = FnArgs<(Object<'env>, String, Object<'env>, &'static str)>;
 pub(crate) type ReplaceFn<'env> = Function<'env, ReplaceArgs<'env>, Object<'env>>;
 
 /// Builds the returned array of messages from the caller's objects and a plan.
@@ -36,11 +36,21 @@ pub(crate) fn apply_plan<'env>(
   input: &JsMessages<'env>,
   plan: &Plan,
 ) -> Result<Array<'env>> {
+  apply_plan_to(env, &input.objects, input.format, plan)
+}
+
+/// [`apply_plan`] on objects read in `format`.
+pub(crate) fn apply_plan_to<'env>(
+  env: &'env Env,
+  objects: &[Object<'env>],
+  format: Format,
+  plan: &Plan,
+) -> Result<Array<'env>> {
   let kept = plan.actions().iter().filter(|a| !matches!(a, Action::Drop)).count();
   let mut out = env.create_array(kept as u32)?;
   let mut replacer = None;
   let mut j = 0;
-  for (object, action) in input.objects.iter().zip(plan.actions()) {
+  for (object, action) in objects.iter().zip(plan.actions()) {
     match action {
       Action::Keep => out.set(j, object)?,
       Action::Replace(r) => {
@@ -48,7 +58,7 @@ pub(crate) fn apply_plan<'env>(
           Some(f) => f,
           None => replacer.insert(replace_fn(env)?),
         };
-        out.set(j, replaced(env, f, object, r, input.format)?)?
+        out.set(j, replaced(env, f, object, r, format)?)?
       }
       Action::Drop => continue,
     }
@@ -62,7 +72,7 @@ fn replaced<'env>(
   env: &'env Env,
   f: &ReplaceFn<'env>,
   object: &Object<'env>,
-  r: &'env Replacement,
+  r: &Replacement,
   format: Format,
 ) -> Result<Object<'env>> {
   let mut meta = Object::new(env)?;
@@ -75,7 +85,7 @@ fn replaced<'env>(
   }
   // A second handle to the caller's object, of the type the helper takes.
   let original = Object::from_raw(env.raw(), object.raw());
-  f.call(FnArgs::from((original, r.content.as_str(), meta, format.as_str())))
+  f.call(FnArgs::from((original, r.content.clone(), meta, format.as_str())))
 }
 
 fn replace_fn(env: &Env) -> Result<ReplaceFn<'_>> {

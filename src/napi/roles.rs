@@ -1,0 +1,164 @@
+//! `applyMaxContextTokens`: the role-priority token cap as JavaScript sees it.
+
+use napi::bindgen_prelude::*;
+use napi::Env;
+use napi_derive::napi;
+
+use crate::error::Result as CoreResult;
+use crate::message::Role;
+use crate::strategy::roles::{self, MaxContextOptions};
+use crate::tokens::Encoding;
+
+use super::{error, integer_argument, integer_option, read, read_options, task};
+
+/// Options of {@link applyMaxContextTokens}.
+#[napi(object, object_to_js = false)]
+#[derive(Default)]
+pub struct MaxContextTokensOptions {
+  /// The order in which roles are dropped when over the cap: **the role listed first is dropped
+  /// first**. `['assistant', 'user', 'system']` drops assistant messages first, then user
+  /// messages, then system messages. Roles not listed are dropped last. Within a role the
+  /// oldest goes first. A tool call and its results count as `assistant`. Without it, messages
+  /// are dropped oldest first whatever their role.
+  /// @default undefined (oldest first)
+  #[napi(ts_type = "Array<'system' | 'developer' | 'user' | 'assistant' | 'tool'>")]
+  pub truncation_priority: Option<Vec<String>>,
+  /// The same as `truncationPriority`, under a name that cannot be misread: listed first,
+  /// dropped first. Giving both with different lists is an error.
+  /// @default undefined (oldest first)
+  #[napi(ts_type = "Array<'system' | 'developer' | 'user' | 'assistant' | 'tool'>")]
+  pub drop_order: Option<Vec<String>>,
+  /// Never drop the first `system` (or `developer`) message.
+  /// @default false
+  pub keep_first_system: Option<bool>,
+  /// For each role, keep at least its last N messages, e.g. `{ user: 2 }`.
+  /// @default {}
+  pub min_keep: Option<MinKeep>,
+  /// A model name that picks the encoding (see {@link TokenOptions.model}).
+  pub model: Option<String>,
+  /// The encoding, which wins over `model`.
+  /// @default 'o200k_base'
+  #[napi(
+    ts_type = "'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'"
+  )]
+  pub encoding: Option<String>,
+  /// The message format (see {@link TokenOptions.format}).
+  /// @default 'auto'
+  #[napi(ts_type = "MessageFormat")]
+  pub format: Option<String>,
+}
+
+/// Per role, how many of its last messages {@link applyMaxContextTokens} keeps at least.
+#[napi(object, object_to_js = false)]
+#[derive(Default)]
+pub struct MinKeep {
+  /// Last `system` messages to keep.
+  /// @default 0
+  pub system: Option<f64>,
+  /// Last `developer` messages to keep.
+  /// @default 0
+  pub developer: Option<f64>,
+  /// Last `user` messages to keep.
+  /// @default 0
+  pub user: Option<f64>,
+  /// Last `assistant` messages to keep (with their tool results).
+  /// @default 0
+  pub assistant: Option<f64>,
+  /// Last `tool` messages to keep (with their calls).
+  /// @default 0
+  pub tool: Option<f64>,
+}
+
+impl MaxContextTokensOptions {
+  fn normalize(&self) -> CoreResult<(MaxContextOptions, Encoding)> {
+    let drop_order = MaxContextOptions::drop_order_from(
+      self.truncation_priority.as_deref(),
+      self.drop_order.as_deref(),
+    )?;
+    let mut min_keep = Vec::new();
+    if let Some(m) = &self.min_keep {
+      for (role, count) in [
+        (Role::System, m.system),
+        (Role::Developer, m.developer),
+        (Role::User, m.user),
+        (Role::Assistant, m.assistant),
+        (Role::Tool, m.tool),
+      ] {
+        if let Some(c) = count {
+          let name = format!("minKeep.{}", role.as_str());
+          min_keep.push((role, integer_option(&name, c, 0.0)?));
+        }
+      }
+    }
+    let options = MaxContextOptions {
+      drop_order,
+      keep_first_system: self.keep_first_system.unwrap_or(false),
+      min_keep,
+    };
+    Ok((options, Encoding::resolve(self.model.as_deref(), self.encoding.as_deref())?))
+  }
+}
+
+/// Caps a conversation at `maxContextTokens` (the estimate of {@link estimateTokens}, reply
+/// priming included) by dropping whole messages: oldest first, or by role with
+/// `truncationPriority` (**listed first, dropped first**). The last message is always kept,
+/// even if it alone exceeds the cap; a tool call and its results are dropped or kept together;
+/// nothing is reordered. Within the cap the same messages come back. Returns the caller's own
+/// message objects.
+///
+/// ```ts
+/// applyMaxContextTokens(messages, 8000, { truncationPriority: ['assistant', 'user'], keepFirstSystem: true })
+/// ```
+#[napi(
+  catch_unwind,
+  ts_generic_types = "M extends AnyMessage",
+  ts_args_type = "messages: M[], maxContextTokens: number, options?: MaxContextTokensOptions",
+  ts_return_type = "M[]"
+)]
+pub fn apply_max_context_tokens<'env>(
+  env: &'env Env,
+  messages: Unknown<'env>,
+  max_context_tokens: Unknown<'env>,
+  options: Option<Unknown<'env>>,
+) -> Result<Unknown<'env>> {
+  let (input, op) = prepare(env, messages, max_context_tokens, options)?;
+  task::run_sync(env, input, op)
+}
+
+/// {@link applyMaxContextTokens} on the libuv thread pool: messages are read on the calling
+/// thread, the cap is computed on a worker, and the Promise resolves to the returned messages.
+#[napi(
+  catch_unwind,
+  ts_generic_types = "M extends AnyMessage",
+  ts_args_type = "messages: M[], maxContextTokens: number, options?: MaxContextTokensOptions",
+  ts_return_type = "Promise<M[]>"
+)]
+pub fn apply_max_context_tokens_async<'env>(
+  env: &'env Env,
+  messages: Unknown<'env>,
+  max_context_tokens: Unknown<'env>,
+  options: Option<Unknown<'env>>,
+) -> Result<AsyncTask<task::PlanTask<CapOp>>> {
+  let (input, op) = prepare(env, messages, max_context_tokens, options)?;
+  task::spawn(env, input, op)
+}
+
+type CapOp = task::PlanOnly<Box<dyn FnMut(&crate::Conversation<'_>) -> crate::Plan + Send>>;
+
+fn prepare<'env>(
+  env: &'env Env,
+  messages: Unknown<'env>,
+  max_context_tokens: Unknown<'env>,
+  options: Option<Unknown<'env>>,
+) -> Result<(read::JsMessages<'env>, CapOp)> {
+  let options: MaxContextTokensOptions = read_options(env, options, "options")?;
+  let format =
+    super::options::parse_format(options.format.as_deref()).map_err(|e| error::throw(env, e))?;
+  let input = read::read_messages_in(env, messages, format)?;
+  let max = integer_argument(&max_context_tokens, "maxContextTokens", 0.0)
+    .map_err(|e| error::throw(env, e))?;
+  let (options, encoding) = options.normalize().map_err(|e| error::throw(env, e))?;
+  let plan: Box<dyn FnMut(&crate::Conversation<'_>) -> crate::Plan + Send> =
+    Box::new(move |conv| roles::apply_max_context_tokens(conv, max, &options));
+  Ok((input, task::PlanOnly { encoding, plan }))
+}
