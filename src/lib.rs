@@ -15,6 +15,8 @@
 pub mod conversation;
 pub mod error;
 pub mod format;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 pub mod message;
 pub mod plan;
 pub mod repair;
