@@ -835,10 +835,13 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.RollingContext = nativeBinding.RollingContext
 module.exports.countSteps = nativeBinding.countSteps
 module.exports.countTokens = nativeBinding.countTokens
+module.exports.DEFAULT_CONFIG = nativeBinding.DEFAULT_CONFIG
 module.exports.estimateMessageTokens = nativeBinding.estimateMessageTokens
 module.exports.estimateTokens = nativeBinding.estimateTokens
 module.exports.setTokenCacheCapacity = nativeBinding.setTokenCacheCapacity
 module.exports.tagMessagesWithStep = nativeBinding.tagMessagesWithStep
 module.exports.tokenCacheStats = nativeBinding.tokenCacheStats
+module.exports.truncateOldToolOutputs = nativeBinding.truncateOldToolOutputs

@@ -4,6 +4,7 @@
 mod error;
 mod options;
 mod read;
+mod rolling;
 mod write;
 
 use napi::bindgen_prelude::*;
