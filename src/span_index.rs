@@ -21,7 +21,7 @@
 //! ```
 
 use std::borrow::Cow;
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// The modulus of the rolling hash: the Mersenne prime 2⁶¹ − 1.
@@ -78,6 +78,17 @@ pub struct SpanIndex<'a> {
   ids: HashMap<u64, usize, BuildHasherDefault<MixHasher>>,
   windows: Vec<Window>,
   tags: Vec<Tags>,
+  /// One bit per hash value modulo [`FILTER_BITS`], set for every indexed window: most probes
+  /// miss, and a bit test answers them without touching the table.
+  filter: Vec<u64>,
+}
+
+/// The size of [`SpanIndex::filter`] in bits (128 KiB).
+const FILTER_BITS: usize = 1 << 20;
+
+fn filter_slot(hash: u64) -> (usize, u64) {
+  let bit = (hash as usize) & (FILTER_BITS - 1);
+  (bit / 64, 1 << (bit % 64))
 }
 
 impl<'a> SpanIndex<'a> {
@@ -96,6 +107,7 @@ impl<'a> SpanIndex<'a> {
       ids: HashMap::default(),
       windows: Vec::new(),
       tags: Vec::new(),
+      filter: Vec::new(),
     }
   }
 
@@ -138,6 +150,13 @@ impl<'a> SpanIndex<'a> {
           }
         }
         None => {
+          if self.filter.is_empty() {
+            self.filter = vec![0; FILTER_BITS / 64];
+          }
+          let (word, bit) = filter_slot(hash);
+          if let Some(w) = self.filter.get_mut(word) {
+            *w |= bit;
+          }
           self.ids.insert(hash, self.windows.len());
           self.windows.push(Window { text: id, start, end });
           self.tags.push(Tags::One(tag));
@@ -156,6 +175,10 @@ impl<'a> SpanIndex<'a> {
       return shared;
     }
     windows(text, self.min_chars, self.power, |hash, start, end| {
+      let (word, bit) = filter_slot(hash);
+      if self.filter.get(word).is_some_and(|w| w & bit == 0) {
+        return true;
+      }
       if let Some(&w) = self.ids.get(&hash) {
         if self.window_text(w) == text.get(start..end) {
           shared.push(w);
@@ -189,22 +212,21 @@ impl<'a> SpanIndex<'a> {
 /// Calls `f(hash, start, end)` for every window of `size` characters of `text` (byte offsets),
 /// in order, until `f` returns false. `power` is `BASE^(size - 1)`.
 fn windows(text: &str, size: usize, power: u64, mut f: impl FnMut(u64, usize, usize) -> bool) {
-  let mut window: VecDeque<(usize, u64)> = VecDeque::with_capacity(size + 1);
+  // Two cursors over the same text: `head` adds characters, `tail` removes them `size` later.
+  let mut tail = text.char_indices();
+  let mut len = 0;
   let mut hash = 0;
   for (at, c) in text.char_indices() {
-    let value = u64::from(c) + 1;
-    if window.len() == size {
-      if let Some((_, old)) = window.pop_front() {
-        hash = sub_mod(hash, mul_mod(old, power));
+    if len == size {
+      if let Some((_, old)) = tail.next() {
+        hash = sub_mod(hash, mul_mod(u64::from(old) + 1, power));
       }
+    } else {
+      len += 1;
     }
-    hash = add_mod(mul_mod(hash, BASE), value);
-    window.push_back((at, value));
-    if window.len() == size {
-      let start = window.front().map_or(at, |&(s, _)| s);
-      if !f(hash, start, at + c.len_utf8()) {
-        return;
-      }
+    hash = add_mod(mul_mod(hash, BASE), u64::from(c) + 1);
+    if len == size && !f(hash, tail.offset(), at + c.len_utf8()) {
+      return;
     }
   }
 }
