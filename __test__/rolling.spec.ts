@@ -53,6 +53,13 @@ function assertPaired(t: ExecutionContext, messages: Message[], label = '') {
   t.deepEqual(pairingProblems(messages), [], label)
 }
 
+/** truncateOldToolOutputs, checking that the output is still paired. */
+function run(t: ExecutionContext, messages: Message[], config?: TruncationConfig): Message[] {
+  const out = truncateOldToolOutputs(messages, config)
+  assertPaired(t, out)
+  return out
+}
+
 // The design's three tests, ported. Its first one reads 'very long content...' (4 tokens), which
 // its own small-output rule never truncates; the port uses a long output, and the literal
 // messages pass once that rule is turned off.
@@ -71,18 +78,18 @@ test('truncates tool outputs older than maxAge', (t) => {
   assertPaired(t, out)
 
   const literal = messages.map((m, i) => (i === 2 ? { ...m, content: 'very long content...' } : m))
-  t.is(truncateOldToolOutputs(literal, { maxAge: 5 })[2], literal[2])
-  t.is(truncateOldToolOutputs(literal, { maxAge: 5, smallOutputTokens: 0 })[2].content, '[content truncated - 6 steps ago]')
+  t.is(run(t, literal, { maxAge: 5 })[2], literal[2])
+  t.is(run(t, literal, { maxAge: 5, smallOutputTokens: 0 })[2].content, '[content truncated - 6 steps ago]')
 })
 
 test('preserves recent tool outputs', (t) => {
   const messages = conversation(6)
   // Step 1 is 5 steps old: not older than maxAge.
-  const out = truncateOldToolOutputs(messages)
+  const out = run(t, messages)
   t.deepEqual(truncated(out), [])
   out.forEach((m, i) => t.is(m, messages[i]))
-  t.deepEqual(truncated(truncateOldToolOutputs(messages, { maxAge: 4 })), [2])
-  t.deepEqual(truncated(truncateOldToolOutputs(messages, { maxAge: 0 })), [2, 4, 6, 8, 10])
+  t.deepEqual(truncated(run(t, messages, { maxAge: 4 })), [2])
+  t.deepEqual(truncated(run(t, messages, { maxAge: 0 })), [2, 4, 6, 8, 10])
 })
 
 test('preserves error messages regardless of age', (t) => {
@@ -92,7 +99,7 @@ test('preserves error messages regardless of age', (t) => {
   messages[6] = result('3', big('build') + 'make: *** [Makefile:192: build] Error 2\n[The command completed with exit code 2.]')
   messages[8] = result('4', 'Traceback (most recent call last):\n' + big('trace'))
   messages[10] = result('5', big('ls') + "ls: cannot access 'src/lib': No such file or directory")
-  const out = truncateOldToolOutputs(messages, { maxAge: 0, maxTokensPerOutput: 32 })
+  const out = run(t, messages, { maxAge: 0, maxTokensPerOutput: 32 })
   for (const i of [2, 4, 6, 8, 10]) t.is(out[i], messages[i], `messages[${i}] is kept`)
   t.deepEqual(truncated(out), [12, 14, 16, 18, 20])
 })
@@ -103,11 +110,11 @@ test('small outputs are never truncated, under a configurable threshold', (t) =>
   t.is(countTokens(' y'.repeat(100)), 100)
   // Steps 1 and 2 are older than maxAge; step 1 is under 100 tokens.
   const messages = conversation(8, (k) => (k === 1 ? ninetyNine : ' y'.repeat(100)))
-  t.deepEqual(truncated(truncateOldToolOutputs(messages)), [4])
-  t.deepEqual(truncated(truncateOldToolOutputs(messages, { smallOutputTokens: 101 })), [])
-  t.deepEqual(truncated(truncateOldToolOutputs(messages, { smallOutputTokens: 0 })), [2, 4])
+  t.deepEqual(truncated(run(t, messages)), [4])
+  t.deepEqual(truncated(run(t, messages, { smallOutputTokens: 101 })), [])
+  t.deepEqual(truncated(run(t, messages, { smallOutputTokens: 0 })), [2, 4])
   // Small wins over the cap.
-  t.deepEqual(truncated(truncateOldToolOutputs(conversation(3, () => ninetyNine), { maxTokensPerOutput: 32 })), [])
+  t.deepEqual(truncated(run(t, conversation(3, () => ninetyNine), { maxTokensPerOutput: 32 })), [])
 })
 
 test('an old output that a recent tool call consumes is kept while the call is recent', (t) => {
@@ -115,19 +122,19 @@ test('an old output that a recent tool call consumes is kept while the call is r
   const messages = conversation(8, (k) => (k === 1 ? big('a', 15) + span + '\n' + big('b', 15) : big(`out${k}`)))
   // Step 8 copies the span into its arguments.
   messages[15] = call('8', { path: '/other.rs', old_str: `  ${span}  `, new_str: 'x' }, 'str_replace')
-  t.is(truncateOldToolOutputs(messages)[2], messages[2])
+  t.is(run(t, messages)[2], messages[2])
   // 39 characters are not a substantial span.
   messages[15] = call('8', { old_str: span.slice(0, 39) }, 'str_replace')
-  t.deepEqual(truncated(truncateOldToolOutputs(messages)), [2, 4])
-  t.is(truncateOldToolOutputs(messages, { minQuotedChars: 39 })[2], messages[2])
+  t.deepEqual(truncated(run(t, messages)), [2, 4])
+  t.is(run(t, messages, { minQuotedChars: 39 })[2], messages[2])
   // Naming the file it came from (relative or absolute) consumes it too.
   messages[15] = call('8', { command: 'gcc -c ./src/file1.rs -o out.o' }, 'bash')
-  t.is(truncateOldToolOutputs(messages)[2], messages[2])
+  t.is(run(t, messages)[2], messages[2])
   // Once the consuming call is older than maxAge, the output goes.
   messages[15] = call('8', {}, 'bash')
   messages[3] = call('2', { file_path: 'src/file1.rs' }, 'edit')
-  t.deepEqual(truncated(truncateOldToolOutputs(messages)), [2, 4])
-  t.deepEqual(truncated(truncateOldToolOutputs(messages, { maxAge: 5 + 1 })), [])
+  t.deepEqual(truncated(run(t, messages)), [2, 4])
+  t.deepEqual(truncated(run(t, messages, { maxAge: 5 + 1 })), [])
 })
 
 test('only the latest output a reference can come from is kept', (t) => {
@@ -136,24 +143,24 @@ test('only the latest output a reference can come from is kept', (t) => {
   messages[3] = call('2', { path: '/a.c' }, 'view')
   messages[17] = call('9', { path: '/a.c' }, 'edit')
   // Steps 1 and 2 both viewed /a.c: the edit took its text from step 2.
-  t.deepEqual(truncated(truncateOldToolOutputs(messages)), [2, 6])
+  t.deepEqual(truncated(run(t, messages)), [2, 6])
 })
 
 test('an old output that a later user message quotes is kept', (t) => {
   const quote = "thread 'main' overflowed its stack while parsing the tuple"
   const messages = conversation(8, (k) => (k === 1 ? big('a', 15) + quote + '\n' + big('b', 15) : big(`out${k}`)))
   const asked: Message[] = [...messages, { role: 'user', content: `Why does it say "${quote}"?` }]
-  t.is(truncateOldToolOutputs(asked)[2], asked[2])
+  t.is(run(t, asked)[2], asked[2])
   // A user message before the output is not a quote of it.
   const before: Message[] = [{ role: 'user', content: `I expect "${quote}"` }, ...messages.slice(1)]
-  t.deepEqual(truncated(truncateOldToolOutputs(before)), [2, 4])
+  t.deepEqual(truncated(run(t, before)), [2, 4])
 })
 
 test('maxTokensPerOutput cuts younger outputs to their head and tail within the limit', (t) => {
   const long = big('long', 600)
   const messages = conversation(2, (k) => (k === 2 ? long : big('short', 5)))
   for (const limit of [32, 100, 500, 2000]) {
-    const out = truncateOldToolOutputs(messages, { maxTokensPerOutput: limit })
+    const out = run(t, messages, { maxTokensPerOutput: limit })
     const content = out[4].content as string
     t.true(countTokens(content) <= limit, `${countTokens(content)} tokens for a limit of ${limit}`)
     t.true(content.startsWith('long-0000 payload line\n'), `head kept at ${limit}`)
@@ -167,17 +174,17 @@ test('maxTokensPerOutput cuts younger outputs to their head and tail within the 
     t.is(out[4]._cutTokens, countTokens(long) - countTokens(head) - countTokens(tail))
     t.is(out[2], messages[2])
   }
-  t.deepEqual(truncated(truncateOldToolOutputs(messages, { maxTokensPerOutput: 100_000 })), [])
+  t.deepEqual(truncated(run(t, messages, { maxTokensPerOutput: 100_000 })), [])
   // Outputs older than maxAge become the placeholder, not a cut.
   const old = conversation(2, (k) => (k === 1 ? long : big('short', 5)))
-  t.is(truncateOldToolOutputs(old, { maxAge: 0 })[2].content, '[content truncated - 1 steps ago]')
+  t.is(run(t, old, { maxAge: 0 })[2].content, '[content truncated - 1 steps ago]')
 })
 
 test('the placeholder fills {age} and {tokens} and the copy keeps every other field', (t) => {
   const sym = Symbol('app')
   const messages = conversation(7, (k) => (k === 1 ? '東京🚀 '.repeat(100) : big(`out${k}`)))
   messages[2] = { ...messages[2], metadata: { traceId: 'abc' }, [sym]: 42 } as Message
-  const out = truncateOldToolOutputs(messages, { placeholder: '[{age} steps ago, {tokens} tokens, {age}]' })
+  const out = run(t, messages, { placeholder: '[{age} steps ago, {tokens} tokens, {age}]' })
   const tokens = countTokens('東京🚀 '.repeat(100))
   t.deepEqual(out[2], {
     role: 'tool',
@@ -202,7 +209,7 @@ test('partial configs merge with DEFAULT_CONFIG, which is exported and typed', (
   t.deepEqual(truncateOldToolOutputs(messages, undefined), expected)
   t.deepEqual(truncateOldToolOutputs(messages, { maxAge: undefined }), expected)
   const three: TruncationConfig = { ...DEFAULT_CONFIG, maxAge: 3 }
-  t.deepEqual(truncated(truncateOldToolOutputs(messages, three)), [2, 4, 6])
+  t.deepEqual(truncated(run(t, messages, three)), [2, 4, 6])
   t.deepEqual(truncateOldToolOutputs(messages, { maxAge: 3 }), truncateOldToolOutputs(messages, three))
 })
 
@@ -247,7 +254,7 @@ test('the encoding and model options change how tokens are counted', (t) => {
 test('the input is never modified and kept messages are the caller objects', (t) => {
   for (const [name, messages] of transcripts()) {
     const before = snapshot(messages)
-    const out = truncateOldToolOutputs(messages, { maxAge: 2, maxTokensPerOutput: 200 })
+    const out = run(t, messages, { maxAge: 2, maxTokensPerOutput: 200 })
     t.deepEqual(messages, before, name)
     t.is(out.length, messages.length, name)
     out.forEach((m, i) => {
