@@ -379,7 +379,8 @@ impl<'a> Referrers<'a> {
         let is_source = refs.iter().any(|&r| {
           // Made after this result, and not after a later result that has it too.
           let until = seen_at.get(&r).copied().unwrap_or(usize::MAX);
-          self.positions(r).iter().any(|&p| p > *position && p <= until)
+          let made = self.positions(r);
+          made.get(made.partition_point(|&p| p <= *position)).is_some_and(|&p| p <= until)
         });
         if let Some(flag) = marked.get_mut(*i) {
           *flag = is_source;
