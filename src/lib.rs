@@ -12,17 +12,24 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod classify;
 pub mod conversation;
 pub mod error;
+pub mod file_ops;
+pub mod file_tracker;
 pub mod message;
 pub mod plan;
+pub mod strategy;
 pub mod tokens;
 
 #[cfg(feature = "napi")]
 mod napi;
 
+pub use classify::{Classification, ClassifyOptions, ContentPriority};
 pub use conversation::{Conversation, Unit};
 pub use error::{Error, ErrorKind, Result};
+pub use file_ops::{file_operation, FileOp, FileOpKind};
+pub use file_tracker::{FileReference, FileTracker};
 pub use message::{Content, Message, Part, Role, ToolCall};
 pub use plan::{Action, MetaValue, Plan, Replacement};
 pub use tokens::Encoding;
