@@ -835,10 +835,18 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.FileTracker = nativeBinding.FileTracker
+module.exports.classifyMessage = nativeBinding.classifyMessage
+module.exports.ContentPriority = nativeBinding.ContentPriority
 module.exports.countSteps = nativeBinding.countSteps
 module.exports.countTokens = nativeBinding.countTokens
 module.exports.estimateMessageTokens = nativeBinding.estimateMessageTokens
 module.exports.estimateTokens = nativeBinding.estimateTokens
+module.exports.FileOperation = nativeBinding.FileOperation
 module.exports.setTokenCacheCapacity = nativeBinding.setTokenCacheCapacity
 module.exports.tagMessagesWithStep = nativeBinding.tagMessagesWithStep
 module.exports.tokenCacheStats = nativeBinding.tokenCacheStats
+module.exports.trimByAge = nativeBinding.trimByAge
+module.exports.trimByPriority = nativeBinding.trimByPriority
+module.exports.trimConversation = nativeBinding.trimConversation
+module.exports.trimWithPlaceholders = nativeBinding.trimWithPlaceholders

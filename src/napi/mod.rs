@@ -3,6 +3,7 @@
 
 mod error;
 mod options;
+mod priority;
 mod read;
 mod write;
 

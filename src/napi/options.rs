@@ -4,7 +4,7 @@ use napi::bindgen_prelude::*;
 use napi::{Env, ValueType};
 use napi_derive::napi;
 
-use crate::error::{Error as CoreError, Result as CoreResult};
+use crate::error::{Error as CoreError, ErrorKind, Result as CoreResult};
 use crate::tokens::Encoding;
 
 /// How to count tokens.
@@ -56,10 +56,22 @@ pub(crate) fn read_options<T: FromNapiValue + Default>(
 
 /// Checks a numeric option: finite, an integer, at least `min`.
 pub(crate) fn integer_option(name: &str, value: f64, min: f64) -> CoreResult<usize> {
+  integer_value(ErrorKind::InvalidOption, name, value, min)
+}
+
+/// Checks a number (an option or an argument, as `kind` says): finite, an integer, at least
+/// `min`.
+pub(crate) fn integer_value(
+  kind: ErrorKind,
+  name: &str,
+  value: f64,
+  min: f64,
+) -> CoreResult<usize> {
   if value.is_finite() && value.fract() == 0.0 && value >= min && value <= 9_007_199_254_740_991.0 {
     Ok(value as usize)
   } else {
-    Err(CoreError::option(
+    Err(CoreError::new(
+      kind,
       name,
       format!("must be an integer of at least {min}, got {}", js_number(value)),
     ))
