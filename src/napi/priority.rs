@@ -29,7 +29,7 @@ use super::{error, read, write};
 /// How much a message matters; higher values are kept longer. The four highest
 /// (`MODIFIED_FILES` and up) are never dropped.
 #[napi]
-#[allow(non_camel_case_types)] // the seed's names: `ContentPriority.SYSTEM === 100` in JS
+#[allow(non_camel_case_types, clippy::upper_case_acronyms)] // the seed's names: `ContentPriority.SYSTEM === 100` in JS
 pub enum ContentPriority {
   /// The system prompt (and `developer` messages). Never dropped.
   SYSTEM = 100,
@@ -766,9 +766,9 @@ fn string_set(env: &Env, value: Unknown<'_>, name: &str) -> CoreResult<BTreeSet<
     value
   } else if matches!(value.get_type(), Ok(ValueType::Object)) {
     let from = || -> Result<Unknown<'_>> {
-      let array: Object = env.get_global()?.get_named_property("Array")?;
+      let array: Function<Unknown, Unknown> = env.get_global()?.get_named_property("Array")?;
       let from: Function<Unknown, Unknown> = array.get_named_property("from")?;
-      from.call(value)
+      from.apply(array, value)
     };
     from().map_err(|_| bad())?
   } else {
