@@ -22,7 +22,9 @@ pub mod plan;
 pub mod strategy;
 pub mod tokens;
 
-#[cfg(feature = "napi")]
+// Not in unit-test builds: napi-rs registers `#[napi]` items only outside `cfg(test)`, so there
+// they would all be dead code; the binding is tested from JavaScript (`__test__/`).
+#[cfg(all(feature = "napi", not(test)))]
 mod napi;
 
 pub use classify::{Classification, ClassifyOptions, ContentPriority};

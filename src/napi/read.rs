@@ -101,10 +101,8 @@ fn as_array(value: Unknown<'_>) -> CoreResult<Array<'_>> {
     ));
   }
   // SAFETY: checked to be an array just above.
-  Ok(
-    unsafe { value.cast::<Array>() }
-      .map_err(|e| CoreError::new(ErrorKind::InvalidMessages, "messages", e.reason))?,
-  )
+  unsafe { value.cast::<Array>() }
+    .map_err(|e| CoreError::new(ErrorKind::InvalidMessages, "messages", e.reason))
 }
 
 /// A JavaScript-style type name for error messages.
