@@ -191,3 +191,20 @@ fn the_documented_tiers_of_i_got_id_at_half_its_size() {
   );
   assert!(!by_priority.outcome.over_budget && !with_placeholders.outcome.over_budget);
 }
+
+#[test]
+fn the_documented_over_budget_case_of_ponyc_4595_at_half_its_size() {
+  let (_, msgs) =
+    transcripts().into_iter().find(|(n, _)| n == "openhands-ponyc-4595.json").expect("transcript");
+  let conv = Conversation::new(&msgs, Encoding::O200kBase);
+  assert_eq!(conv.total_tokens(), 29476);
+  for t in [
+    trim_by_priority(&conv, None, &options(conv.total_tokens() / 2)),
+    trim_with_placeholders(&conv, None, &options(conv.total_tokens() / 2)),
+  ] {
+    let modified = tiers(&conv, &t).into_iter().find(|(n, _)| *n == "MODIFIED_FILES");
+    assert_eq!(modified, Some(("MODIFIED_FILES", [16, 23283, 16, 0, 0, 23283])));
+    assert!(t.outcome.over_budget);
+    assert_eq!(t.outcome.total_tokens, 25787);
+  }
+}
