@@ -334,25 +334,9 @@ pub fn classify_with_operations(
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::message::ToolCall;
+  use crate::testing::{call, result, user};
   use crate::tokens::Encoding;
   use ContentPriority::*;
-
-  fn user(t: &str) -> Message {
-    Message::text(Role::User, t)
-  }
-
-  fn call(id: &str, name: &str, args: &str) -> Message {
-    let mut m = Message::text(Role::Assistant, "");
-    m.tool_calls.push(ToolCall { id: id.into(), name: name.into(), arguments: args.into() });
-    m
-  }
-
-  fn result(id: &str, text: &str) -> Message {
-    let mut m = Message::text(Role::Tool, text);
-    m.answers.push(id.into());
-    m
-  }
 
   fn priorities(msgs: &[Message], options: &ClassifyOptions) -> Vec<ContentPriority> {
     let conv = Conversation::new(msgs, Encoding::O200kBase);

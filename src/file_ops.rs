@@ -318,16 +318,12 @@ fn reports_failure(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::message::{Message, Role, ToolCall};
+  use crate::testing::{call, named_result, result};
   use crate::tokens::Encoding;
 
-  /// A call of `tool` with `args` answered by `result`: the file operation of the result.
-  fn op(tool: &str, args: &str, result: &str) -> Option<FileOp> {
-    let mut call = Message::text(Role::Assistant, "");
-    call.tool_calls.push(ToolCall { id: "c".into(), name: tool.into(), arguments: args.into() });
-    let mut res = Message::text(Role::Tool, result);
-    res.answers.push("c".into());
-    let msgs = vec![call, res];
+  /// A call of `tool` with `args` answered by `text`: the file operation of the result.
+  fn op(tool: &str, args: &str, text: &str) -> Option<FileOp> {
+    let msgs = vec![call("c", tool, args), result("c", text)];
     let conv = Conversation::new(&msgs, Encoding::O200kBase);
     assert_eq!(file_operation(&conv, 0), None, "a call is not a file operation");
     file_operation(&conv, 1)
@@ -339,9 +335,7 @@ mod tests {
 
   /// A tool result with only a `name` and content, as in the seed's tests.
   fn named(name: &str, content: &str) -> Option<FileOp> {
-    let mut m = Message::text(Role::Tool, content);
-    m.name = Some(name.into());
-    let msgs = vec![m];
+    let msgs = vec![named_result(name, content)];
     file_operation(&Conversation::new(&msgs, Encoding::O200kBase), 0)
   }
 
@@ -528,10 +522,8 @@ mod tests {
       ),
       failed("/w/h.py", FileOpKind::Create)
     );
-    let mut m = Message::text(Role::Tool, "denied");
-    m.name = Some("write_file".into());
+    let mut m = named_result("write_file", r#"{"path":"/x"}"#);
     m.is_error = true;
-    m.content = crate::message::Content::Text(r#"{"path":"/x"}"#.into());
     let msgs = vec![m];
     assert_eq!(
       file_operation(&Conversation::new(&msgs, Encoding::O200kBase), 0),

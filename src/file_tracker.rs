@@ -161,7 +161,8 @@ impl FileTracker {
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::message::{Message, Role, ToolCall};
+  use crate::message::{Message, Role};
+  use crate::testing::{call, named_result, result};
   use crate::tokens::Encoding;
 
   #[test]
@@ -197,14 +198,9 @@ mod tests {
 
   #[test]
   fn builds_from_message_history() {
-    let tool = |name: &str, content: &str| {
-      let mut m = Message::text(Role::Tool, content);
-      m.name = Some(name.into());
-      m
-    };
     let msgs = vec![
-      tool("create_file", r#"{"path": "/app/new.ts"}"#),
-      tool("read_file", r#"{"path": "/app/existing.ts"}"#),
+      named_result("create_file", r#"{"path": "/app/new.ts"}"#),
+      named_result("read_file", r#"{"path": "/app/existing.ts"}"#),
     ];
     let t = FileTracker::from_conversation(&Conversation::new(&msgs, Encoding::O200kBase), 7.0);
     assert!(t.was_modified("/app/new.ts"));
@@ -214,20 +210,7 @@ mod tests {
 
   #[test]
   fn steps_follow_calls_and_failed_edits_are_reads() {
-    let call = |id: &str, args: &str| {
-      let mut m = Message::text(Role::Assistant, "");
-      m.tool_calls.push(ToolCall {
-        id: id.into(),
-        name: "str_replace_editor".into(),
-        arguments: args.into(),
-      });
-      m
-    };
-    let result = |id: &str, text: &str| {
-      let mut m = Message::text(Role::Tool, text);
-      m.answers.push(id.into());
-      m
-    };
+    let call = |id: &str, args: &str| call(id, "str_replace_editor", args);
     let msgs = vec![
       Message::text(Role::User, "task"),
       call("1", r#"{"command":"view","path":"/w/a"}"#),

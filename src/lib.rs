@@ -27,6 +27,9 @@ pub mod tokens;
 #[cfg(all(feature = "napi", not(test)))]
 mod napi;
 
+#[cfg(test)]
+mod testing;
+
 pub use classify::{Classification, ClassifyOptions, ContentPriority};
 pub use conversation::{Conversation, Unit};
 pub use error::{Error, ErrorKind, Result};

@@ -30,27 +30,16 @@ pub fn trim_by_age(conv: &Conversation<'_>, target: usize) -> Outcome {
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::message::{Message, Role, ToolCall};
+  use crate::message::{Message, Role};
+  use crate::testing::{call, result};
   use crate::tokens::Encoding;
-
-  fn call(id: &str) -> Message {
-    let mut m = Message::text(Role::Assistant, "");
-    m.tool_calls.push(ToolCall { id: id.into(), name: "bash".into(), arguments: "{}".into() });
-    m
-  }
-
-  fn result(id: &str, text: &str) -> Message {
-    let mut m = Message::text(Role::Tool, text);
-    m.answers.push(id.into());
-    m
-  }
 
   #[test]
   fn drops_oldest_units_first_keeping_system_and_the_last_message() {
     let msgs = vec![
       Message::text(Role::System, "system prompt"),
       Message::text(Role::User, "old question ".repeat(20)),
-      call("a"),
+      call("a", "bash", "{}"),
       result("a", &"output ".repeat(50)),
       Message::text(Role::User, "recent question"),
       Message::text(Role::Assistant, "recent answer"),

@@ -246,21 +246,10 @@ pub fn file_placeholder(path: &str, content: &str, steps_ago: usize, modified: b
 mod tests {
   use super::*;
   use crate::file_ops::FileOpKind;
-  use crate::message::{Message, Role, ToolCall};
+  use crate::message::{Message, Role};
   use crate::plan::Action;
+  use crate::testing::{call, named_result, result};
   use crate::tokens::Encoding;
-
-  fn call(id: &str, name: &str, args: &str) -> Message {
-    let mut m = Message::text(Role::Assistant, "");
-    m.tool_calls.push(ToolCall { id: id.into(), name: name.into(), arguments: args.into() });
-    m
-  }
-
-  fn result(id: &str, text: &str) -> Message {
-    let mut m = Message::text(Role::Tool, text);
-    m.answers.push(id.into());
-    m
-  }
 
   fn options(target: usize, turns: usize) -> PriorityOptions {
     PriorityOptions {
@@ -332,9 +321,7 @@ mod tests {
     tracker.track_access("/app/edited.ts", 1, FileOpKind::Edit, None, 0.0);
     tracker.track_access("/app/read.ts", 1, FileOpKind::Read, None, 0.0);
     let tool = |path: &str, body: &str| {
-      let mut m = Message::text(Role::Tool, format!("File: {path}\n{}", body.repeat(100)));
-      m.name = Some("read_file".into());
-      m
+      named_result("read_file", &format!("File: {path}\n{}", body.repeat(100)))
     };
     let msgs = vec![
       Message::text(Role::System, "System"),
