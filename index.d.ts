@@ -55,7 +55,7 @@ export declare class FileTracker {
    * Records an access to `path` at `step`: a modification (`create`, `edit`, `delete`) marks
    * the file modified for good; `content` gives the preview and line count.
    */
-  trackAccess(path: string, step: number, operation: 'read' | 'create' | 'edit' | 'delete', content?: string): void
+  trackAccess(path: string, step: number, operation: FileOperation, content?: string): void
   /** Whether `path` was modified in this session. */
   wasModified(path: string): boolean
   /** The paths of the modified files, in the order they were first accessed. */

@@ -8,7 +8,7 @@ use napi::{Env, ValueType};
 use napi_derive::napi;
 
 use crate::classify::{
-  classify_message as core_classify_message, classify_with_operations,
+  classify_conversation, classify_message as core_classify_message, classify_with_operations,
   ClassificationContext as CoreContext, ClassifyOptions, ContentPriority as Priority, Metadata,
   DEFAULT_PRESERVE_RECENT_TURNS,
 };
@@ -24,7 +24,7 @@ use crate::strategy::priority::{
 use crate::tokens::Encoding;
 
 use super::options::{integer_option, integer_value, read_options, TokenOptions};
-use super::{error, read, write};
+use super::{error, read, saturate, write};
 
 /// How much a message matters; higher values are kept longer. The four highest
 /// (`MODIFIED_FILES` and up) are never dropped.
@@ -277,16 +277,12 @@ pub fn classify_message<'env>(
     )));
   }
   let conv = Conversation::new(&input.messages, encoding);
-  let operations = file_operations(&conv);
-  let tracker;
-  let is_modified: Box<dyn Fn(&str) -> bool> = match modified {
-    Some(set) => Box::new(move |p: &str| set.contains(p)),
-    None => {
-      tracker = CoreTracker::from_operations(&conv, &operations, 0.0);
-      Box::new(|p: &str| tracker.was_modified(p))
+  let mut classes = match modified {
+    Some(set) => {
+      classify_with_operations(&conv, &file_operations(&conv), &|p| set.contains(p), &options)
     }
+    None => classify_conversation(&conv, None, &options),
   };
-  let mut classes = classify_with_operations(&conv, &operations, &*is_modified, &options);
   let c = classes.swap_remove(index);
   Ok(classified(*object, c))
 }
@@ -358,7 +354,7 @@ pub struct FileTracker {
 #[napi]
 impl FileTracker {
   /// An empty tracker.
-  #[napi(constructor, ts_args_type = "options?: FileTrackerOptions")]
+  #[napi(constructor, catch_unwind, ts_args_type = "options?: FileTrackerOptions")]
   pub fn new(env: &Env, options: Option<Unknown>) -> Result<Self> {
     Ok(FileTracker { inner: CoreTracker::new(), clock: clock(env, options)? })
   }
@@ -366,7 +362,8 @@ impl FileTracker {
   /// Records an access to `path` at `step`: a modification (`create`, `edit`, `delete`) marks
   /// the file modified for good; `content` gives the preview and line count.
   #[napi(
-    ts_args_type = "path: string, step: number, operation: 'read' | 'create' | 'edit' | 'delete', content?: string"
+    catch_unwind,
+    ts_args_type = "path: string, step: number, operation: FileOperation, content?: string"
   )]
   pub fn track_access(
     &mut self,
@@ -397,14 +394,14 @@ impl FileTracker {
   }
 
   /// Whether `path` was modified in this session.
-  #[napi(ts_args_type = "path: string")]
+  #[napi(catch_unwind, ts_args_type = "path: string")]
   pub fn was_modified(&self, env: &Env, path: Unknown) -> Result<bool> {
     let path = read::string_argument(&path, "path").map_err(|e| error::throw(env, e))?;
     Ok(self.inner.was_modified(&path))
   }
 
   /// The paths of the modified files, in the order they were first accessed.
-  #[napi(ts_return_type = "Set<string>")]
+  #[napi(catch_unwind, ts_return_type = "Set<string>")]
   pub fn get_modified_files<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
     let paths: Vec<&str> = self.inner.modified_files();
     let set: Function<Array, Unknown> = env.get_global()?.get_named_property("Set")?;
@@ -413,7 +410,7 @@ impl FileTracker {
 
   /// Whether the last access to `path` is more than `maxAge` steps before `currentStep` (a
   /// file never accessed is stale).
-  #[napi(ts_args_type = "path: string, currentStep: number, maxAge: number")]
+  #[napi(catch_unwind, ts_args_type = "path: string, currentStep: number, maxAge: number")]
   pub fn is_stale(
     &self,
     env: &Env,
@@ -429,7 +426,7 @@ impl FileTracker {
   }
 
   /// The files accessed at most `maxAge` steps before `currentStep`, newest first.
-  #[napi(ts_args_type = "currentStep: number, maxAge: number")]
+  #[napi(catch_unwind, ts_args_type = "currentStep: number, maxAge: number")]
   pub fn get_recent_files(
     &self,
     env: &Env,
@@ -445,7 +442,7 @@ impl FileTracker {
   /// Builds a tracker from a conversation: every tool result about a file (as the call's
   /// arguments or the result show it) is an access at the step of its call. A modification
   /// whose result reports failure counts as a read. The clock is read once.
-  #[napi(factory, ts_args_type = "messages: Message[], options?: FileTrackerOptions")]
+  #[napi(factory, catch_unwind, ts_args_type = "messages: Message[], options?: FileTrackerOptions")]
   pub fn from_messages(env: &Env, messages: Unknown, options: Option<Unknown>) -> Result<Self> {
     let input = read::read_messages(env, messages)?;
     let mut tracker = FileTracker { inner: CoreTracker::new(), clock: clock(env, options)? };
@@ -611,13 +608,11 @@ fn run_priority<'env>(
   let options = PriorityOptions { target_tokens: target, classify };
   let trim = strategy(&conv, tracker.as_ref().map(|t| &t.inner), &options);
   let out = write::apply_plan(env, &input.objects, &trim.outcome.plan)?;
-  let mut classes: Vec<Option<crate::classify::Classification>> =
-    trim.classification.into_iter().map(Some).collect();
   let dropped_messages = trim
     .outcome
     .dropped
     .iter()
-    .filter_map(|&i| Some(classified(*input.objects.get(i)?, classes.get_mut(i)?.take()?)))
+    .filter_map(|&i| Some(classified(*input.objects.get(i)?, trim.classification.get(i)?.clone())))
     .collect();
   Ok(TrimResult {
     messages: out,
@@ -776,8 +771,4 @@ fn string_set(env: &Env, value: Unknown<'_>, name: &str) -> CoreResult<BTreeSet<
   };
   let strings = Vec::<String>::from_unknown(array).map_err(|_| bad())?;
   Ok(strings.into_iter().collect())
-}
-
-fn saturate(n: usize) -> u32 {
-  u32::try_from(n).unwrap_or(u32::MAX)
 }
