@@ -176,7 +176,8 @@ function main() {
     const { facts, problems: found } = checkBinary(p)
     problems.push(...found)
     if (facts) {
-      const symbol = facts.exports.some((e) => e.endsWith(NAPI_SYMBOL)) ? `exports ${NAPI_SYMBOL}` : 'NO napi symbol'
+      const n = facts.exports.length
+      const symbol = `${facts.exports.some((e) => e.endsWith(NAPI_SYMBOL)) ? `exports ${NAPI_SYMBOL}` : 'NO napi symbol'} (${n} export${n === 1 ? '' : 's'})`
       console.log(`${p.platform.padEnd(17)} ${String(facts.bytes).padStart(9)} B  ${describe(facts)}; ${symbol}; ${facts.stripped ? 'stripped' : 'NOT stripped'}`)
     }
   }
