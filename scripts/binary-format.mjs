@@ -209,15 +209,20 @@ function inspectElf(r) {
   }
 }
 
-/** Orders `GLIBC_2.3.4`-style names by version. */
-function compareGlibc(a, b) {
-  const pa = a.slice(6).split('.').map(Number)
-  const pb = b.slice(6).split('.').map(Number)
+/** Compares dotted versions numerically (`2.3.4` < `2.17`): negative, 0 or positive. */
+export function compareVersions(a, b) {
+  const pa = a.split('.').map(Number)
+  const pb = b.split('.').map(Number)
   for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
     const d = (pa[i] ?? 0) - (pb[i] ?? 0)
     if (d !== 0) return d
   }
   return 0
+}
+
+/** Orders `GLIBC_2.3.4`-style names by version. */
+function compareGlibc(a, b) {
+  return compareVersions(a.slice(6), b.slice(6))
 }
 
 // Mach-O (thin, 64-bit, little-endian): header, load commands, LC_SYMTAB, the dyld export trie

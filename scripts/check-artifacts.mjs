@@ -15,7 +15,7 @@ import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-import { inspectBinary } from './binary-format.mjs'
+import { compareVersions, inspectBinary } from './binary-format.mjs'
 import { binaryFile, binaryPath, glibcFloor, localPlatforms, packageDir, platformNamed, platforms, root, rootPackage } from './platforms.mjs'
 
 /** The symbol Node.js looks up to register a napi module. */
@@ -79,17 +79,6 @@ export function checkBinary(p, file = binaryPath(p), { release = true } = {}) {
   expect(info.exports.includes(symbol), `does not export ${symbol} (exports: ${info.exports.slice(0, 5).join(', ') || 'nothing'})`)
   expect(!release || info.stripped === true, 'is not stripped (the release profile strips symbols)')
   return { facts, problems }
-}
-
-/** `a` vs `b` as dotted versions: negative, 0 or positive. */
-function compareVersions(a, b) {
-  const pa = a.split('.').map(Number)
-  const pb = b.split('.').map(Number)
-  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
-    const d = (pa[i] ?? 0) - (pb[i] ?? 0)
-    if (d !== 0) return d
-  }
-  return 0
 }
 
 const same = (a, b) => JSON.stringify(a) === JSON.stringify(b)
