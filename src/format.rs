@@ -300,6 +300,10 @@ fn nested_text(v: Option<&Value>) -> String {
   }
 }
 
+/// Reads one typed item of a content array (its `type`, its fields, where it is) into the
+/// message: a part to keep in `content`, or `None` when it went elsewhere (a tool call).
+type PartReader = fn(&str, &Map<String, Value>, &Block, &mut Message) -> Result<Option<Part>>;
+
 /// The envelope the Anthropic and AI SDK formats share: a role among `roles`, and content that
 /// is a string or an array of typed objects, each read by `part` into the message. `noun`
 /// names the array's items in errors (`content block`, `part`).
@@ -308,7 +312,7 @@ fn block_message(
   index: usize,
   roles: &[Role],
   noun: &str,
-  part: fn(&str, &Map<String, Value>, &Block, &mut Message) -> Result<Option<Part>>,
+  part: PartReader,
 ) -> Result<Message> {
   let o = object(value, index)?;
   let role = role(o, index, roles)?;
