@@ -1,7 +1,8 @@
 /**
  * context-trim against the JavaScript alternatives (issue 7). Run with `npm run bench`; writes
  * `benchmark/RESULTS.md` (`--out FILE` to write elsewhere, `--no-write` to only print,
- * `--sizes 100,1000` to run fewer sessions).
+ * `--sizes 100,1000` to run fewer sessions, `--check` to only compare the implementations'
+ * decisions, on whole sessions and on 8 turns of each agent loop, without timing anything).
  *
  * Scenarios, on sessions replayed from the real transcripts (benchmark/data.ts):
  * 1. cold: the first call on a whole session (the addon's token cache emptied before each call);
@@ -50,19 +51,23 @@ const LOOP_BUDGET_MS = 3000
 const MIN_SAMPLED_TURNS = 3
 /** Agent loop: the most turns a baseline is timed on in sessions above 100 messages. */
 const MAX_SAMPLED_TURNS = 64
+/** `--check`: the agent-loop turns every implementation runs. */
+const CHECK_TURNS = 8
 /** `preserveRecentTurns` of every trimByPriority call (the addon's default). */
 const PRESERVE_RECENT_TURNS = 2
 
 interface Options {
   sizes: number[]
   out: string | null
+  check: boolean
 }
 
 function parseOptions(argv: string[]): Options {
-  const options: Options = { sizes: [...SESSION_SIZES], out: join(here, 'RESULTS.md') }
+  const options: Options = { sizes: [...SESSION_SIZES], out: join(here, 'RESULTS.md'), check: false }
   for (let k = 0; k < argv.length; k++) {
     const arg = argv[k]
     if (arg === '--no-write') options.out = null
+    else if (arg === '--check') options.check = true
     else if (arg === '--out') options.out = argv[++k] ?? fail('--out needs a file')
     else if (arg === '--sizes') options.sizes = (argv[++k] ?? fail('--sizes needs a list')).split(',').map(Number)
     else fail(`unknown argument ${arg}`)
@@ -133,7 +138,7 @@ interface Timing {
  * longer than the budget; otherwise tinybench repeats it for `REPEAT_MS`.
  */
 async function repeat(fn: () => unknown, firstMs: number, beforeEach?: () => void): Promise<Timing> {
-  if (firstMs >= REPEAT_MS) return { p50: firstMs, mean: firstMs, samples: 1 }
+  if (firstMs >= REPEAT_MS || options.check) return { p50: firstMs, mean: firstMs, samples: 1 }
   const bench = new Bench({ time: REPEAT_MS, iterations: 2, warmup: false, retainSamples: true })
   bench.add('task', fn, beforeEach ? { beforeEach } : undefined)
   const [task] = await bench.run()
@@ -390,14 +395,14 @@ for (const s of sessions) {
         // Spread turns until the time budget is spent (at least MIN_SAMPLED_TURNS).
         const start = performance.now()
         for (const k of order) {
-          if (times.size >= MIN_SAMPLED_TURNS && performance.now() - start >= LOOP_BUDGET_MS) break
+          if (options.check ? times.size >= CHECK_TURNS : times.size >= MIN_SAMPLED_TURNS && performance.now() - start >= LOOP_BUDGET_MS) break
           const history = s.messages.slice(0, k)
           const [out, ms] = timeOnce(() => w.run(impl, history, halfBudget(s, k)))
           times.set(k, ms)
           check(k, out)
         }
         timedByBaselines.push([...times.keys()])
-      } else if (n <= addonAllTurnsUpTo) {
+      } else if (n <= addonAllTurnsUpTo && !options.check) {
         // Every turn, on one growing history, as an app runs it.
         emptyCache()
         allTurns = true
@@ -413,7 +418,7 @@ for (const s of sessions) {
         // Spread turns (those the baselines timed and more), in order; before each, an untimed
         // call on the previous turn's history leaves the cache as the loop would have left it.
         emptyCache()
-        const count = Math.max(addonSampledTurns(n), ...timedByBaselines.map((t) => t.length))
+        const count = options.check ? CHECK_TURNS : Math.max(addonSampledTurns(n), ...timedByBaselines.map((t) => t.length))
         for (const k of order.slice(0, count).sort((x, y) => x - y)) {
           if (k > 1) w.run(impl, s.messages.slice(0, k - 1), halfBudget(s, k - 1))
           const history = s.messages.slice(0, k)
@@ -461,6 +466,11 @@ section(
   "Addon speed-up per turn (the baseline's p50 ÷ the addon's p50 over the same turns):",
   table(['session', 'function', ...counters.map((c) => `vs ${c.name}`)], loopRatioRows),
 )
+
+if (options.check) {
+  log(checks.length === 0 ? 'check: every implementation made the same decisions' : `check: ${checks.length} failed\n${checks.join('\n')}`)
+  process.exit(mismatches > 0 ? 1 : 0)
+}
 
 // ---------------------------------------------------------------------------------------------
 // Scenario 3: raw counting throughput.

@@ -2,8 +2,9 @@
  * Whether a tool output reports an error: the rules of the addon's `src/detect.rs`.
  *
  * 1. The last non-empty line reports a non-zero `exit code N` / `exit status N`.
- * 2. A line starts (after white space) with an error marker (`Traceback (most recent call
- *    last)`, `Error:`, `error:`, `error[E`, `fatal:`…) or the whole word `ERROR`.
+ * 2. A line starts (after white space and `[`) with an error marker (`Traceback (most recent
+ *    call last)`, `Error:`, `error:`, `error[E`, `fatal:`, the coding agents' editor failures…)
+ *    or the whole word `ERROR`.
  * 3. A line contains an error phrase (`command not found`, `No such file or directory`…).
  */
 import { lines, trim, trimStart, isAlphanumeric } from './text.js'
@@ -18,6 +19,11 @@ export const ERROR_LINE_PREFIXES = [
   'panic:',
   'npm ERR!',
   'Exception in thread',
+  // Failures the coding agents' file editors report (OpenHands, SWE-agent).
+  'Your proposed edit has introduced new syntax error',
+  'No exact match found',
+  'No replacement was performed',
+  'Invalid `',
 ]
 
 export const ERROR_PHRASES = [
@@ -44,7 +50,7 @@ export function isErrorOutput(text: string): boolean {
 }
 
 function isErrorLine(line: string): boolean {
-  const start = trimStart(line)
+  const start = trimStart(line).replace(/^\[+/, '')
   if (ERROR_LINE_PREFIXES.some((p) => start.startsWith(p))) return true
   if (start.startsWith(ERROR_WORD)) {
     const rest = start.slice(ERROR_WORD.length)

@@ -8,7 +8,8 @@
  * - classification follows `src/classify.rs` (summaries, system, AGENTS.md injections, the
  *   current task as the user message that opens the current turn, files from the call's
  *   arguments and the result's headers via `src/file_ops.rs`, modified files from a tracker built
- *   from the messages where a failed edit counts as a read);
+ *   from the messages where a failed edit counts as a read, and a tool call taking the highest
+ *   priority of its results);
  * - removals go by tool-call unit (a call and all its results), lowest priority first, oldest
  *   first within a priority; a unit takes the highest priority of its messages;
  * - system, agent instructions, the current task and modified files are never dropped (the
@@ -108,7 +109,7 @@ export function classify(conv: Conversation, preserveRecentTurns: number): Class
   const modified = new Set<string>()
   for (const op of ops) if (op && !op.failed && modifies(op.kind)) modified.add(op.path)
   const task = currentTask(conv)
-  return conv.messages.map((message, i) => {
+  const classes = conv.messages.map((message, i) => {
     const step = conv.steps[i]
     const age = Math.max(0, conv.currentStep - step)
     const tokens = conv.tokens[i]
@@ -126,6 +127,13 @@ export function classify(conv: Conversation, preserveRecentTurns: number): Class
     if (isToolResult(message)) return of(recent ? ContentPriority.RECENT_TURNS : ContentPriority.STALE_TOOL_OUTPUTS, { age })
     return of(recent ? ContentPriority.RECENT_TURNS : ContentPriority.OLD_HISTORY, { age })
   })
+  // A call takes the highest priority of the results answering it (it is their request half).
+  for (const [first, ...results] of conv.units) {
+    const caller = conv.messages[first]
+    if (results.length === 0 || !(caller.tool_calls?.length ?? 0) || isSummary(caller)) continue
+    classes[first].priority = Math.max(...results.map((i) => classes[i].priority))
+  }
+  return classes
 }
 
 /** Trims `messages` to `targetTokens`, lowest priority first, by whole tool-call units. */

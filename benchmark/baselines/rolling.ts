@@ -5,11 +5,14 @@
  *
  * 1. error (flagged `is_error`/`isError`, or an error report: `src/detect.rs`): kept;
  * 2. small (under `smallOutputTokens` = 100 content tokens): kept;
- * 3. quoted (a later user message shares a verbatim span of ≥ `minQuotedChars` = 40 characters): kept;
- * 4. consumed (a recent call, at most `maxAge` steps old and made at a later step, has an
- *    argument value sharing such a span, or names the same file path): kept;
- * 5. older than `maxAge` steps: the seed's placeholder, with `_originalLength`/`_truncatedAt`;
- * 6. longer than `maxTokensPerOutput` content tokens: head and tail around a marker;
+ * 3. placeholder: older than `maxAge` steps and neither quoted nor consumed (below); the seed's
+ *    placeholder with `_originalLength`/`_truncatedAt`;
+ * 4. cut: longer than `maxTokensPerOutput` content tokens: head and tail around a marker;
+ * 5. quoted: the latest tool result before a user message that shares a verbatim span of at
+ *    least `minQuotedChars` = 40 characters with it: kept;
+ * 6. consumed: the latest tool result, at a step before a recent call's (at most `maxAge` steps
+ *    old), sharing such a span with the call's argument values, or whose own call named a file
+ *    path the call names: kept;
  * 7. otherwise kept.
  *
  * Every call counts the content of every tool result afresh, as a TypeScript app would.
@@ -18,7 +21,7 @@ import type { Message } from '../../index.js'
 import { type Conversation, analyse, callArguments, contentText, isToolResult } from './conversation.js'
 import { type Counter, contentTokens } from './counters.js'
 import { isErrorOutput } from './detect.js'
-import { SpanIndex } from './spanIndex.js'
+import { firstAbove, insertSorted, SpanIndex } from './spanIndex.js'
 
 export interface TruncationConfig {
   maxAge: number
@@ -112,66 +115,136 @@ function samePath(a: string, b: string): boolean {
   return a === b || tailOf(a, b) || tailOf(b, a)
 }
 
-class References {
-  userSpans: SpanIndex
-  callSpans: SpanIndex
-  /** file name -> [path, latest step naming it] */
-  callPaths = new Map<string, Array<[string, number]>>()
+/** A reference: a span-index window id (even) or a path id (odd). */
+type Reference = number
+const spanRef = (w: number): Reference => w * 2
+const pathRef = (p: number): Reference => p * 2 + 1
 
-  constructor(conv: Conversation, config: TruncationConfig) {
-    this.userSpans = new SpanIndex(config.minQuotedChars)
-    this.callSpans = new SpanIndex(config.minQuotedChars)
-    conv.messages.forEach((m, i) => {
-      if (m.role === 'user' && !isToolResult(m)) this.userSpans.add(contentText(m), i)
-      const calls = m.tool_calls ?? []
-      if (calls.length === 0 || conv.currentStep - conv.steps[i] > config.maxAge) return
-      const step = conv.steps[i]
-      for (const call of calls) {
-        const raw = call.function.arguments
-        const text = typeof raw === 'string' ? raw : raw == null ? '' : JSON.stringify(raw)
-        const parsed = parseJson(text)
-        if (!parsed.ok) {
-          this.callSpans.add(text, step)
-          continue
-        }
-        forEachString(parsed.value, (s) => this.callSpans.add(s, step))
-        for (const path of argumentPaths(parsed.value)) {
-          const name = fileName(path)
-          let entry = this.callPaths.get(name)
-          if (!entry) this.callPaths.set(name, (entry = []))
-          const same = entry.find(([p]) => p === path)
-          if (same) same[1] = Math.max(same[1], step)
-          else entry.push([path, step])
-        }
+/** What later messages refer to, each reference with the positions of the messages making it. */
+class Referrers {
+  spans: SpanIndex
+  /** Each path named, with the positions naming it (ascending, no repeats). */
+  paths: Array<[string, number[]]> = []
+  /** file name -> indices into `paths` */
+  byFileName = new Map<string, number[]>()
+
+  constructor(minChars: number) {
+    this.spans = new SpanIndex(minChars)
+  }
+
+  addPath(path: string, position: number): void {
+    const name = fileName(path)
+    let ids = this.byFileName.get(name)
+    if (!ids) this.byFileName.set(name, (ids = []))
+    let id = ids.find((k) => this.paths[k][0] === path)
+    if (id === undefined) {
+      id = this.paths.length
+      ids.push(id)
+      this.paths.push([path, []])
+    }
+    insertSorted(this.paths[id][1], position)
+  }
+
+  positions(r: Reference): number[] {
+    return r % 2 === 0 ? this.spans.tags(r / 2) : (this.paths[(r - 1) / 2]?.[1] ?? [])
+  }
+
+  /** The references a tool result with this text, whose call named `paths`, can be the source of. */
+  referencesIn(text: string, paths: string[]): Reference[] {
+    const refs = new Set<Reference>(this.spans.sharedWindows(text).map(spanRef))
+    for (const path of paths) {
+      for (const id of this.byFileName.get(fileName(path)) ?? []) {
+        if (samePath(path, this.paths[id][0])) refs.add(pathRef(id))
       }
-    })
+    }
+    return [...refs]
   }
 
-  quoted(text: string, i: number): boolean {
-    return this.userSpans.sharesSpanAbove(text, i)
+  /**
+   * The sources among `outputs` ([message index, position, references]): a tool result is the
+   * source of a reference made at position p when it is the latest one before p to have it
+   * (tool results at the same position share it). One flag per message.
+   */
+  sources(len: number, outputs: Array<[number, number, Reference[]]>): boolean[] {
+    const marked = new Array<boolean>(len).fill(false)
+    outputs.sort((a, b) => b[1] - a[1] || a[0] - b[0])
+    const seenAt = new Map<Reference, number>()
+    for (let g = 0; g < outputs.length; ) {
+      let end = g
+      while (end < outputs.length && outputs[end][1] === outputs[g][1]) end++
+      const group = outputs.slice(g, end)
+      for (const [i, position, refs] of group) {
+        marked[i] = refs.some((r) => {
+          const until = seenAt.get(r) ?? Infinity
+          const p = firstAbove(this.positions(r), position)
+          return p !== undefined && p <= until
+        })
+      }
+      for (const [, position, refs] of group) for (const r of refs) seenAt.set(r, position)
+      g = end
+    }
+    return marked
   }
+}
 
-  consumed(conv: Conversation, text: string, i: number): boolean {
+function toolResults(conv: Conversation): number[] {
+  const out: number[] = []
+  conv.messages.forEach((m, i) => {
+    if (isToolResult(m)) out.push(i)
+  })
+  return out
+}
+
+/** Which tool results are quoted by a later user message. */
+function quotedSources(conv: Conversation, config: TruncationConfig, texts: string[]): boolean[] {
+  const referrers = new Referrers(config.minQuotedChars)
+  conv.messages.forEach((m, i) => {
+    if (m.role === 'user' && !isToolResult(m)) referrers.spans.add(contentText(m), i)
+  })
+  const outputs = toolResults(conv).map((i): [number, number, Reference[]] => [i, i, referrers.referencesIn(texts[i], [])])
+  return referrers.sources(conv.messages.length, outputs)
+}
+
+function argumentsText(raw: unknown): string {
+  return typeof raw === 'string' ? raw : raw == null ? '' : JSON.stringify(raw)
+}
+
+/** Which tool results are consumed by a recent call at a later step. */
+function consumedSources(conv: Conversation, config: TruncationConfig, texts: string[]): boolean[] {
+  const referrers = new Referrers(config.minQuotedChars)
+  conv.messages.forEach((m, i) => {
+    const calls = m.tool_calls ?? []
+    if (calls.length === 0 || conv.currentStep - conv.steps[i] > config.maxAge) return
     const step = conv.steps[i]
-    if (this.callSpans.sharesSpanAbove(text, step)) return true
+    for (const call of calls) {
+      const text = argumentsText(call.function.arguments)
+      const parsed = parseJson(text)
+      if (!parsed.ok) {
+        referrers.spans.add(text, step)
+        continue
+      }
+      forEachString(parsed.value, (s) => referrers.spans.add(s, step))
+      for (const path of argumentPaths(parsed.value)) referrers.addPath(path, step)
+    }
+  })
+  const outputs = toolResults(conv).map((i): [number, number, Reference[]] => {
     const args = callArguments(conv, i)
-    if (args === undefined) return false
-    const parsed = parseJson(args)
-    if (!parsed.ok) return false
-    return argumentPaths(parsed.value).some((path) =>
-      (this.callPaths.get(fileName(path)) ?? []).some(([other, latest]) => latest > step && samePath(path, other)),
-    )
-  }
+    const parsed = args === undefined ? undefined : parseJson(args)
+    const paths = parsed?.ok ? argumentPaths(parsed.value) : []
+    return [i, conv.steps[i], referrers.referencesIn(texts[i], paths)]
+  })
+  return referrers.sources(conv.messages.length, outputs)
 }
 
 /** The rule applied to every message, and the content tokens of the tool results it counted. */
 export function rules(counter: Counter, conv: Conversation, config: TruncationConfig): { rules: Rule[]; tokens: Map<number, number> } {
+  const texts = conv.messages.map((m) => (isToolResult(m) ? contentText(m) : ''))
   const out: Rule[] = []
   const pending: number[] = []
   const tokens = new Map<number, number>()
   conv.messages.forEach((m, i) => {
     if (!isToolResult(m)) return void out.push('not-tool-result')
-    if (m.is_error === true || m.isError === true || isErrorOutput(contentText(m))) return void out.push('error')
+    if (m.is_error === true || m.isError === true || isErrorOutput(texts[i])) return void out.push('error')
     const t = contentTokens(counter, m.content)
     if (t < config.smallOutputTokens) return void out.push('small')
     tokens.set(i, t)
@@ -179,13 +252,13 @@ export function rules(counter: Counter, conv: Conversation, config: TruncationCo
     out.push('recent')
   })
   if (pending.length === 0) return { rules: out, tokens }
-  const refs = new References(conv, config)
+  const quoted = quotedSources(conv, config, texts)
+  const consumed = consumedSources(conv, config, texts)
   for (const i of pending) {
-    const text = contentText(conv.messages[i])
-    if (refs.quoted(text, i)) out[i] = 'quoted'
-    else if (refs.consumed(conv, text, i)) out[i] = 'consumed'
-    else if (conv.currentStep - conv.steps[i] > config.maxAge) out[i] = 'placeholder'
+    const referenced: Rule | undefined = quoted[i] ? 'quoted' : consumed[i] ? 'consumed' : undefined
+    if (referenced === undefined && conv.currentStep - conv.steps[i] > config.maxAge) out[i] = 'placeholder'
     else if (tokens.get(i)! > config.maxTokensPerOutput) out[i] = 'cut'
+    else out[i] = referenced ?? 'recent'
   }
   return { rules: out, tokens }
 }

@@ -1,8 +1,8 @@
 /**
  * Verbatim spans shared between texts, in linear time: the behaviour of the addon's
- * `src/span_index.rs` (every window of `minChars` code points of the indexed texts, each with
- * the highest tag of the texts containing it; a probe asks whether some window of a text is
- * indexed with a tag above a bound). The rolling hash differs from the Rust one (polynomial
+ * `src/span_index.rs` (every distinct window of `minChars` code points of the indexed texts,
+ * with the tags of the texts containing it; a probe lists the indexed windows a text contains).
+ * The rolling hash differs from the Rust one (polynomial
  * modulo 2³² with `Math.imul` instead of modulo 2⁶¹ − 1), but hits are confirmed by comparing
  * the windows, so the answers are the same.
  */
@@ -12,7 +12,6 @@ interface Window {
   text: string
   start: number
   end: number
-  tag: number
 }
 
 /** Calls `f(hash, start, end)` for every window of `size` code points of `text` (UTF-16 offsets) until it returns false. */
@@ -45,10 +44,17 @@ function windows(text: string, size: number, power: number, f: (hash: number, st
 /** Bits of the hashes present, checked before the map: most windows of a probe are absent. */
 const FILTER_BITS = 1 << 22
 
+/**
+ * Verbatim windows of a set of texts. Each distinct window gets an id (dense, from 0, in the
+ * order first seen) and keeps the tags of the texts containing it, ascending, without repeats.
+ */
 export class SpanIndex {
   readonly minChars: number
   private power: number
-  private table = new Map<number, Window[]>()
+  /** hash -> ids of the distinct windows with that hash */
+  private ids = new Map<number, number[]>()
+  private windows: Window[] = []
+  private tagLists: number[][] = []
   private filter = new Uint32Array(FILTER_BITS >>> 5)
 
   constructor(minChars: number) {
@@ -59,45 +65,80 @@ export class SpanIndex {
   }
 
   isEmpty(): boolean {
-    return this.table.size === 0
+    return this.windows.length === 0
+  }
+
+  private find(hash: number, text: string, start: number, end: number): number | undefined {
+    const bucket = this.ids.get(hash)
+    if (!bucket) return undefined
+    const w = text.slice(start, end)
+    return bucket.find((id) => {
+      const b = this.windows[id]
+      return b.end - b.start === end - start && b.text.slice(b.start, b.end) === w
+    })
   }
 
   /** Adds every window of `text`, tagged `tag`. */
   add(text: string, tag: number): void {
     if (text.length < this.minChars) return
     windows(text, this.minChars, this.power, (hash, start, end) => {
-      const bit = hash & (FILTER_BITS - 1)
-      this.filter[bit >>> 5] |= 1 << (bit & 31)
-      const bucket = this.table.get(hash)
-      if (!bucket) {
-        this.table.set(hash, [{ text, start, end, tag }])
+      const id = this.find(hash, text, start, end)
+      if (id !== undefined) {
+        insertSorted(this.tagLists[id], tag)
         return true
       }
-      const w = text.slice(start, end)
-      const same = bucket.find((b) => b.end - b.start === end - start && b.text.slice(b.start, b.end) === w)
-      if (same) same.tag = Math.max(same.tag, tag)
-      else bucket.push({ text, start, end, tag })
+      const bit = hash & (FILTER_BITS - 1)
+      this.filter[bit >>> 5] |= 1 << (bit & 31)
+      const bucket = this.ids.get(hash)
+      if (bucket) bucket.push(this.windows.length)
+      else this.ids.set(hash, [this.windows.length])
+      this.windows.push({ text, start, end })
+      this.tagLists.push([tag])
       return true
     })
   }
 
-  /** Whether `text` shares a verbatim span of at least `minChars` code points with an indexed text tagged above `bound`. */
-  sharesSpanAbove(text: string, bound: number): boolean {
-    if (this.table.size === 0 || text.length < this.minChars) return false
+  /** The ids of the indexed windows that occur in `text`, ascending, without repeats. */
+  sharedWindows(text: string): number[] {
+    if (this.windows.length === 0 || text.length < this.minChars) return []
     const filter = this.filter
-    let shared = false
+    const shared = new Set<number>()
     windows(text, this.minChars, this.power, (hash, start, end) => {
       const bit = hash & (FILTER_BITS - 1)
       if ((filter[bit >>> 5] & (1 << (bit & 31))) === 0) return true
-      const bucket = this.table.get(hash)
-      if (!bucket) return true
-      const w = text.slice(start, end)
-      if (bucket.some((b) => b.tag > bound && b.end - b.start === end - start && b.text.slice(b.start, b.end) === w)) {
-        shared = true
-        return false
-      }
+      const id = this.find(hash, text, start, end)
+      if (id !== undefined) shared.add(id)
       return true
     })
-    return shared
+    return [...shared].sort((a, b) => a - b)
   }
+
+  /** The tags of the texts containing window `id`, ascending, without repeats. */
+  tags(id: number): number[] {
+    return this.tagLists[id] ?? []
+  }
+}
+
+/** Inserts `value` into the ascending array `sorted` unless it is there. */
+export function insertSorted(sorted: number[], value: number): void {
+  let lo = 0
+  let hi = sorted.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (sorted[mid] < value) lo = mid + 1
+    else hi = mid
+  }
+  if (sorted[lo] !== value) sorted.splice(lo, 0, value)
+}
+
+/** The first element of the ascending array `sorted` above `value`, if any. */
+export function firstAbove(sorted: number[], value: number): number | undefined {
+  let lo = 0
+  let hi = sorted.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (sorted[mid] <= value) lo = mid + 1
+    else hi = mid
+  }
+  return sorted[lo]
 }
