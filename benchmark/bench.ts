@@ -44,10 +44,10 @@ const started = performance.now()
 // 5 minutes on a 2-core machine with a debug build of the addon.
 
 /** Time budget of a repeated measurement (a call slower than this is measured once). */
-const REPEAT_MS = 600
+const REPEAT_MS = 500
 /** Agent loop: time budget of one baseline on one session and function, in spread turns. */
-const LOOP_BUDGET_MS = 3000
-/** Agent loop: the fewest turns a baseline is timed on, whatever the budget. */
+const LOOP_BUDGET_MS = 2000
+/** Agent loop: the fewest turns a baseline is timed on, whatever the budget (2 above 1,000 messages). */
 const MIN_SAMPLED_TURNS = 3
 /** Agent loop: the most turns a baseline is timed on in sessions above 100 messages. */
 const MAX_SAMPLED_TURNS = 64
@@ -395,7 +395,8 @@ for (const s of sessions) {
         // Spread turns until the time budget is spent (at least MIN_SAMPLED_TURNS).
         const start = performance.now()
         for (const k of order) {
-          if (options.check ? times.size >= CHECK_TURNS : times.size >= MIN_SAMPLED_TURNS && performance.now() - start >= LOOP_BUDGET_MS) break
+          const enough = times.size >= (n > 1000 ? 2 : MIN_SAMPLED_TURNS) && performance.now() - start >= LOOP_BUDGET_MS
+          if (options.check ? times.size >= CHECK_TURNS : enough) break
           const history = s.messages.slice(0, k)
           const [out, ms] = timeOnce(() => w.run(impl, history, halfBudget(s, k)))
           times.set(k, ms)
@@ -461,7 +462,7 @@ for (const s of sessions) {
 
 section(
   'Scenario 2: agent loop (the session grows one message a turn)',
-  `At turn k the trimmer gets the first k messages, with a budget of half their tokens for trimByPriority and the default config for truncateOldToolOutputs. **The JS baselines re-tokenise the whole history every turn, so they are timed on a subset of turns**: evenly spread turns (midpoints of halves, quarters, eighths…, so that any prefix of the sequence covers the session evenly), as many as fit in ${duration(LOOP_BUDGET_MS)} per row (at least ${MIN_SAMPLED_TURNS}); their total is the mean of those turns times the number of turns (≈). The addon (${build.profile} build) runs every turn on one growing array for sessions up to ${addonAllTurnsUpTo.toLocaleString('en-US')} messages; above that, spread turns (every turn a baseline timed, and more), each after an untimed call on the previous turn's history so that its cache holds what the loop would have left. Decisions are compared on every turn timed by more than one implementation.`,
+  `At turn k the trimmer gets the first k messages, with a budget of half their tokens for trimByPriority and the default config for truncateOldToolOutputs. **The JS baselines re-tokenise the whole history every turn, so they are timed on a subset of turns**: evenly spread turns (midpoints of halves, quarters, eighths…, so that any prefix of the sequence covers the session evenly), as many as fit in ${duration(LOOP_BUDGET_MS)} per row (at least ${MIN_SAMPLED_TURNS}, or 2 above 1,000 messages); their total is the mean of those turns times the number of turns (≈). The addon (${build.profile} build) runs every turn on one growing array for sessions up to ${addonAllTurnsUpTo.toLocaleString('en-US')} messages; above that, spread turns (every turn a baseline timed, and more), each after an untimed call on the previous turn's history so that its cache holds what the loop would have left. Decisions are compared on every turn timed by more than one implementation.`,
   table(['session', 'function', 'implementation', 'turns timed', 'p50 per turn', 'p99 per turn', 'total'], loopRows),
   "Addon speed-up per turn (the baseline's p50 ÷ the addon's p50 over the same turns):",
   table(['session', 'function', ...counters.map((c) => `vs ${c.name}`)], loopRatioRows),

@@ -7,7 +7,8 @@
  * - One system message is kept, at the start (the first transcript's); the system messages of the
  *   following replays are left out.
  * - Tool-call ids are renamed per replay (`<id>~<replay>`), in the calls and in the results that
- *   answer them, so that every id stays unique in the session.
+ *   answer them, so that no id repeats across replays (a transcript that repeats an id itself,
+ *   as sweagent-marshmallow does, keeps its own repeats).
  * - From the second round of replays on, texts are made unique, so that the token cache of the
  *   addon gets no free hits from a text it already saw in an earlier round (a real session does
  *   not repeat itself 18 times): string contents get a last line `[replay <round>]`, and tool-call

@@ -13,12 +13,14 @@ export function percentile(values: number[], p: number): number {
 export const sum = (values: number[]) => values.reduce((a, b) => a + b, 0)
 export const mean = (values: number[]) => (values.length === 0 ? NaN : sum(values) / values.length)
 
-/** A duration in milliseconds, with a unit that keeps 3 significant digits: `12.3 µs`, `4.56 ms`, `7.89 s`. */
+/** A duration in milliseconds, in a unit that keeps 3 significant digits: `12.3 µs`, `4.56 ms`, `7.89 s`, `12.5 min`, `3.20 h`. */
 export function duration(ms: number): string {
   if (!Number.isFinite(ms)) return 'n/a'
   if (ms < 1) return `${(ms * 1000).toPrecision(3)} µs`
   if (ms < 1000) return `${ms.toPrecision(3)} ms`
-  return `${(ms / 1000).toPrecision(3)} s`
+  if (ms < 100_000) return `${(ms / 1000).toPrecision(3)} s`
+  if (ms < 6_000_000) return `${(ms / 60_000).toPrecision(3)} min`
+  return `${(ms / 3_600_000).toPrecision(3)} h`
 }
 
 /** A ratio such as `123×` or `0.45×`. */
