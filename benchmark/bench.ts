@@ -639,10 +639,12 @@ section(
 )
 
 const totalMs = performance.now() - started
+const cpu = process.cpuUsage()
+const cpuMs = (cpu.user + cpu.system) / 1000
 report.unshift(
   '# Benchmark results',
   '',
-  `Written by \`npm run bench\` (benchmark/bench.ts) in ${duration(totalMs)} of wall time. Regenerate after any change to the addon or the baselines.`,
+  `Written by \`npm run bench\` (benchmark/bench.ts) in ${duration(totalMs)} of wall time, ${duration(cpuMs)} of CPU time (the wall time of a run on an idle machine is close to the CPU time; more means other work took the cores). Regenerate after any change to the addon or the baselines.`,
   '',
   '## Machine',
   '',
@@ -660,7 +662,7 @@ report.unshift(
 const markdown = `${report.join('\n').replace(/\n{3,}/g, '\n\n').trim()}\n`
 if (options.out) {
   writeFileSync(options.out, markdown)
-  log(`wrote ${relative(process.cwd(), options.out)} (${duration(totalMs)})`)
+  log(`wrote ${relative(process.cwd(), options.out)} (${duration(totalMs)} wall, ${duration(cpuMs)} CPU)`)
 } else {
   console.log(markdown)
 }
