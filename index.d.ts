@@ -80,6 +80,80 @@ export type MessageFormat = 'openai' | 'anthropic' | 'ai-sdk' | 'auto'
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
 /**
+ * The files a session read, created, edited or deleted, by path, with the step of their last
+ * access. Build one from a conversation with {@link FileTracker.fromMessages}, or fill it with
+ * {@link FileTracker.trackAccess}; pass it to {@link trimByPriority} as `fileTracker` to decide
+ * which files count as modified.
+ */
+export declare class FileTracker {
+  /** An empty tracker. */
+  constructor(options?: FileTrackerOptions)
+  /**
+   * Records an access to `path` at `step`: a modification (`create`, `edit`, `delete`) marks
+   * the file modified for good; `content` gives the preview and line count.
+   */
+  trackAccess(path: string, step: number, operation: FileOperation, content?: string): void
+  /** Whether `path` was modified in this session. */
+  wasModified(path: string): boolean
+  /** The paths of the modified files, in the order they were first accessed. */
+  getModifiedFiles(): Set<string>
+  /**
+   * Whether the last access to `path` is more than `maxAge` steps before `currentStep` (a
+   * file never accessed is stale).
+   */
+  isStale(path: string, currentStep: number, maxAge: number): boolean
+  /** The files accessed at most `maxAge` steps before `currentStep`, newest first. */
+  getRecentFiles(currentStep: number, maxAge: number): Array<FileReference>
+  /**
+   * Builds a tracker from a conversation: every tool result about a file (as the call's
+   * arguments or the result show it) is an access at the step of its call. A modification
+   * whose result reports failure counts as a read. The clock is read once.
+   */
+  static fromMessages(messages: Message[], options?: FileTrackerOptions): FileTracker
+}
+
+/**
+ * The rolling-context toggle of a chat app: whether tool outputs are truncated before each
+ * model call, and how. Off by default.
+ *
+ * ```ts
+ * const rolling = new RollingContext()
+ * rolling.handleCommand('on') // the `/rolling-context on` slash command
+ * const response = await client.chat(rolling.prepare(messages), tools)
+ * ```
+ */
+export declare class RollingContext {
+  /**
+   * A toggle, off unless `options.enabled` is true, with `options.config` merged into
+   * {@link DEFAULT_CONFIG}.
+   */
+  constructor(options?: RollingContextOptions)
+  /** Whether `prepare` truncates. */
+  get enabled(): boolean
+  /** Turns truncation on or off. */
+  set enabled(value: boolean)
+  /** The configuration in use, every field filled in. */
+  get config(): ResolvedTruncationConfig
+  /** Replaces the configuration: the fields given, the others from {@link DEFAULT_CONFIG}. */
+  set config(value: TruncationConfig | undefined)
+  /**
+   * The messages to send: the very array given when disabled (it is still checked, so that a
+   * bad message fails the same way whether the toggle is on or off), the result of
+   * {@link truncateOldToolOutputs} when enabled.
+   */
+  prepare<M extends AnyMessage>(messages: M[]): M[]
+  /**
+   * Runs the `/rolling-context` slash command: `'on'`, `'off'`, `'status'`, or nothing to
+   * toggle (case and surrounding spaces ignored). Returns the status line for the UI, e.g.
+   * `Rolling context: off (tool outputs are sent in full)`. Throws a `TypeError` with code
+   * `INVALID_ARGUMENT` for any other argument, changing nothing.
+   */
+  handleCommand(arg?: string | null): string
+  /** The status line `handleCommand` returns, without changing anything. */
+  status(): string
+}
+
+/**
  * Test hook proving that a panic inside the addon becomes a JavaScript error instead of
  * aborting the process. It panics only when the environment variable
  * `CONTEXT_TRIM_TEST_PANIC` is `1`; otherwise it throws. Not part of the supported API.
@@ -106,6 +180,130 @@ export declare function applyMaxContextTokens<M extends AnyMessage>(messages: M[
  * thread, the cap is computed on a worker, and the Promise resolves to the returned messages.
  */
 export declare function applyMaxContextTokensAsync<M extends AnyMessage>(messages: M[], maxContextTokens: number, options?: MaxContextTokensOptions): Promise<M[]>
+
+/**
+ * The context of {@link classifyMessage}. Every field is optional. Pass `messages` and
+ * `index` to classify a message of a conversation exactly as {@link trimByPriority} does
+ * (step, current task, modified files and a call's results are then read from `messages`).
+ */
+export interface ClassificationContext {
+  /**
+   * The message's step (not with `messages`).
+   * @default 0
+   */
+  messageStep?: number
+  /**
+   * The conversation's current step (not with `messages`).
+   * @default messageStep
+   */
+  currentStep?: number
+  /**
+   * Paths modified in this session.
+   * @default the files `messages` modified, or none
+   */
+  modifiedFiles?: Set<string> | string[]
+  /**
+   * Tool results at most this many steps old are recent.
+   * @default preserveRecentTurns
+   */
+  recentThreshold?: number
+  /**
+   * Other messages at most this many steps old are recent turns.
+   * @default 2
+   */
+  preserveRecentTurns?: number
+  /**
+   * Whether the message is the current task (not with `messages`).
+   * @default false
+   */
+  isCurrentTask?: boolean
+  /** The conversation the message belongs to; `message` must be `messages[index]`. */
+  messages?: Message[]
+  /** The message's index in `messages` (required with `messages`). */
+  index?: number
+  /**
+   * Your own agent-instruction markers: a user message whose text starts with one (after
+   * whitespace, ASCII case-insensitive) is `AGENT_INSTRUCTIONS`, besides the built-in
+   * `# AGENTS.md`, `<agents_md>`, `<agents.md>` and a `name` of `AGENTS.md`.
+   * @default []
+   */
+  agentInstructionMarkers?: Array<string>
+  /** A model name that picks the tokenizer (see {@link countTokens}). */
+  model?: string
+  /**
+   * The encoding, which wins over `model`.
+   * @default 'o200k_base'
+   */
+  encoding?: 'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'
+}
+
+/** Why a message got its priority. Only the fields that apply are set. */
+export interface ClassificationMetadata {
+  /** A `system` or `developer` message. */
+  isSystem?: boolean
+  /** AGENTS.md-style instructions. */
+  isAgentInstruction?: boolean
+  /** The current task. */
+  isCurrentTask?: boolean
+  /** The file a tool result is about. */
+  filePath?: string
+  /** The file was modified in this session. */
+  wasModified?: boolean
+  /** The age in steps (for the droppable priorities). */
+  age?: number
+  /** A summary. */
+  isSummarized?: boolean
+}
+
+/** A message with its priority. */
+export interface ClassifiedMessage {
+  /** The caller's message object, unchanged. */
+  message: Message
+  /** How much it matters. */
+  priority: ContentPriority
+  /** Its tokens, framing included. */
+  tokens: number
+  /** Its step. */
+  step: number
+  /** Why it got its priority. */
+  metadata: ClassificationMetadata
+}
+
+/**
+ * Classifies one message by how much it matters (see docs/priority-trimming.md for the
+ * rules).
+ *
+ * ```ts
+ * classifyMessage({ role: 'system', content: 'You are…' }).priority // ContentPriority.SYSTEM
+ * classifyMessage(messages[5], { messages, index: 5 }) // as trimByPriority sees it
+ * ```
+ */
+export declare function classifyMessage(message: Message, context?: ClassificationContext): ClassifiedMessage
+
+/**
+ * How much a message matters; higher values are kept longer. The four highest
+ * (`MODIFIED_FILES` and up) are never dropped.
+ */
+export declare enum ContentPriority {
+  /** The system prompt (and `developer` messages). Never dropped. */
+  SYSTEM = 100,
+  /** AGENTS.md-style instructions. Never dropped. */
+  AGENT_INSTRUCTIONS = 90,
+  /** The user message that opened the current turn. Never dropped. */
+  CURRENT_TASK = 80,
+  /** Tool results about files modified in this session, with their calls. Never dropped. */
+  MODIFIED_FILES = 70,
+  /** The most recent turns and tool results. */
+  RECENT_TURNS = 60,
+  /** Recent reads of files that were not modified. */
+  RECENT_FILE_READS = 50,
+  /** Older turns. */
+  OLD_HISTORY = 40,
+  /** Older tool results, with their calls: easily re-run. */
+  STALE_TOOL_OUTPUTS = 30,
+  /** Messages flagged as summaries: already compressed. */
+  SUMMARIZED = 20,
+}
 
 /** Something in a conversation that the provider would reject. */
 export interface ConversationProblem {
@@ -165,6 +363,13 @@ export declare function countSteps(messages: AnyMessage[]): number
 export declare function countTokens(text: string, options?: TokenOptions): number
 
 /**
+ * The defaults of {@link TruncationConfig}, as the rolling-context design names them:
+ * `{ maxAge: 5, maxTokensPerOutput: 2000, placeholder: '[content truncated - {age} steps ago]',
+ * smallOutputTokens: 100, minQuotedChars: 40 }`. A copy: changing it changes no default.
+ */
+export declare const DEFAULT_CONFIG: ResolvedTruncationConfig
+
+/**
  * Estimates the tokens of one message: content, name, tool calls and the per-message
  * framing of the OpenAI cookbook (3 per message, 1 per name, 1 per tool call).
  */
@@ -172,6 +377,37 @@ export declare function estimateMessageTokens(message: Message, options?: TokenO
 
 /** Estimates the tokens of a whole request: every message plus 3 tokens of reply priming. */
 export declare function estimateTokens(messages: AnyMessage[], options?: TokenOptions): number
+
+/** What a tool did to a file. */
+export type FileOperation = 'read' | 'create' | 'edit' | 'delete'
+
+/** What a {@link FileTracker} knows about one file. */
+export interface FileReference {
+  /** The file's path. */
+  path: string
+  /** The step of the last access. */
+  lastAccessStep: number
+  /** The time of the last access, from the tracker's clock. */
+  lastAccessTime: number
+  /** Whether any access created, edited or deleted it. */
+  wasModified: boolean
+  /** The last operation. */
+  operation: FileOperation
+  /** The first 200 characters of the last access's content. */
+  contentPreview?: string
+  /** The number of lines of the last access's content. */
+  lineCount?: number
+}
+
+/** Options of {@link FileTracker}. */
+export interface FileTrackerOptions {
+  /**
+   * The clock that stamps `lastAccessTime`, in milliseconds. Pass a fixed clock
+   * (`() => 0`) for results that are the same on every run.
+   * @default Date.now
+   */
+  now?: () => number
+}
 
 /** Options of {@link applyMaxContextTokens}. */
 export interface MaxContextTokensOptions {
@@ -280,6 +516,34 @@ export interface RepairedConversation {
 }
 
 /**
+ * A complete truncation configuration: {@link DEFAULT_CONFIG}, or the one a
+ * {@link RollingContext} uses.
+ */
+export interface ResolvedTruncationConfig {
+  /** Steps after which a tool result is replaced by the placeholder. */
+  maxAge: number
+  /** Tokens above which a younger tool result is cut to its head and tail. */
+  maxTokensPerOutput: number
+  /** The content of a truncated result (`{age}`, `{N}`, `{tokens}` filled in). */
+  placeholder: string
+  /** Tool results with fewer tokens are never truncated. */
+  smallOutputTokens: number
+  /** The shortest verbatim span, in characters, that counts as a quote. */
+  minQuotedChars: number
+}
+
+/** Options of a {@link RollingContext}. */
+export interface RollingContextOptions {
+  /**
+   * Whether `prepare` truncates.
+   * @default false
+   */
+  enabled?: boolean
+  /** How it truncates; missing fields come from {@link DEFAULT_CONFIG}. */
+  config?: TruncationConfig
+}
+
+/**
  * Sets the bound of the message cache (messages; 0 disables it) and empties it. The default is
  * 100,000 messages. Call it with the current capacity to clear the cache, e.g. after mutating
  * message objects in place in ways the identity check cannot see (a key inside an `arguments`
@@ -344,6 +608,174 @@ export interface TokenOptions {
    * @default 'auto'
    */
   format?: MessageFormat
+}
+
+/**
+ * Phase 1 trimming: drops the oldest messages first (a tool call with its results) until the
+ * request fits `targetTokens`, keeping system messages and the last message.
+ */
+export declare function trimByAge(messages: Message[], targetTokens: number, options?: TokenOptions): Message[]
+
+/**
+ * Trims a conversation to `targetTokens`, dropping what matters least first
+ * ({@link ContentPriority}), oldest first within a priority, a tool call always with its
+ * results. System, agent instructions, the current task and modified files are never
+ * dropped: when they alone exceed the budget, `overBudget` is true.
+ */
+export declare function trimByPriority(messages: Message[], options: TrimOptions): TrimResult
+
+/** Trims a conversation to `targetTokens` with the chosen strategy and returns the messages. */
+export declare function trimConversation(messages: Message[], targetTokens: number, options?: TrimConversationOptions): Message[]
+
+/** Options of {@link trimConversation}. */
+export interface TrimConversationOptions {
+  /**
+   * `priority-based` runs {@link trimWithPlaceholders}; `age-based` runs {@link trimByAge}.
+   * @default 'priority-based'
+   */
+  strategy?: 'age-based' | 'priority-based'
+  /**
+   * See {@link TrimOptions.preserveRecentTurns} (priority-based only).
+   * @default 2
+   */
+  preserveRecentTurns?: number
+  /** A model name that picks the tokenizer (see {@link countTokens}). */
+  model?: string
+  /**
+   * The encoding, which wins over `model`.
+   * @default 'o200k_base'
+   */
+  encoding?: 'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'
+}
+
+/** Options of {@link trimByPriority} and {@link trimWithPlaceholders}. */
+export interface TrimOptions {
+  /** The budget in tokens for the whole request (messages and reply priming). Required. */
+  targetTokens?: number
+  /**
+   * Messages at most this many steps old are recent turns (and tool results recent).
+   * @default 2
+   */
+  preserveRecentTurns?: number
+  /**
+   * Decides which files count as modified (and what file placeholders say).
+   * @default FileTracker.fromMessages(messages)
+   */
+  fileTracker?: FileTracker
+  /**
+   * Accepted for compatibility with the seed. Summaries of dropped content come with the
+   * summaries feature; until then no `summary` is returned.
+   * @default false
+   */
+  summarizeDropped?: boolean
+  /** A model name that picks the tokenizer (see {@link countTokens}). */
+  model?: string
+  /**
+   * The encoding, which wins over `model`.
+   * @default 'o200k_base'
+   */
+  encoding?: 'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'
+  /**
+   * Your own agent-instruction markers (see {@link ClassificationContext}).
+   * @default []
+   */
+  agentInstructionMarkers?: Array<string>
+}
+
+/** The result of {@link trimByPriority} and {@link trimWithPlaceholders}. */
+export interface TrimResult {
+  /**
+   * The trimmed messages, in order: kept ones are your own objects, placeholders are copies
+   * (`{...original, content, _truncated: true, _originalTokens}`).
+   */
+  messages: Message[]
+  /** The messages dropped or replaced by a placeholder (your own objects), in order. */
+  droppedMessages: Array<ClassifiedMessage>
+  /** Tokens before minus tokens after. */
+  savedTokens: number
+  /** A summary of what was dropped. Not produced yet: it comes with the summaries feature. */
+  summary?: string
+  /**
+   * Whether `totalTokens` is still above `targetTokens` because system, agent instructions,
+   * the current task and modified files alone exceed it (they are never dropped).
+   */
+  overBudget: boolean
+  /** The tokens of the returned request. */
+  totalTokens: number
+}
+
+/**
+ * Like {@link trimByPriority}, but tool results become placeholders in place (the call stays,
+ * so pairs stay valid); other messages are removed. Placeholders count towards the budget;
+ * when they alone do not fit, the lowest units are removed whole.
+ */
+export declare function trimWithPlaceholders(messages: Message[], options: TrimOptions): TrimResult
+
+/**
+ * Replaces tool outputs older than `maxAge` steps with a placeholder, and cuts younger ones
+ * longer than `maxTokensPerOutput` tokens to their head and tail. Errors, small outputs, and
+ * outputs that a later user message quotes or a recent tool call consumes are kept whole.
+ *
+ * Returns a new array: kept messages are your own objects, a truncated one is a copy with
+ * every field kept, `content` replaced and `_originalLength` (the original content's length
+ * in UTF-16 code units) plus `_truncatedAt` (its age in steps) or `_cutTokens` (the tokens
+ * cut) added. Nothing is dropped or moved, so every tool call keeps its result. The input is
+ * never modified.
+ *
+ * ```ts
+ * const sent = truncateOldToolOutputs(messages, { maxAge: 3 })
+ * ```
+ */
+export declare function truncateOldToolOutputs<M extends AnyMessage>(messages: M[], config?: TruncationConfig): M[]
+
+/**
+ * {@link truncateOldToolOutputs} on the libuv thread pool, for large histories: the Promise
+ * resolves to the same messages the sync call returns.
+ */
+export declare function truncateOldToolOutputsAsync<M extends AnyMessage>(messages: M[], config?: TruncationConfig): Promise<M[]>
+
+/**
+ * How old and how long tool outputs may be. Every field is optional: a missing one takes its
+ * value from {@link DEFAULT_CONFIG}.
+ */
+export interface TruncationConfig {
+  /**
+   * Steps (assistant messages with tool calls) after which a tool result is replaced by the
+   * placeholder: a result is truncated when its age, the number of steps since its call, is
+   * greater than this.
+   * @default 5
+   */
+  maxAge?: number
+  /**
+   * Tokens above which a younger tool result keeps only its head and tail, with a marker in
+   * the middle saying how many tokens were cut. At least 32.
+   * @default 2000
+   */
+  maxTokensPerOutput?: number
+  /**
+   * The content of a truncated result: `{age}` (or `{N}`) becomes its age in steps and
+   * `{tokens}` the tokens of the original content.
+   * @default '[content truncated - {age} steps ago]'
+   */
+  placeholder?: string
+  /**
+   * Tool results with fewer tokens than this are never truncated nor cut.
+   * @default 100
+   */
+  smallOutputTokens?: number
+  /**
+   * The shortest verbatim span, in characters, by which a later user message quotes a tool
+   * result or a recent tool call consumes it (both keep it).
+   * @default 40
+   */
+  minQuotedChars?: number
+  /** A model name that picks the encoding tokens are counted in (see `TokenOptions.model`). */
+  model?: string
+  /**
+   * The encoding tokens are counted in, which wins over `model`.
+   * @default 'o200k_base'
+   */
+  encoding?: 'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'
 }
 
 /**

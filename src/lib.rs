@@ -12,14 +12,20 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod classify;
 pub mod conversation;
+pub mod cut;
+pub mod detect;
 pub mod error;
+pub mod file_ops;
+pub mod file_tracker;
 pub mod format;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub mod message;
 pub mod plan;
 pub mod repair;
+pub mod span_index;
 pub mod strategy;
 pub mod tokens;
 pub mod validate;
@@ -29,8 +35,14 @@ pub mod validate;
 #[cfg(all(feature = "napi", not(test)))]
 mod napi;
 
+#[cfg(test)]
+mod testing;
+
+pub use classify::{Classification, ClassifyOptions, ContentPriority};
 pub use conversation::{Conversation, Unit};
 pub use error::{Error, ErrorKind, Result};
+pub use file_ops::{file_operation, FileOp, FileOpKind};
+pub use file_tracker::{FileReference, FileTracker};
 pub use format::Format;
 pub use message::{Content, Message, Part, Role, ToolCall};
 pub use plan::{Action, MetaValue, Plan, Replacement};
