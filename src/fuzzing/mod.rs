@@ -28,9 +28,8 @@
 //! For every strategy of [`STRATEGIES`] (see [`check_strategies`]): one decision per message;
 //! tool-call units dropped or kept whole; never-dropped messages returned (the last message,
 //! the first system message, protected tiers, each as the strategy promises); the output valid
-//! whenever the input is (but for Anthropic's first-message-not-user, which no strategy
-//! promises); the budget met unless only protected messages are left; nothing
-//! changed when the input fits; the same plan on a second run and on a fresh copy of the
+//! whenever the input is (with the plan made to conform to the format, as the binding does);
+//! the budget met unless only protected messages are left; nothing changed when the input fits; the same plan on a second run and on a fresh copy of the
 //! messages (whose memoised counts are empty); trimming the output again changes nothing.
 //! Order needs no check: a plan has one decision per input index, so its output is a
 //! subsequence of the input by construction.
@@ -48,13 +47,13 @@ use serde_json::Value;
 
 use crate::conversation::Conversation;
 use crate::format::{parse_messages, Format};
-use crate::message::{Content, Message};
+use crate::message::{Content, Message, Role};
 use crate::plan::{Action, Plan};
 use crate::repair::repair;
 use crate::tokens::Encoding;
 use crate::validate::{validate, validate_plan, ProblemKind};
 
-pub use strategies::{Promises, Strategy, STRATEGIES};
+pub use strategies::{Guard, Promises, Strategy, STRATEGIES};
 
 /// The length of the input header (see the module documentation).
 pub const HEADER_LEN: usize = 12;
@@ -237,7 +236,7 @@ pub fn check_strategies(
   format: Format,
   knobs: &Knobs,
 ) -> Result<(), Violation> {
-  let conv = Conversation::new(messages, knobs.encoding);
+  let conv = Conversation::new(messages, knobs.encoding).with_format(format);
   let input_valid = validate(messages, format).is_empty();
   for strategy in STRATEGIES {
     check_strategy(strategy, &conv, messages, format, input_valid, knobs)?;
@@ -267,24 +266,45 @@ fn check_strategy(
       format!("replaced {:?}", plan.replaced())
     })?;
   }
-  let protected = (s.protected)(conv, knobs.bits);
-  let lost: Vec<usize> = (0..n).filter(|&i| protected[i] && plan.is_dropped(i)).collect();
+  let guards = (s.guards)(conv, knobs.bits);
+  let lost: Vec<usize> =
+    (0..n).filter(|&i| guards[i] != Guard::Free && plan.is_dropped(i)).collect();
   ensure(lost.is_empty(), s.name, "never drops a protected message", || {
     format!("dropped protected messages {lost:?} at budget {budget}")
   })?;
+  let touched: Vec<usize> = (0..n)
+    .filter(|&i| guards[i] == Guard::Untouched && !matches!(plan.action(i), Action::Keep))
+    .collect();
+  ensure(touched.is_empty(), s.name, "never changes an untouchable message", || {
+    format!("changed {touched:?} at budget {budget}")
+  })?;
   if input_valid {
-    let mut problems = validate_plan(messages, &plan, format);
-    problems.retain(|p| !is_unpromised(p.kind));
+    let problems = validate_plan(messages, &plan, format);
     ensure(problems.is_empty(), s.name, "valid input gives valid output", || {
       format!("{} at budget {budget}: {problems:?}", format.as_str())
     })?;
   }
   let total = plan.total_tokens(conv);
   if s.promises.fits_unless_protected && total > budget {
-    let droppable: Vec<usize> = (0..n).filter(|&i| !plan.is_dropped(i) && !protected[i]).collect();
-    ensure(droppable.is_empty(), s.name, "meets the budget unless only protected is left", || {
-      format!("{total} tokens over a budget of {budget}, yet {droppable:?} are returned")
-    })?;
+    // `Plan::conform` may keep a user message again in a format that wants one first, past
+    // the budget by that unit: without it, the budget is met or only guarded units are left.
+    let restored = restored_unit(conv, &plan);
+    let restored_tokens = restored.map_or(0, |u| {
+      conv.units()[u].members.iter().map(|&i| plan.tokens_of(conv, i)).sum::<usize>()
+    });
+    let free: Vec<usize> = free_units_returned(conv, &plan, &guards)
+      .into_iter()
+      .filter(|&u| Some(u) != restored)
+      .collect();
+    ensure(
+      free.is_empty() || total - restored_tokens <= budget,
+      s.name,
+      "meets the budget unless only protected is left",
+      || {
+        let members: Vec<&Vec<usize>> = free.iter().map(|&u| &conv.units()[u].members).collect();
+        format!("{total} tokens over a budget of {budget}, yet units {members:?} are returned")
+      },
+    )?;
   }
   if s.promises.unchanged_within_budget && conv.total_tokens() <= budget {
     ensure(plan.is_identity(), s.name, "changes nothing within the budget", || {
@@ -294,24 +314,53 @@ fn check_strategy(
   let again = (s.run)(conv, budget, knobs.bits);
   ensure(again == plan, s.name, "deterministic", || "a second run gave another plan".into())?;
   let copies: Vec<Message> = messages.to_vec();
-  let fresh = Conversation::new(&copies, knobs.encoding);
+  let fresh = Conversation::new(&copies, knobs.encoding).with_format(format);
   let fresh_plan = (s.run)(&fresh, budget, knobs.bits);
   ensure(fresh_plan == plan, s.name, "independent of memoised counts", || {
     "a fresh copy of the messages gave another plan".into()
   })?;
   if s.promises.idempotent {
     let output = output_of(messages, &plan);
-    let out_conv = Conversation::new(&output, knobs.encoding);
-    let second = (s.run)(&out_conv, budget, knobs.bits);
-    ensure(second.is_identity(), s.name, "idempotent", || {
-      format!(
-        "trimming the output ({total} tokens, budget {budget}) again dropped {:?} replaced {:?}",
-        second.dropped(),
-        second.replaced()
-      )
-    })?;
+    let out_conv = Conversation::new(&output, knobs.encoding).with_format(format);
+    // Counted afresh: a budgeted strategy owes nothing on output that does not fit.
+    if !s.promises.unchanged_within_budget || out_conv.total_tokens() <= budget {
+      let second = (s.run)(&out_conv, budget, knobs.bits);
+      // A placeholder replaced by the same placeholder changes no content.
+      let changed: Vec<usize> = (0..output.len())
+        .filter(|&k| match second.action(k) {
+          Action::Keep => false,
+          Action::Drop => true,
+          Action::Replace(r) => r.content != output[k].content_text(),
+        })
+        .collect();
+      ensure(changed.is_empty(), s.name, "idempotent", || {
+        format!(
+          "trimming the output ({total} tokens, budget {budget}) again changed messages {changed:?} of it"
+        )
+      })?;
+    }
   }
   Ok(())
+}
+
+/// The unit of the user message [`Plan::conform`] keeps first in a format that wants one.
+fn restored_unit(conv: &Conversation<'_>, plan: &Plan) -> Option<usize> {
+  if !conv.format().rules().first_must_be_user {
+    return None;
+  }
+  let first =
+    (0..conv.len()).find(|&i| !plan.is_dropped(i) && !conv.message(i).role.is_instruction())?;
+  (conv.message(first).role == Role::User).then(|| conv.unit_of(first))
+}
+
+/// The units with a message the plan returns although no guard asks for it.
+fn free_units_returned(conv: &Conversation<'_>, plan: &Plan, guards: &[Guard]) -> Vec<usize> {
+  let mut units: Vec<usize> = (0..conv.len())
+    .filter(|&i| !plan.is_dropped(i) && guards[i] == Guard::Free)
+    .map(|i| conv.unit_of(i))
+    .collect();
+  units.dedup();
+  units
 }
 
 /// The messages `plan` returns: kept ones cloned, replaced ones with their new text.
@@ -327,13 +376,6 @@ pub fn output_of(messages: &[Message], plan: &Plan) -> Vec<Message> {
       Action::Drop => None,
     })
     .collect()
-}
-
-/// Problems a strategy's output may have although its input had none: strategies do not know
-/// the format, so none keeps Anthropic's "user message first" rule when it drops the first user
-/// message or keeps an assistant message alone (docs/robustness.md, findings).
-fn is_unpromised(kind: ProblemKind) -> bool {
-  kind == ProblemKind::FirstMessageNotUser
 }
 
 /// The problems a repair leaves by design: only merging or moving messages would fix them.
