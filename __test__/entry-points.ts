@@ -3,16 +3,18 @@
 // exported function is missing here.
 import { ct } from './helpers.js'
 
-/** Options that an entry point accepts, as the hostile suite needs to know them. */
+/** An entry point as the hostile suite calls it. */
 export interface EntryPoint {
   name: string
-  /** Calls the entry point with `messages` (and `options`) and benign other arguments. */
+  /** Calls the entry point with `messages` and `options` (defaults when undefined), and benign other arguments. */
   call: (messages: unknown, options?: unknown) => unknown
-  /** Whether it takes an options object as its last argument. */
-  options: boolean
+  /** The name its options argument has in error messages, if it takes one. */
+  options?: 'options' | 'config'
+  /** Whether its options take `format`. */
+  formats: boolean
   /** Whether its options take `encoding`/`model` (it counts tokens). */
   counts: boolean
-  /** The caller's messages it returns, if it returns messages (kept ones are the caller's own). */
+  /** The messages it returns, if it returns messages (kept ones are the caller's own objects). */
   returned?: (result: unknown) => unknown[]
 }
 
@@ -20,52 +22,97 @@ export interface EntryPoint {
 export const SMALL_BUDGET = 50
 
 const asMessages = (r: unknown) => r as unknown[]
+const trimmed = (r: unknown) => (r as { messages: unknown[] }).messages
+const rolling = new ct.RollingContext({ enabled: true, config: { maxAge: 0, smallOutputTokens: 0, encoding: 'approximate' } })
 
 /** Every entry point that takes an array of messages. */
 export const messageEntryPoints: EntryPoint[] = [
-  { name: 'estimateTokens', call: (m, o) => ct.estimateTokens(m as never, o as never), options: true, counts: true },
-  { name: 'countSteps', call: (m) => ct.countSteps(m as never), options: false, counts: false },
+  { name: 'estimateTokens', call: (m, o) => ct.estimateTokens(m as never, o as never), options: 'options', formats: true, counts: true },
+  { name: 'countSteps', call: (m) => ct.countSteps(m as never), formats: false, counts: false },
   {
     name: 'tagMessagesWithStep',
     call: (m) => ct.tagMessagesWithStep(m as never),
-    options: false,
+    formats: false,
     counts: false,
     returned: (r) => (r as Array<{ message: unknown }>).map((x) => x.message),
   },
-  { name: 'validateConversation', call: (m, o) => ct.validateConversation(m as never, o as never), options: true, counts: false },
-  {
-    name: 'repairConversation',
-    call: (m, o) => ct.repairConversation(m as never, o as never),
-    options: true,
-    counts: false,
-    returned: (r) => (r as { messages: unknown[] }).messages,
-  },
+  { name: 'validateConversation', call: (m, o) => ct.validateConversation(m as never, o as never), options: 'options', formats: true, counts: false },
+  { name: 'repairConversation', call: (m, o) => ct.repairConversation(m as never, o as never), options: 'options', formats: true, counts: false, returned: trimmed },
   {
     name: 'applyMaxContextTokens',
     call: (m, o) => ct.applyMaxContextTokens(m as never, SMALL_BUDGET, o as never),
-    options: true,
+    options: 'options',
+    formats: true,
     counts: true,
     returned: asMessages,
   },
   {
     name: 'applyMaxContextTokensAsync',
     call: (m, o) => ct.applyMaxContextTokensAsync(m as never, SMALL_BUDGET, o as never),
-    options: true,
+    options: 'options',
+    formats: true,
     counts: true,
     returned: asMessages,
   },
+  { name: 'trimByAge', call: (m, o) => ct.trimByAge(m as never, SMALL_BUDGET, o as never), options: 'options', formats: true, counts: true, returned: asMessages },
+  {
+    name: 'trimByPriority',
+    call: (m, o) => ct.trimByPriority(m as never, (o ?? { targetTokens: SMALL_BUDGET }) as never),
+    options: 'options',
+    formats: false,
+    counts: true,
+    returned: trimmed,
+  },
+  {
+    name: 'trimWithPlaceholders',
+    call: (m, o) => ct.trimWithPlaceholders(m as never, (o ?? { targetTokens: SMALL_BUDGET }) as never),
+    options: 'options',
+    formats: false,
+    counts: true,
+    returned: trimmed,
+  },
+  {
+    name: 'trimConversation',
+    call: (m, o) => ct.trimConversation(m as never, SMALL_BUDGET, (o ?? { strategy: 'priority-based' }) as never),
+    options: 'options',
+    formats: false,
+    counts: true,
+    returned: asMessages,
+  },
+  {
+    name: 'truncateOldToolOutputs',
+    call: (m, o) => ct.truncateOldToolOutputs(m as never, (o ?? { maxAge: 0, smallOutputTokens: 0 }) as never),
+    options: 'config',
+    formats: false,
+    counts: true,
+    returned: asMessages,
+  },
+  {
+    name: 'truncateOldToolOutputsAsync',
+    call: (m, o) => ct.truncateOldToolOutputsAsync(m as never, (o ?? { maxAge: 0, smallOutputTokens: 0 }) as never),
+    options: 'config',
+    formats: false,
+    counts: true,
+    returned: asMessages,
+  },
+  { name: 'RollingContext#prepare', call: (m) => rolling.prepare(m as never), formats: false, counts: false, returned: asMessages },
+  { name: 'FileTracker.fromMessages', call: (m, o) => ct.FileTracker.fromMessages(m as never, o as never), options: 'options', formats: false, counts: false },
 ]
 
 /** Entry points that take something else than a message array: [name, what they take]. */
 export const otherEntryPoints: Array<[string, string]> = [
   ['countTokens', 'text'],
   ['estimateMessageTokens', 'one message'],
+  ['classifyMessage', 'one message'],
   ['setTokenCacheCapacity', 'a number'],
   ['setMessageCacheCapacity', 'a number'],
   ['tokenCacheStats', 'nothing'],
   ['messageCacheStats', 'nothing'],
   ['__testPanic', 'nothing (test hook, see no-panic.spec.ts)'],
 ]
+
+/** Classes: their methods taking messages are in `messageEntryPoints`, the others are checked apart. */
+export const classes = ['FileTracker', 'RollingContext']
 
 /** The outcome of a call that may throw or return a Promise that rejects. */
 export type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown }
