@@ -54,7 +54,7 @@ const arrayWithThrowingIndex: unknown[] = [{ role: 'user', content: 'x' }]
 Object.defineProperty(arrayWithThrowingIndex, 0, { get: () => { throw new Error('index exploded') } })
 const trappingArray = new Proxy([{ role: 'user', content: 'x' }], { get: (t, k) => { if (k === '0') throw new Error('array trap exploded'); return Reflect.get(t, k) } })
 
-const call = (id: string, args: unknown = '{"path":"a.ts"}') => ({ id, type: 'function', function: { name: 'read_file', arguments: args } })
+const call = (id: string, args: unknown = '{"path":"a.ts"}') => ({ id, type: 'function', function: { name: 'read_file', arguments: args as string } })
 
 /**
  * Malformed input that must be rejected: [what, input, the exact error message]. Every entry
@@ -352,7 +352,7 @@ test('countTokens and estimateMessageTokens reject what they cannot read with co
 test('a 100 MB string passes through every entry point', async (t) => {
   const big = 'a'.repeat(100 * 1024 * 1024)
   t.is(ct.countTokens(big, { encoding: 'approximate' }), (100 * 1024 * 1024) / 4)
-  const messages = [{ role: 'user', content: 'question' }, { role: 'assistant', content: big }, { role: 'user', content: 'and?' }]
+  const messages: Message[] = [{ role: 'user', content: 'question' }, { role: 'assistant', content: big }, { role: 'user', content: 'and?' }]
   for (const entry of messageEntryPoints) {
     const result = await outcome(() => entry.call(messages, entry.counts ? { targetTokens: 1000, encoding: 'approximate' } : undefined))
     t.true(result.ok, entry.name)

@@ -8,7 +8,7 @@
 //   options: --calls N --workers W --seed S --every N (report interval) --json (summary line)
 //
 // Checks on every call: a returned array holds the caller's own objects in their input order,
-// plus copies only where the call may replace (repair); returned messages validate
+// plus copies only where the call may replace (placeholders, repairs); returned messages validate
 // (validateConversation) whenever the input did; a count is a non-negative integer. The exit
 // code is 1 on any failed check, or when RSS grows by more than 25% (and 64 MB) between the end
 // of the warm-up (30% of the calls) and the end.
@@ -76,12 +76,29 @@ function conversations(random: () => number): Conversation[] {
 const ROLES = ['system', 'developer', 'user', 'assistant', 'tool'] as const
 
 type Call = (c: Conversation, budget: number, random: () => number) => unknown
-/** Every strategy and reader, with how much of the mix it takes. Add each new one here. */
-const calls: Array<{ name: string; weight: number; run: Call; returnsMessages: boolean; copies?: boolean }> = [
+interface Entry {
+  name: string
+  /** Its share of the calls. */
+  weight: number
+  run: Call
+  /** The messages it returns, if it returns messages. */
+  returned?: (result: unknown) => unknown[]
+  /** Whether it may return copies (placeholders, repairs) besides the caller's own objects. */
+  copies?: boolean
+  /** Whether it is told the format (else it detects it, and plain text reads as OpenAI). */
+  formatAware?: boolean
+}
+const asMessages = (r: unknown) => r as unknown[]
+const trimmed = (r: unknown) => (r as { messages: unknown[] }).messages
+const rolling = new ct.RollingContext({ enabled: true, config: { maxAge: 2, maxTokensPerOutput: 300 } })
+
+/** Every strategy and reader, with its share of the mix. Add each new one here. */
+const calls: Entry[] = [
   {
     name: 'applyMaxContextTokens',
-    weight: 4,
-    returnsMessages: true,
+    weight: 3,
+    returned: asMessages,
+    formatAware: true,
     run: (c, budget, random) =>
       ct.applyMaxContextTokens(c.messages as never, budget, {
         format: c.format,
@@ -91,33 +108,59 @@ const calls: Array<{ name: string; weight: number; run: Call; returnsMessages: b
         encoding: random() < 0.2 ? 'approximate' : undefined,
       }),
   },
+  { name: 'applyMaxContextTokensAsync', weight: 1, returned: asMessages, formatAware: true, run: (c, budget) => ct.applyMaxContextTokensAsync(c.messages as never, budget, { format: c.format }) },
+  { name: 'trimByAge', weight: 2, returned: asMessages, formatAware: true, run: (c, budget) => ct.trimByAge(c.messages as never, budget, { format: c.format }) },
   {
-    name: 'applyMaxContextTokensAsync',
-    weight: 1,
-    returnsMessages: true,
-    run: (c, budget) => ct.applyMaxContextTokensAsync(c.messages as never, budget, { format: c.format }),
+    name: 'trimByPriority',
+    weight: 2,
+    returned: trimmed,
+    run: (c, budget, random) => ct.trimByPriority(c.messages as never, { targetTokens: budget, preserveRecentTurns: Math.floor(random() * 4) }),
   },
-  { name: 'repairConversation', weight: 1, returnsMessages: true, copies: true, run: (c) => ct.repairConversation(c.messages as never, { format: c.format }).messages },
-  { name: 'validateConversation', weight: 1, returnsMessages: false, run: (c) => ct.validateConversation(c.messages as never, { format: c.format }) },
-  { name: 'estimateTokens', weight: 1, returnsMessages: false, run: (c) => ct.estimateTokens(c.messages as never, { format: c.format }) },
-  { name: 'countSteps', weight: 1, returnsMessages: false, run: (c) => ct.countSteps(c.messages as never) },
-  { name: 'tagMessagesWithStep', weight: 1, returnsMessages: false, run: (c) => ct.tagMessagesWithStep(c.messages as never) },
+  { name: 'trimWithPlaceholders', weight: 2, returned: trimmed, copies: true, run: (c, budget) => ct.trimWithPlaceholders(c.messages as never, { targetTokens: budget, summarizeDropped: true }) },
+  {
+    name: 'trimConversation',
+    weight: 1,
+    returned: asMessages,
+    copies: true,
+    run: (c, budget, random) => ct.trimConversation(c.messages as never, budget, { strategy: random() < 0.5 ? 'age-based' : 'priority-based' }),
+  },
+  {
+    name: 'truncateOldToolOutputs',
+    weight: 2,
+    returned: asMessages,
+    copies: true,
+    run: (c, _, random) => ct.truncateOldToolOutputs(c.messages as never, { maxAge: Math.floor(random() * 6), maxTokensPerOutput: 200 + Math.floor(random() * 2000) }),
+  },
+  { name: 'truncateOldToolOutputsAsync', weight: 1, returned: asMessages, copies: true, run: (c) => ct.truncateOldToolOutputsAsync(c.messages as never, {}) },
+  { name: 'RollingContext#prepare', weight: 1, returned: asMessages, copies: true, run: (c) => rolling.prepare(c.messages as never) },
+  { name: 'repairConversation', weight: 1, returned: trimmed, copies: true, formatAware: true, run: (c) => ct.repairConversation(c.messages as never, { format: c.format }) },
+  { name: 'validateConversation', weight: 1, run: (c) => ct.validateConversation(c.messages as never, { format: c.format }) },
+  { name: 'estimateTokens', weight: 1, run: (c) => ct.estimateTokens(c.messages as never, { format: c.format }) },
+  { name: 'countSteps', weight: 1, run: (c) => ct.countSteps(c.messages as never) },
+  { name: 'tagMessagesWithStep', weight: 1, run: (c) => ct.tagMessagesWithStep(c.messages as never) },
+  { name: 'FileTracker.fromMessages', weight: 1, run: (c) => ct.FileTracker.fromMessages(c.messages as never).getModifiedFiles().size },
+  { name: 'classifyMessage', weight: 1, run: (c, _, random) => ct.classifyMessage(c.messages[Math.floor(random() * c.messages.length)] as never).priority },
 ]
 
-/** Why `output` is not what `name` may return for `c`, or null. */
-function check(name: string, c: Conversation, output: unknown, copies: boolean): string | null {
+/** Why `output` is not what `entry` may return for `c`, or null. */
+function check(entry: Entry, c: Conversation, output: unknown): string | null {
+  const name = entry.name
   if (!Array.isArray(output)) return `${name}: returned ${typeof output}, not an array`
   let last = -1
   for (const m of output) {
     const at = c.messages.indexOf(m, last + 1)
     if (at < 0) {
-      if (!copies || c.messages.includes(m)) return `${name}: a message out of order or not from the input`
+      if (!entry.copies || c.messages.includes(m)) return `${name}: a message out of order or not from the input`
       continue
     }
     last = at
   }
   if (c.valid) {
-    const problems = ct.validateConversation(output as never, { format: c.format }).filter((p) => p.kind !== 'first-message-not-user')
+    // An entry that detects the format reads plain text as OpenAI, whose rules do not ask for a
+    // user message first: only that rule is left out for it.
+    const problems = ct
+      .validateConversation(output as never, { format: c.format })
+      .filter((p) => entry.formatAware || p.kind !== 'first-message-not-user')
     if (problems.length) return `${name}: valid input, invalid output: ${problems[0].message}`
   }
   return null
@@ -157,8 +200,8 @@ async function run(count: number, seed: number, every: number, report: (p: Progr
     const call = calls.find((x) => (pick -= x.weight) < 0) ?? calls[0]
     try {
       const output = await call.run(c, budget, random)
-      if (call.returnsMessages) {
-        const why = check(call.name, c, output, call.copies ?? false)
+      if (call.returned) {
+        const why = check(call, c, call.returned(output))
         if (why) fail(why)
       } else if (typeof output === 'number' && !(Number.isInteger(output) && output >= 0)) {
         fail(`${call.name}: returned ${output}`)
