@@ -727,7 +727,6 @@ impl task::Operation for TrimOp {
     let finisher = Finisher {
       full_result: self.full_result,
       target: self.target,
-      max_tokens: self.summary.as_ref().map_or(0, |r| r.options.max_tokens),
       encoding: self.encoding,
       messages: std::mem::take(&mut self.messages),
     };
@@ -751,7 +750,6 @@ impl TrimOp {
     let finisher = Finisher {
       full_result: self.full_result,
       target: self.target,
-      max_tokens: 0,
       encoding: self.encoding,
       messages: Vec::new(),
     };
@@ -763,7 +761,6 @@ impl TrimOp {
 struct Finisher {
   full_result: bool,
   target: usize,
-  max_tokens: usize,
   encoding: Encoding,
   messages: Vec<std::sync::Arc<super::instance::Cached>>,
 }
@@ -782,7 +779,7 @@ impl Finisher {
       let refs = self.messages.iter().map(|c| &c.message).collect();
       let conv = Conversation::from_refs(refs, self.encoding);
       let outcome = &mut output.trim.outcome;
-      replace_summary_text(&conv, outcome, summary, text, self.max_tokens, self.target);
+      replace_summary_text(&conv, outcome, summary, text, self.target);
     }
     self.build(env, output, objects, format, Some(settled))
   }

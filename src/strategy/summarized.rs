@@ -15,8 +15,10 @@
 //! - **Budget**: the summary's tokens count. When the trimmed messages plus the summary exceed
 //!   the target, the strategy runs again with the target lowered by the summary's size, and the
 //!   summary is made again from what that run drops (a few rounds at most, then once more with
-//!   room for a summary of `max_tokens`, which always fits unless the never-dropped messages
-//!   alone exceed the target: the outcome then says `over_budget`, as the strategy's would).
+//!   room for a summary of `max_tokens`). When the strategy cannot drop more (the never-dropped
+//!   messages fill the budget), the summary is made shorter to fit the room they leave, down
+//!   to [`MIN_SUMMARY_TOKENS`]; if even that does not fit, the outcome says `over_budget`, as
+//!   the strategy's would.
 //! - **No pile-up**: with insertion, any earlier summary the strategy kept is dropped too and
 //!   folded into the new one, so a conversation holds at most one summary. A dropped summary is
 //!   folded by [`crate::summary::Digest::extract`].
@@ -26,7 +28,7 @@ use crate::message::{Message, Role, SUMMARY_MARKER};
 use crate::plan::{Inserted, MetaValue, Plan};
 use crate::strategy::priority::PriorityTrim;
 use crate::strategy::Outcome;
-use crate::summary::Digest;
+use crate::summary::{Digest, MIN_SUMMARY_TOKENS};
 use crate::tokens::{count_tokens, message_tokens, prefix_within, Encoding, REPLY_PRIMING};
 
 /// How many times a strategy is run again to make room for a summary of its own size before
@@ -58,6 +60,9 @@ pub struct Summary {
   pub sources: Vec<usize>,
   /// The index of the input message it is inserted before, when inserted.
   pub inserted_before: Option<usize>,
+  /// The bound its text was made within: the options' `max_tokens`, or less when only a
+  /// shorter summary fits the room the never-dropped messages leave.
+  pub max_tokens: usize,
 }
 
 /// A strategy's result that carries an [`Outcome`].
@@ -109,24 +114,34 @@ pub fn trim_with_summary<T: Trimmed>(
       fold_kept_summaries(conv, &mut plan);
     }
     let sources = removed(conv, &plan);
-    let (_, text) = Digest::extract(conv, &sources).bounded(options.max_tokens, encoding);
-    let tokens = count_tokens(&text, encoding);
+    let digest = Digest::extract(conv, &sources);
+    let (_, mut text) = digest.bounded(options.max_tokens, encoding);
     if !options.insert {
-      let summary = Summary { text, tokens, sources, inserted_before: None };
+      let tokens = count_tokens(&text, encoding);
+      let summary =
+        Summary { text, tokens, sources, inserted_before: None, max_tokens: options.max_tokens };
       return (result, Some(summary));
     }
+    let base = plan.total_tokens(conv);
+    let base = if base == 0 { REPLY_PRIMING } else { base };
     let cost = if options.reserve_max { max_cost } else { summary_message(&text, encoding).tokens };
-    let with_summary =
-      plan.total_tokens(conv) + cost + if plan.total_tokens(conv) == 0 { REPLY_PRIMING } else { 0 };
-    let fits = with_summary <= target;
+    let fits = base + cost <= target;
     // Once the strategy cannot meet its own target, dropping more is impossible.
     let stuck = result.outcome().over_budget;
     let next = target.saturating_sub(cost);
     if fits || stuck || next >= run_target || rounds == MAX_ROUNDS + 1 {
+      // Nothing more can go: a shorter summary may still fit the room that is left.
+      let mut max_tokens = options.max_tokens;
+      if !fits {
+        let room = target.saturating_sub(base + summary_message_tokens(0, encoding));
+        max_tokens = room.min(max_tokens).max(MIN_SUMMARY_TOKENS.min(max_tokens));
+        text = digest.bounded(max_tokens, encoding).1;
+      }
       let at = position(conv, &plan);
       plan.insert_before(at, summary_message(&text, encoding));
       *result.outcome_mut() = Outcome::new(conv, plan, target);
-      let summary = Summary { text, tokens, sources, inserted_before: Some(at) };
+      let tokens = count_tokens(&text, encoding);
+      let summary = Summary { text, tokens, sources, inserted_before: Some(at), max_tokens };
       return (result, Some(summary));
     }
     rounds += 1;
@@ -136,18 +151,17 @@ pub fn trim_with_summary<T: Trimmed>(
 }
 
 /// Replaces the text of the summary `outcome` inserts (e.g. with a summarizer callback's text):
-/// the text is given the marker when it lacks it and cut to `max_tokens` tokens, and the outcome
-/// is summed up again against `target`. Returns the text as inserted.
+/// the text is given the marker when it lacks it and cut to the summary's `max_tokens`, and the
+/// outcome is summed up again against `target`. Returns the text as inserted.
 pub fn replace_summary_text(
   conv: &Conversation<'_>,
   outcome: &mut Outcome,
   summary: &mut Summary,
   text: &str,
-  max_tokens: usize,
   target: usize,
 ) -> String {
   let encoding = conv.encoding();
-  let text = bounded_text(text, max_tokens, encoding);
+  let text = bounded_text(text, summary.max_tokens, encoding);
   if let Some(at) = summary.inserted_before {
     let mut plan = outcome.plan.clone();
     for (p, m) in plan.take_insertions() {
@@ -358,7 +372,7 @@ mod tests {
     let room = t.outcome.total_tokens - summary_message(&summary.text, Encoding::O200kBase).tokens;
     assert!(room + summary_message_tokens(100, Encoding::O200kBase) <= target, "room for 100");
     let long = "word ".repeat(500);
-    let text = replace_summary_text(&conv, &mut t.outcome, &mut summary, &long, 100, target);
+    let text = replace_summary_text(&conv, &mut t.outcome, &mut summary, &long, target);
     assert!(text.starts_with(&format!("{SUMMARY_MARKER}\nword word")));
     assert!(text.ends_with('…'));
     assert!(count_tokens(&text, Encoding::O200kBase) <= 100);
