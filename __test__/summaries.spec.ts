@@ -199,7 +199,7 @@ test('a summarizer gets the dropped messages and the draft, and its text is used
   })
   t.is(calls.length, 1)
   const [dropped, draft] = calls[0]
-  t.is<string | undefined>(draft, sync.summary)
+  t.is(draft, sync.summary!)
   t.deepEqual(dropped, sync.droppedMessages.map((c) => c.message))
   for (const m of dropped) t.true(messages.includes(m))
   t.is(result.summary, `${MARKER}\nThe agent probed forms.pl and file.pl in ${dropped.length} messages.`)
