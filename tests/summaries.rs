@@ -165,3 +165,33 @@ fn priority_trimming_with_an_inserted_summary_stays_valid_and_within_budget() {
     }
   }
 }
+
+/// The example of docs/summaries.md: sweagent-ctf-i-got-id.json at half its size.
+#[test]
+fn the_documented_example() {
+  let msgs = load("sweagent-ctf-i-got-id.json");
+  let conv = Conversation::new(&msgs, Encoding::O200kBase);
+  assert_eq!(conv.total_tokens(), 14_091);
+  let target = conv.total_tokens() / 2;
+  let run = |t: usize| {
+    trim_by_priority(
+      &conv,
+      None,
+      &PriorityOptions { target_tokens: t, classify: ClassifyOptions::default() },
+    )
+  };
+  let options =
+    SummaryOptions { max_tokens: DEFAULT_MAX_SUMMARY_TOKENS, insert: true, reserve_max: false };
+  let (t, summary) = trim_with_summary(&conv, target, &options, run);
+  let summary = summary.expect("a summary");
+  assert_eq!((target, t.outcome.total_tokens, t.outcome.dropped.len()), (7_045, 6_111, 26));
+  assert_eq!(msgs.len() - t.outcome.dropped.len() + 1, 18);
+  assert_eq!((summary.inserted_before, summary.tokens), (Some(1), 492));
+  let plain = run(target);
+  assert_eq!((plain.outcome.total_tokens, msgs.len() - plain.outcome.dropped.len()), (6_569, 19));
+  let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/summaries.md"))
+    .expect("docs/summaries.md");
+  let example = doc.split("## Example").nth(1).expect("the example section");
+  let block = example.split("```text\n").nth(1).and_then(|b| b.split("\n```").next());
+  assert_eq!(block, Some(summary.text.as_str()));
+}
