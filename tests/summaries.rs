@@ -2,31 +2,15 @@
 //! determinism, stability as the dropped set grows, and trimming with an inserted summary.
 
 use context_trim::classify::ClassifyOptions;
-use context_trim::message::messages_from_json;
 use context_trim::strategy::priority::{trim_by_priority, trim_with_placeholders, PriorityOptions};
 use context_trim::strategy::summarized::{trim_with_summary, SummaryOptions};
 use context_trim::summary::{Digest, Section, DEFAULT_MAX_SUMMARY_TOKENS, SUMMARY_HEADER};
 use context_trim::tokens::count_tokens;
 use context_trim::validate::validate_plan;
-use context_trim::{Conversation, Encoding, Format, Message};
+use context_trim::{Conversation, Encoding, Format};
 
-fn load(name: &str) -> Vec<Message> {
-  let path = format!("{}/samples/transcripts/{name}", env!("CARGO_MANIFEST_DIR"));
-  let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-  let value: serde_json::Value = serde_json::from_str(&text).expect("a JSON transcript");
-  messages_from_json(&value).expect("valid messages")
-}
-
-fn transcripts() -> Vec<(String, Vec<Message>)> {
-  let dir = format!("{}/samples/transcripts", env!("CARGO_MANIFEST_DIR"));
-  let mut names: Vec<String> = std::fs::read_dir(dir)
-    .expect("the transcripts directory")
-    .filter_map(|e| e.ok()?.file_name().into_string().ok())
-    .filter(|n| n.ends_with(".json"))
-    .collect();
-  names.sort();
-  names.into_iter().map(|n| (n.clone(), load(&n))).collect()
-}
+mod common;
+use common::{load, transcripts};
 
 /// openhands-ponyc-4595.json, every message after the system prompt and the task dropped: the
 /// files, commands and errors below were read off the transcript by hand.

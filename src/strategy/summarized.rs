@@ -298,10 +298,9 @@ mod tests {
     assert_eq!(summary.sources, t.outcome.dropped);
     let direct = Digest::extract(&conv, &summary.sources).bounded(200, Encoding::O200kBase).1;
     assert_eq!(summary.text, direct);
-    // Without the summary the same strategy would have kept more: room was made for it.
+    // Room was made for the summary: the strategy alone drops no more.
     let plain = by_priority(&conv)(target);
     assert!(plain.outcome.dropped.len() <= t.outcome.dropped.len());
-    assert!(t.outcome.total_tokens - inserted.tokens <= target - inserted.tokens);
   }
 
   #[test]
