@@ -203,7 +203,8 @@ impl Plan {
   /// message": when a strategy dropped the opening user message, the latest user message
   /// before the first returned one is kept again (so the request may exceed the strategy's
   /// budget by that message, which a strategy's result reports). Nothing else changes; when
-  /// the input itself starts with another role, nothing is done.
+  /// the input itself starts with another role, or an inserted user message comes first,
+  /// nothing is done.
   pub fn conform(&mut self, conv: &Conversation<'_>) {
     if !conv.format().rules().first_must_be_user {
       return;
@@ -217,6 +218,12 @@ impl Plan {
     let Some(first) = first else { return };
     if is_turn(first) {
       return;
+    }
+    // A message inserted before it comes first (after the instructions): a user one conforms.
+    if let Some((_, m)) = self.inserted.iter().find(|(p, _)| *p <= first) {
+      if m.role == crate::message::Role::User {
+        return;
+      }
     }
     if let Some(user) = (0..first).rev().find(|&i| is_turn(i)) {
       self.keep_unit(conv, conv.unit_of(user));
@@ -453,5 +460,13 @@ mod tests {
     let mut plan = Plan::keep_all(3);
     plan.conform(&starts_with_call);
     assert!(plan.is_identity());
+    // An inserted user message before the first returned one is the opening user message; an
+    // inserted assistant message is not.
+    for (role, dropped) in [(Role::User, vec![1]), (Role::Assistant, vec![])] {
+      let mut plan = drop_task(&anthropic);
+      plan.insert_before(1, Inserted::new(role, "summary".into(), vec![], Encoding::O200kBase));
+      plan.conform(&anthropic);
+      assert_eq!(plan.dropped(), dropped, "{role:?}");
+    }
   }
 }

@@ -666,6 +666,8 @@ pub(crate) struct TrimOp {
   classify: ClassifyOptions,
   tracker: Option<CoreTracker>,
   encoding: Encoding,
+  /// The format the messages were read in (its rules shape the plan).
+  format: Format,
   summary: Option<SummaryRequest>,
   /// The parsed messages, kept for building the result after a summarizer.
   messages: Vec<std::sync::Arc<super::instance::Cached>>,
@@ -695,7 +697,7 @@ impl task::Operation for TrimOp {
   type Output = TrimOutput;
 
   fn compute(&mut self, messages: &[&Message]) -> TrimOutput {
-    let conv = Conversation::from_refs(messages.to_vec(), self.encoding);
+    let conv = Conversation::from_refs(messages.to_vec(), self.encoding).with_format(self.format);
     match &self.summary {
       None => TrimOutput { trim: self.run(&conv, self.target), summary: None },
       Some(request) => {
@@ -777,7 +779,7 @@ impl Finisher {
   ) -> Result<Unknown<'env>> {
     if let (Some(text), Some(summary)) = (&settled.text, output.summary.as_mut()) {
       let refs = self.messages.iter().map(|c| &c.message).collect();
-      let conv = Conversation::from_refs(refs, self.encoding);
+      let conv = Conversation::from_refs(refs, self.encoding).with_format(format);
       let outcome = &mut output.trim.outcome;
       replace_summary_text(&conv, outcome, summary, text, self.target);
     }
@@ -860,8 +862,18 @@ fn prepare_priority<'env>(
   };
   let summary = summary_request(fields, asynchronous).map_err(throw)?;
   let messages = keep_for_summarizer(&input, summary.as_ref());
-  let op =
-    TrimOp { strategy, full_result: true, target, classify, tracker, encoding, summary, messages };
+  let format = input.format;
+  let op = TrimOp {
+    strategy,
+    full_result: true,
+    target,
+    classify,
+    tracker,
+    encoding,
+    format,
+    summary,
+    messages,
+  };
   Ok((input, op))
 }
 
@@ -987,6 +999,7 @@ fn prepare_conversation<'env>(
     classify,
     tracker: None,
     encoding,
+    format: input.format,
     summary,
     messages,
   };

@@ -343,6 +343,16 @@ mod tests {
     assert_eq!(out.plan.insertions().len(), 1);
     assert_eq!(summary.inserted_before, Some(first_returned(&msgs, &out.plan)));
     assert!(out.total_tokens <= target);
+    // In Anthropic format the strategy keeps an opening user message (Plan::conform), which
+    // may be the earlier summary: it is folded all the same, and the new one opens the turn.
+    let conv = Conversation::new(&msgs, Encoding::O200kBase).with_format(Format::Anthropic);
+    let target = conv.total_tokens() / 3;
+    let (out, summary) =
+      trim_with_summary(&conv, target, &options(true), |t| trim_by_age(&conv, t));
+    assert!(summary.expect("a summary").text.contains("- /w/old.rs"));
+    assert!(out.plan.is_dropped(1));
+    assert_eq!(out.plan.insertions().len(), 1);
+    assert_eq!(validate_plan(&msgs, &out.plan, Format::Anthropic), vec![]);
   }
 
   #[test]
