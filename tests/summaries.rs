@@ -4,7 +4,9 @@
 use context_trim::classify::ClassifyOptions;
 use context_trim::strategy::priority::{trim_by_priority, trim_with_placeholders, PriorityOptions};
 use context_trim::strategy::summarized::{trim_with_summary, SummaryOptions};
-use context_trim::summary::{Digest, Section, DEFAULT_MAX_SUMMARY_TOKENS, SUMMARY_HEADER};
+use context_trim::summary::{
+  summarize, Digest, Section, DEFAULT_MAX_SUMMARY_TOKENS, SUMMARY_HEADER,
+};
 use context_trim::tokens::count_tokens;
 use context_trim::validate::validate_plan;
 use context_trim::{Conversation, Encoding, Format};
@@ -86,6 +88,7 @@ fn summaries_are_deterministic_bounded_and_read_back() {
       assert_eq!(Digest::parse(&text).as_ref(), Some(&cut), "{name} {max}");
       // A summary read back and written again within the same budget is the same text.
       assert_eq!(cut.bounded(max, Encoding::O200kBase).1, text, "{name} {max}");
+      assert_eq!(summarize(&conv, &dropped, max), text, "{name} {max}");
     }
   }
 }
