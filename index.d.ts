@@ -557,6 +557,9 @@ export declare function setMessageCacheCapacity(capacity: number): void
  */
 export declare function setTokenCacheCapacity(capacity: number): void
 
+/** Where a returned summary comes from. */
+export type SummarySource = 'extractive' | 'callback' | 'fallback-error' | 'fallback-timeout'
+
 /** A message with the step it belongs to. */
 export interface TaggedMessage {
   /** The caller's message object, unchanged. */
@@ -624,8 +627,17 @@ export declare function trimByAge(messages: Message[], targetTokens: number, opt
  */
 export declare function trimByPriority(messages: Message[], options: TrimOptions): TrimResult
 
+/** {@link trimByPriority} on the libuv thread pool; the only way to use a `summarizer`. */
+export declare function trimByPriorityAsync(messages: Message[], options: TrimOptions): Promise<TrimResult>
+
 /** Trims a conversation to `targetTokens` with the chosen strategy and returns the messages. */
 export declare function trimConversation(messages: Message[], targetTokens: number, options?: TrimConversationOptions): Message[]
+
+/**
+ * {@link trimConversation} on the libuv thread pool; the only way to use a `summarizer` with
+ * it.
+ */
+export declare function trimConversationAsync(messages: Message[], targetTokens: number, options?: TrimConversationOptions): Promise<Message[]>
 
 /** Options of {@link trimConversation}. */
 export interface TrimConversationOptions {
@@ -639,6 +651,25 @@ export interface TrimConversationOptions {
    * @default 2
    */
   preserveRecentTurns?: number
+  /**
+   * Inserts a summary of what was dropped into the returned messages (see
+   * {@link TrimOptions.insertSummary}: this function only returns messages, so the summary is
+   * always inserted).
+   * @default false
+   */
+  summarizeDropped?: boolean
+  /**
+   * See {@link TrimOptions.maxSummaryTokens}.
+   * @default 500
+   */
+  maxSummaryTokens?: number
+  /** {@link trimConversationAsync} only: see {@link TrimOptions.summarizer}. */
+  summarizer?: (dropped: Message[], draft: string) => Promise<string> | string
+  /**
+   * See {@link TrimOptions.summarizerTimeoutMs}.
+   * @default 10000
+   */
+  summarizerTimeoutMs?: number
   /** A model name that picks the tokenizer (see {@link countTokens}). */
   model?: string
   /**
@@ -648,7 +679,10 @@ export interface TrimConversationOptions {
   encoding?: 'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'
 }
 
-/** Options of {@link trimByPriority} and {@link trimWithPlaceholders}. */
+/**
+ * Options of {@link trimByPriority} and {@link trimWithPlaceholders} (and of their async
+ * variants).
+ */
 export interface TrimOptions {
   /** The budget in tokens for the whole request (messages and reply priming). Required. */
   targetTokens?: number
@@ -663,11 +697,39 @@ export interface TrimOptions {
    */
   fileTracker?: FileTracker
   /**
-   * Accepted for compatibility with the seed. Summaries of dropped content come with the
-   * summaries feature; until then no `summary` is returned.
+   * Returns `summary`: a deterministic summary of the messages dropped or replaced (files,
+   * commands, errors, user requests, the assistant's decisions), starting with
+   * `[context-trim summary]`. See docs/summaries.md.
    * @default false
    */
   summarizeDropped?: boolean
+  /**
+   * Also inserts the summary into `messages`: one `user` message flagged `_summary: true`,
+   * right after the leading system/developer messages. Its tokens count towards
+   * `targetTokens` (more is trimmed to make room), and an earlier summary is folded into it.
+   * Needs `summarizeDropped`.
+   * @default false
+   */
+  insertSummary?: boolean
+  /**
+   * The bound of the summary's text, in tokens (at least 64).
+   * @default 500
+   */
+  maxSummaryTokens?: number
+  /**
+   * Async functions only: writes the summary instead of the extractive one. Called on the JS
+   * thread with the dropped messages (your own objects) and the extractive draft; its text is
+   * given the `[context-trim summary]` marker if it lacks it and cut to `maxSummaryTokens`.
+   * If it throws, rejects, resolves to something other than a non-empty string or does not
+   * settle within `summarizerTimeoutMs`, the draft is used (see `summarySource`). Passing it to
+   * a sync function is an `INVALID_OPTION` error. Needs `summarizeDropped`.
+   */
+  summarizer?: (dropped: Message[], draft: string) => Promise<string> | string
+  /**
+   * How long the summarizer may take, in milliseconds (1 to 2147483647).
+   * @default 10000
+   */
+  summarizerTimeoutMs?: number
   /** A model name that picks the tokenizer (see {@link countTokens}). */
   model?: string
   /**
@@ -686,21 +748,32 @@ export interface TrimOptions {
 export interface TrimResult {
   /**
    * The trimmed messages, in order: kept ones are your own objects, placeholders are copies
-   * (`{...original, content, _truncated: true, _originalTokens}`).
+   * (`{...original, content, _truncated: true, _originalTokens}`), and with `insertSummary`
+   * the summary is a new `{role: 'user', content, _summary: true}` message.
    */
   messages: Message[]
   /** The messages dropped or replaced by a placeholder (your own objects), in order. */
   droppedMessages: Array<ClassifiedMessage>
   /** Tokens before minus tokens after. */
   savedTokens: number
-  /** A summary of what was dropped. Not produced yet: it comes with the summaries feature. */
+  /**
+   * With `summarizeDropped`, when something was dropped or replaced: the summary of it,
+   * starting with `[context-trim summary]`.
+   */
   summary?: string
+  /**
+   * Where `summary` comes from: `'extractive'` without a summarizer; `'callback'`,
+   * `'fallback-error'` or `'fallback-timeout'` with one.
+   */
+  summarySource?: SummarySource
+  /** Why the summarizer's text was not used (with `'fallback-error'` and `'fallback-timeout'`). */
+  summaryError?: string
   /**
    * Whether `totalTokens` is still above `targetTokens` because system, agent instructions,
    * the current task and modified files alone exceed it (they are never dropped).
    */
   overBudget: boolean
-  /** The tokens of the returned request. */
+  /** The tokens of the returned request (an inserted summary included). */
   totalTokens: number
 }
 
@@ -710,6 +783,9 @@ export interface TrimResult {
  * when they alone do not fit, the lowest units are removed whole.
  */
 export declare function trimWithPlaceholders(messages: Message[], options: TrimOptions): TrimResult
+
+/** {@link trimWithPlaceholders} on the libuv thread pool; the only way to use a `summarizer`. */
+export declare function trimWithPlaceholdersAsync(messages: Message[], options: TrimOptions): Promise<TrimResult>
 
 /**
  * Replaces tool outputs older than `maxAge` steps with a placeholder, and cuts younger ones

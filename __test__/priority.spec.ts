@@ -405,13 +405,6 @@ test('placeholders are in place, keep the call and describe the file', (t) => {
   t.false(result.overBudget)
 })
 
-test('summarizeDropped is accepted and no summary is made yet', (t) => {
-  const messages = transcript('openhands-sdk-hello-world.json')
-  const result = ct.trimByPriority(messages, { targetTokens: 2500, summarizeDropped: true })
-  t.false('summary' in result)
-  t.true(result.droppedMessages.length > 0)
-})
-
 test('trim options are validated', (t) => {
   const messages = transcript('openhands-sdk-hello-world.json')
   const cases: Array<[() => unknown, string, string]> = [

@@ -223,7 +223,7 @@ fn name_words(name: &str) -> Vec<String> {
   words
 }
 
-fn parse_object(arguments: &str) -> Option<Map<String, Value>> {
+pub(crate) fn parse_object(arguments: &str) -> Option<Map<String, Value>> {
   if !arguments.trim_start().starts_with('{') {
     return None;
   }
@@ -234,7 +234,7 @@ fn parse_object(arguments: &str) -> Option<Map<String, Value>> {
 }
 
 /// Rule 1 of the kind: an editor tool's `command` sub-command.
-fn editor_command(args: &Map<String, Value>) -> Option<FileOpKind> {
+pub(crate) fn editor_command(args: &Map<String, Value>) -> Option<FileOpKind> {
   match args.get("command")?.as_str()? {
     "view" => Some(FileOpKind::Read),
     "create" => Some(FileOpKind::Create),

@@ -176,6 +176,12 @@ impl FileTracker {
   }
 }
 
+/// The start of a content and its line count, as a [`FileReference`] keeps them.
+struct Preview {
+  text: String,
+  line_count: usize,
+}
+
 #[cfg(test)]
 mod tests {
   use super::*;
@@ -244,10 +250,4 @@ mod tests {
     assert_eq!(t.get("/w/b").unwrap().last_access_step, 3);
     assert_eq!(t.modified_files(), vec!["/w/b"]);
   }
-}
-
-/// The start of a content and its line count, as a [`FileReference`] keeps them.
-struct Preview {
-  text: String,
-  line_count: usize,
 }

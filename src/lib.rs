@@ -25,6 +25,7 @@ pub mod plan;
 pub mod repair;
 pub mod span_index;
 pub mod strategy;
+pub mod summary;
 pub mod tokens;
 pub mod validate;
 

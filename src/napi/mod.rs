@@ -11,6 +11,7 @@ mod priority;
 mod read;
 mod roles;
 mod rolling;
+mod summary;
 mod task;
 mod validate;
 mod write;
