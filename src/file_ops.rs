@@ -310,7 +310,9 @@ fn join(dir: &str, path: &str) -> String {
   format!("{}/{}", dir.trim_end_matches('/'), rel)
 }
 
-fn reports_failure(text: &str) -> bool {
+/// Whether a tool result's text reports a failed operation: it starts (after whitespace) with
+/// one of the failure prefixes of the module docs (`ERROR`, `Error:`, `Ran into [Errno`…).
+pub fn reports_failure(text: &str) -> bool {
   let start = text.trim_start();
   FAILURE_PREFIXES.iter().any(|p| start.starts_with(p))
 }

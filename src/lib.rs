@@ -15,6 +15,7 @@
 pub mod classify;
 pub mod conversation;
 pub mod cut;
+pub mod dedup;
 pub mod detect;
 pub mod error;
 pub mod file_ops;
