@@ -12,6 +12,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod archive;
 pub mod classify;
 pub mod conversation;
 pub mod cut;
@@ -23,6 +24,7 @@ pub mod file_tracker;
 pub mod format;
 pub mod message;
 pub mod plan;
+pub mod pruner;
 pub mod repair;
 pub mod span_index;
 pub mod strategy;
