@@ -30,7 +30,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Map, Value};
 
 use crate::conversation::Conversation;
-use crate::error::{Error, Result};
+use crate::error::{js_number, Error, Result};
 use crate::file_ops::{file_operation, reports_failure, FileOpKind};
 use crate::plan::{replacement, MetaValue, Plan};
 use crate::strategy::Tally;
@@ -185,7 +185,7 @@ impl DedupOptions {
     if !(0.0..=1.0).contains(&fraction) {
       return Err(Error::option(
         "deduplicationThreshold",
-        format!("must be a number from 0 to 1, got {}", number_text(fraction)),
+        format!("must be a number from 0 to 1, got {}", js_number(fraction)),
       ));
     }
     if fraction == 0.0 {
@@ -198,23 +198,10 @@ impl DedupOptions {
         format!(
           "is required: deduplication only runs once the request reaches deduplicationThreshold \
            ({}) of it; pass deduplicationThreshold: 0 to deduplicate at any size",
-          number_text(fraction)
+          js_number(fraction)
         ),
       )),
     }
-  }
-}
-
-/// A number as JavaScript prints it.
-pub(crate) fn number_text(v: f64) -> String {
-  if v.is_nan() {
-    "NaN".into()
-  } else if v.is_infinite() && v > 0.0 {
-    "Infinity".into()
-  } else if v.is_infinite() {
-    "-Infinity".into()
-  } else {
-    format!("{v}")
   }
 }
 

@@ -23,6 +23,7 @@ use crate::strategy::priority::{
 };
 use crate::tokens::Encoding;
 
+use super::clock::Clock;
 use super::options::{integer_argument, integer_option, read_options, TokenOptions};
 use super::{error, read, saturate, write};
 
@@ -301,10 +302,10 @@ fn classified(message: Object<'_>, c: crate::classify::Classification) -> Classi
 #[napi(object, object_to_js = false)]
 #[derive(Default)]
 pub struct FileTrackerOptions<'env> {
-  /// The clock that stamps `lastAccessTime`, in milliseconds. Pass a fixed clock
-  /// (`() => 0`) for results that are the same on every run.
+  /// The clock that stamps `lastAccessTime`: milliseconds since the epoch, or a `Date`. Pass a
+  /// fixed clock (`() => 0`) for results that are the same on every run.
   /// @default Date.now
-  #[napi(ts_type = "() => number")]
+  #[napi(ts_type = "() => number | Date")]
   pub now: Option<Unknown<'env>>,
 }
 
@@ -348,7 +349,7 @@ impl From<&CoreReference> for JsFileReference {
 #[napi]
 pub struct FileTracker {
   inner: CoreTracker,
-  clock: Option<FunctionRef<(), Unknown<'static>>>,
+  clock: Clock,
 }
 
 #[napi]
@@ -454,45 +455,13 @@ impl FileTracker {
   }
 
   fn now(&self, env: &Env) -> Result<f64> {
-    let Some(clock) = &self.clock else {
-      let ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs_f64() * 1000.0)
-        .unwrap_or(0.0);
-      return Ok(ms);
-    };
-    let value = clock.borrow_back(env)?.call(())?;
-    let n = match value.get_type()? {
-      ValueType::Number => value.coerce_to_number()?.get_double()?,
-      _ => f64::NAN,
-    };
-    if n.is_finite() {
-      Ok(n)
-    } else {
-      let got = if value.get_type()? == ValueType::Number {
-        super::options::js_number(n)
-      } else {
-        read::js_type_name(&value).to_string()
-      };
-      Err(error::throw(
-        env,
-        CoreError::option("now", format!("must return a finite number, got {got}")),
-      ))
-    }
+    self.clock.now(env)
   }
 }
 
-fn clock(env: &Env, options: Option<Unknown>) -> Result<Option<FunctionRef<(), Unknown<'static>>>> {
+fn clock(env: &Env, options: Option<Unknown>) -> Result<Clock> {
   let options: FileTrackerOptions = read_options(env, options, "options")?;
-  let Some(now) = options.now.filter(|v| !is_nullish(v)) else { return Ok(None) };
-  if now.get_type()? != ValueType::Function {
-    return Err(error::throw(
-      env,
-      CoreError::option("now", format!("must be a function, got {}", read::js_type_name(&now))),
-    ));
-  }
-  let f: Function<(), Unknown<'static>> = Function::from_unknown(now)?;
-  Ok(Some(f.create_ref()?))
+  Clock::from_option(env, options.now)
 }
 
 /// Options of {@link trimByPriority} and {@link trimWithPlaceholders}.
