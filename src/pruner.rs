@@ -22,12 +22,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::archive;
 use crate::classify::{ClassifyOptions, ContentPriority};
 use crate::conversation::Conversation;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{js_number, Error, ErrorKind, Result};
 use crate::file_ops::{file_operations, FileOp, FileOpKind};
 use crate::file_tracker::FileTracker;
 use crate::plan::Plan;
@@ -96,6 +96,47 @@ impl Default for PrunerConfig {
 /// Makes the error about configuration key `key` with `detail`.
 pub type ConfigError<'a> = &'a dyn Fn(&str, String) -> Error;
 
+/// A configuration value as given, before it is checked: from a JSON file or a JavaScript
+/// options object.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ConfigValue {
+  /// A number (JavaScript's `NaN` and `Infinity` included).
+  Number(f64),
+  /// A string.
+  Text(String),
+  /// A boolean.
+  Bool(bool),
+  /// `null` (in a JSON file; JavaScript's `null` means "not given").
+  Null,
+  /// Anything else, as an error message names it (`an array`, `an object`, `a function`).
+  Other(String),
+}
+
+impl ConfigValue {
+  /// The value of a JSON value.
+  pub fn from_json(value: &Value) -> Self {
+    match value {
+      Value::Number(n) => ConfigValue::Number(n.as_f64().unwrap_or(f64::NAN)),
+      Value::String(s) => ConfigValue::Text(s.clone()),
+      Value::Bool(b) => ConfigValue::Bool(*b),
+      Value::Null => ConfigValue::Null,
+      Value::Array(_) => ConfigValue::Other("an array".into()),
+      Value::Object(_) => ConfigValue::Other("an object".into()),
+    }
+  }
+
+  /// The value as an error message shows it.
+  fn got(&self) -> String {
+    match self {
+      ConfigValue::Number(n) => js_number(*n),
+      ConfigValue::Text(s) => Value::String(s.clone()).to_string(),
+      ConfigValue::Bool(b) => b.to_string(),
+      ConfigValue::Null => "null".into(),
+      ConfigValue::Other(what) => what.clone(),
+    }
+  }
+}
+
 impl PrunerConfig {
   /// The configuration keys, as the JSON file and the JavaScript options spell them.
   pub const KEYS: [&'static str; 8] = [
@@ -109,58 +150,61 @@ impl PrunerConfig {
     "emergencyTargetPercentage",
   ];
 
-  /// Builds a configuration from the keys of `map`, the defaults for the others.
+  /// Builds a configuration from the `(key, value)` entries given, the defaults for the others.
   ///
   /// # Errors
   ///
-  /// `error(key, detail)` for the first key (in [`PrunerConfig::KEYS`] order, unknown keys
-  /// first) that is unknown, of the wrong type or out of range, or that contradicts another:
+  /// `error(key, detail)` for the first key (unknown keys first, then in [`PrunerConfig::KEYS`]
+  /// order) that is unknown, of the wrong type or out of range, or that contradicts another:
   /// `emergencyThreshold` below `threshold`, `targetPercentage` above `threshold`,
   /// `emergencyTargetPercentage` above `targetPercentage`.
-  pub fn from_map(map: &Map<String, Value>, error: ConfigError<'_>) -> Result<Self> {
-    if let Some(key) = map.keys().find(|k| !Self::KEYS.contains(&k.as_str())) {
+  pub fn from_entries(entries: &[(String, ConfigValue)], error: ConfigError<'_>) -> Result<Self> {
+    if let Some((key, _)) = entries.iter().find(|(k, _)| !Self::KEYS.contains(&k.as_str())) {
       return Err(error(
         key,
         format!("is not a setting; the settings are {}", Self::KEYS.join(", ")),
       ));
     }
+    let get = |key: &str| entries.iter().find(|(k, _)| k == key).map(|(_, v)| v);
     let d = PrunerConfig::default();
     let percent = |key: &str, default: f64| -> Result<(f64, bool)> {
-      match map.get(key) {
+      match get(key) {
         None => Ok((default, false)),
-        Some(Value::Number(n)) if n.as_f64().is_some_and(|v| (0.0..=100.0).contains(&v)) => {
-          Ok((n.as_f64().unwrap_or(default), true))
-        }
-        Some(v) => Err(error(key, format!("must be a number from 0 to 100, got {}", got(v)))),
+        Some(ConfigValue::Number(v)) if (0.0..=100.0).contains(v) => Ok((*v, true)),
+        Some(v) => Err(error(key, format!("must be a number from 0 to 100, got {}", v.got()))),
       }
     };
-    let integer = |key: &str, min: u64, default: usize| -> Result<usize> {
-      match map.get(key) {
+    let integer = |key: &str, min: f64, default: usize| -> Result<usize> {
+      match get(key) {
         None => Ok(default),
-        Some(Value::Number(n)) if n.as_u64().is_some_and(|v| v >= min) => {
-          Ok(n.as_u64().map_or(default, |v| usize::try_from(v).unwrap_or(usize::MAX)))
+        Some(ConfigValue::Number(v))
+          if *v >= min && v.fract() == 0.0 && *v <= 9_007_199_254_740_991.0 =>
+        {
+          Ok(*v as usize)
         }
-        Some(v) => Err(error(key, format!("must be an integer of at least {min}, got {}", got(v)))),
+        Some(v) => {
+          Err(error(key, format!("must be an integer of at least {min}, got {}", v.got())))
+        }
       }
     };
     let (threshold, _) = percent("threshold", d.threshold)?;
     let (emergency_threshold, _) = percent("emergencyThreshold", d.emergency_threshold)?;
-    let keep_recent_messages = integer("keepRecentMessages", 0, d.keep_recent_messages)?;
-    let archive_path = match map.get("archivePath") {
+    let keep_recent_messages = integer("keepRecentMessages", 0.0, d.keep_recent_messages)?;
+    let archive_path = match get("archivePath") {
       None => d.archive_path,
-      Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
+      Some(ConfigValue::Text(s)) if !s.trim().is_empty() => s.clone(),
       Some(v) => {
-        return Err(error("archivePath", format!("must be a non-empty string, got {}", got(v))))
+        return Err(error("archivePath", format!("must be a non-empty string, got {}", v.got())))
       }
     };
-    let auto_reconstruct = match map.get("autoReconstruct") {
+    let auto_reconstruct = match get("autoReconstruct") {
       None => d.auto_reconstruct,
-      Some(Value::Bool(b)) => *b,
+      Some(ConfigValue::Bool(b)) => *b,
       Some(v) => {
-        return Err(error("autoReconstruct", format!("must be a boolean, got {}", got(v))))
+        return Err(error("autoReconstruct", format!("must be a boolean, got {}", v.got())))
       }
     };
-    let max_tokens = integer("maxTokens", 1, d.max_tokens)?;
+    let max_tokens = integer("maxTokens", 1.0, d.max_tokens)?;
     let (target, target_given) = percent("targetPercentage", d.target_percentage)?;
     let (emergency_target, emergency_target_given) =
       percent("emergencyTargetPercentage", d.emergency_target_percentage)?;
@@ -203,7 +247,7 @@ impl PrunerConfig {
   /// # Errors
   ///
   /// An `InvalidConfig` error `<source>: <detail>` when the text is not JSON or not an object,
-  /// and `<source>: <key>: <detail>` for a bad key (see [`PrunerConfig::from_map`]).
+  /// and `<source>: <key>: <detail>` for a bad key (see [`PrunerConfig::from_entries`]).
   pub fn from_json(text: &str, source: &str) -> Result<Self> {
     let value: Value = serde_json::from_str(text).map_err(|e| {
       Error::new(ErrorKind::InvalidConfig, source, format!("is not valid JSON: {e}"))
@@ -212,10 +256,12 @@ impl PrunerConfig {
       return Err(Error::new(
         ErrorKind::InvalidConfig,
         source,
-        format!("must be a JSON object, got {}", got(&value)),
+        format!("must be a JSON object, got {}", ConfigValue::from_json(&value).got()),
       ));
     };
-    Self::from_map(&map, &|key, detail| {
+    let entries: Vec<(String, ConfigValue)> =
+      map.iter().map(|(k, v)| (k.clone(), ConfigValue::from_json(v))).collect();
+    Self::from_entries(&entries, &|key, detail| {
       Error::new(ErrorKind::InvalidConfig, format!("{source}: {key}"), detail)
     })
   }
@@ -252,15 +298,6 @@ impl PrunerConfig {
   pub fn target_tokens(&self, window: usize, emergency: bool) -> usize {
     let pct = if emergency { self.emergency_target_percentage } else { self.target_percentage };
     (window as f64 * pct / 100.0).floor() as usize
-  }
-}
-
-/// A JSON value as an error message shows it.
-fn got(v: &Value) -> String {
-  match v {
-    Value::Array(_) => "an array".into(),
-    Value::Object(_) => "an object".into(),
-    other => other.to_string(),
   }
 }
 

@@ -3,7 +3,9 @@
 
 use std::path::PathBuf;
 
+use context_trim::dedup::{deduplicate, DedupOptions};
 use context_trim::message::{messages_from_json, Message, Role};
+use context_trim::pruner::{prune, PrunerConfig};
 use context_trim::repair::repair;
 use context_trim::strategy::roles::{apply_max_context_tokens, MaxContextOptions};
 use context_trim::validate::{validate, validate_plan};
@@ -55,6 +57,22 @@ fn strategies() -> Vec<Strategy> {
         min_keep: vec![(Role::User, 1), (Role::Assistant, 2)],
       }),
     ),
+    // The pruner's target is half the window: a window of twice the budget.
+    (
+      "ContextPruner.prune",
+      Box::new(|conv, budget| prune(conv, &PrunerConfig::default(), budget * 2, false).plan),
+    ),
+    (
+      "ContextPruner.prune emergency, keepRecentMessages 1",
+      Box::new(|conv, budget| {
+        let config = PrunerConfig { keep_recent_messages: 1, ..Default::default() };
+        prune(conv, &config, budget * 2, true).plan
+      }),
+    ),
+    (
+      "deduplicateToolResults",
+      Box::new(|conv, _| deduplicate(conv, &DedupOptions::default()).plan),
+    ),
   ]
 }
 
@@ -89,7 +107,7 @@ fn every_strategy_returns_a_valid_conversation_at_every_budget() {
       }
     }
   }
-  assert_eq!(runs, 7 * 3 * 9);
+  assert_eq!(runs, 7 * 6 * 9);
 }
 
 #[test]
