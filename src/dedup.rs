@@ -31,7 +31,7 @@ use serde_json::{Map, Value};
 
 use crate::conversation::Conversation;
 use crate::error::{js_number, Error, Result};
-use crate::file_ops::{file_operation, reports_failure, FileOpKind};
+use crate::file_ops::{file_operation, parse_object, reports_failure, FileOpKind};
 use crate::plan::{replacement, MetaValue, Plan};
 use crate::strategy::Tally;
 
@@ -83,9 +83,9 @@ pub const DEFAULT_EXCLUDE_KEYS: &[&str] =
 /// `excluding hidden items`).
 pub const HIDDEN_FILTER: &str = "hidden files";
 /// `ls` flags understood; any other flag makes the command unrecognised.
-const LS_FLAGS: &str = "aARlhsignoFp1CxmtSrXUvcuGk";
+pub const LS_FLAGS: &str = "aARlhsignoFp1CxmtSrXUvcuGk";
 /// `cat` flags understood.
-const CAT_FLAGS: &str = "n";
+pub const CAT_FLAGS: &str = "n";
 /// Characters that make a shell command more than one simple command (pipes, lists,
 /// redirections, substitutions, globs, quotes, comments, escapes).
 const SHELL_SPECIAL: &[char] = &[
@@ -462,9 +462,9 @@ impl Deduplicator for IoContentDeduplicator {
 /// Listings are recognised from the tools in [`ToolNames::list`] (directory, `recursive`,
 /// `depth` and exclusion arguments from the keys configured), the editor's `view` of a
 /// directory (`Here's the files and directories up to N levels deep in P, excluding hidden
-/// items:`), and a shell tool running exactly `ls [FLAGS] [DIR]` with flags from `aARlhsignoF
-/// p1CxmtSrXUvcuGk` (no pipes, lists, redirections, globs, quotes or substitutions: anything
-/// else is not recognised). `-R` is recursive; without `-a`/`-A` dot files are excluded; every
+/// items:`), and a shell tool running exactly `ls [FLAGS] [DIR]` with flags from [`LS_FLAGS`]
+/// (no pipes, lists, redirections, globs, quotes or substitutions: anything else is not
+/// recognised). `-R` is recursive; without `-a`/`-A` dot files are excluded; every
 /// other flag is a detail.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SurveyDirectoryDeduplicator;
@@ -691,16 +691,6 @@ pub fn supersedes(superseded: &[Supersession]) -> Vec<(usize, Vec<usize>)> {
 
 fn contains(names: &[String], name: &str) -> bool {
   names.iter().any(|n| n == name)
-}
-
-fn parse_object(text: &str) -> Option<Map<String, Value>> {
-  if !text.trim_start().starts_with('{') {
-    return None;
-  }
-  match serde_json::from_str(text) {
-    Ok(Value::Object(map)) => Some(map),
-    _ => None,
-  }
 }
 
 /// The first non-empty string among `keys` of `args`.

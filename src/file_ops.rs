@@ -193,7 +193,8 @@ fn name_words(name: &str) -> Vec<String> {
   words
 }
 
-fn parse_object(arguments: &str) -> Option<Map<String, Value>> {
+/// The JSON object in `arguments` (a call's arguments, or a tool result), if it is one.
+pub(crate) fn parse_object(arguments: &str) -> Option<Map<String, Value>> {
   if !arguments.trim_start().starts_with('{') {
     return None;
   }

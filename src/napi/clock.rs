@@ -5,6 +5,7 @@
 use napi::bindgen_prelude::*;
 use napi::{Env, JsDate, JsValue, ValueType};
 
+use super::options::is_nullish;
 use super::{error, read};
 use crate::error::{js_number, Error as CoreError};
 
@@ -14,11 +15,7 @@ pub(crate) struct Clock(Option<FunctionRef<(), Unknown<'static>>>);
 impl Clock {
   /// The clock of a `now` option: `undefined`/`null` for the system clock, else a function.
   pub fn from_option(env: &Env, now: Option<Unknown>) -> Result<Clock> {
-    let Some(now) =
-      now.filter(|v| !matches!(v.get_type(), Ok(ValueType::Undefined | ValueType::Null)))
-    else {
-      return Ok(Clock(None));
-    };
+    let Some(now) = now.filter(|v| !is_nullish(v)) else { return Ok(Clock(None)) };
     if now.get_type()? != ValueType::Function {
       return Err(error::throw(
         env,

@@ -24,7 +24,7 @@ use crate::strategy::priority::{
 use crate::tokens::Encoding;
 
 use super::clock::Clock;
-use super::options::{integer_argument, integer_option, read_options, TokenOptions};
+use super::options::{integer_argument, integer_option, is_nullish, read_options, TokenOptions};
 use super::{error, read, saturate, write};
 
 /// How much a message matters; higher values are kept longer. The four highest
@@ -709,10 +709,6 @@ fn number(value: &Unknown<'_>, kind: ErrorKind, name: &str) -> CoreResult<f64> {
   } else {
     Err(CoreError::new(kind, name, format!("must be a number, got {}", read::js_type_name(value))))
   }
-}
-
-fn is_nullish(value: &Unknown<'_>) -> bool {
-  matches!(value.get_type(), Ok(ValueType::Undefined | ValueType::Null))
 }
 
 /// Reads a `Set<string>` or `string[]`.

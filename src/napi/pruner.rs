@@ -16,7 +16,7 @@ use crate::pruner::{
 use crate::tokens::Encoding;
 
 use super::clock::Clock;
-use super::options::{integer_option, read_options};
+use super::options::{integer_option, is_nullish, read_options};
 use super::{error, read, saturate, write};
 
 /// Options of a {@link ContextPruner}: the settings of `context-pruner.config.json`, plus the
@@ -516,10 +516,6 @@ fn config_value(value: Unknown<'_>) -> Result<Option<ConfigValue>> {
       ConfigValue::Other(format!("{article} {name}"))
     }
   }))
-}
-
-fn is_nullish(value: &Unknown<'_>) -> bool {
-  matches!(value.get_type(), Ok(ValueType::Undefined | ValueType::Null))
 }
 
 fn json_parse(env: &Env) -> Result<Function<'_, String, Unknown<'_>>> {
