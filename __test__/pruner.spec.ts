@@ -4,7 +4,8 @@ import { join } from 'node:path'
 
 import test from 'ava'
 
-import { type CodedError, ct, snapshot, transcript } from './helpers.js'
+import { toAiSdk, toAnthropic } from './convert.js'
+import { type CodedError, ct, snapshot, transcript, transcripts } from './helpers.js'
 import type { ContextPrunerOptions, Message } from '../index.js'
 
 const { ContextPruner } = ct
@@ -326,4 +327,18 @@ test('measure reports the usage and when the pruner last pruned', (t) => {
   t.deepEqual({ ...p.measure(messages) }, { currentTokens: 15187, maxTokens: 20000, percentage: 75.935, lastPruneTime: null })
   p.prune(messages)
   t.is(p.measure(messages).lastPruneTime?.toISOString(), '2026-02-12T14:30:00.000Z')
+})
+
+test('every transcript prunes into a valid conversation in every format, at every fill level', (t) => {
+  for (const [name, messages] of transcripts()) {
+    for (const [format, converted] of [['openai', messages], ['anthropic', toAnthropic(messages)], ['ai-sdk', toAiSdk(messages)]] as const) {
+      const total = ct.estimateTokens(converted)
+      for (const percentage of [80, 95]) {
+        const r = pruner({ maxTokens: Math.floor((total * 100) / percentage), keepRecentMessages: 4 }).prune(converted as never)
+        t.is(r.emergency, percentage >= 90, `${name} ${format} ${percentage}`)
+        t.deepEqual(ct.validateConversation(r.messages, { format }), [], `${name} ${format} ${percentage}`)
+        t.is(r.afterTokens, ct.estimateTokens(r.messages), `${name} ${format} ${percentage}`)
+      }
+    }
+  }
 })
