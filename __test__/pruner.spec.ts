@@ -10,10 +10,18 @@ import type { ContextPrunerOptions, Message } from '../index.js'
 
 const { ContextPruner } = ct
 
-/** A fresh directory for one test's archive. */
+const made: string[] = []
+
+/** A fresh directory for one test's archive, removed after the run. */
 function dir(): string {
-  return mkdtempSync(join(tmpdir(), 'context-trim-pruner-'))
+  const d = mkdtempSync(join(tmpdir(), 'context-trim-pruner-'))
+  made.push(d)
+  return d
 }
+
+test.after.always(() => {
+  for (const d of made) rmSync(d, { recursive: true, force: true })
+})
 
 /** A clock that starts at 2026-02-12T14:30:00Z and advances one minute per call. */
 function clock(): () => number {
