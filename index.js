@@ -835,6 +835,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.ContextPruner = nativeBinding.ContextPruner
 module.exports.FileTracker = nativeBinding.FileTracker
 module.exports.RollingContext = nativeBinding.RollingContext
 module.exports.__testPanic = nativeBinding.__testPanic
@@ -846,6 +847,8 @@ module.exports.ConversationProblemKind = nativeBinding.ConversationProblemKind
 module.exports.ConversationRepairAction = nativeBinding.ConversationRepairAction
 module.exports.countSteps = nativeBinding.countSteps
 module.exports.countTokens = nativeBinding.countTokens
+module.exports.deduplicateToolResults = nativeBinding.deduplicateToolResults
+module.exports.deduplicateToolResultsAsync = nativeBinding.deduplicateToolResultsAsync
 module.exports.DEFAULT_CONFIG = nativeBinding.DEFAULT_CONFIG
 module.exports.estimateMessageTokens = nativeBinding.estimateMessageTokens
 module.exports.estimateTokens = nativeBinding.estimateTokens

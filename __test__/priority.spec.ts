@@ -199,7 +199,7 @@ test('FileTracker validates its arguments and its clock', (t) => {
   t.throws(() => tracker.isStale('/a', NaN, 1), { code: 'INVALID_ARGUMENT', message: 'currentStep: must be an integer of at least 0, got NaN' })
   t.throws(() => tracker.getRecentFiles(1, Infinity), { code: 'INVALID_ARGUMENT', message: 'maxAge: must be an integer of at least 0, got Infinity' })
   t.throws(() => new ct.FileTracker({ now: 5 as never }), { code: 'INVALID_OPTION', message: 'now: must be a function, got number' })
-  t.throws(() => new ct.FileTracker({ now: () => NaN }).trackAccess('/a', 1, 'read'), { code: 'INVALID_OPTION', message: 'now: must return a finite number, got NaN' })
+  t.throws(() => new ct.FileTracker({ now: () => NaN }).trackAccess('/a', 1, 'read'), { code: 'INVALID_OPTION', message: 'now: must return a finite number or a valid Date, got NaN' })
   t.throws(() => new ct.FileTracker({ now: () => { throw new Error('clock broke') } }).trackAccess('/a', 1, 'read'), { message: 'clock broke' })
   const before = Date.now()
   const real = new ct.FileTracker()

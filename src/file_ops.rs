@@ -223,6 +223,7 @@ fn name_words(name: &str) -> Vec<String> {
   words
 }
 
+/// The JSON object in `arguments` (a call's arguments, or a tool result), if it is one.
 pub(crate) fn parse_object(arguments: &str) -> Option<Map<String, Value>> {
   if !arguments.trim_start().starts_with('{') {
     return None;
@@ -341,7 +342,9 @@ fn join(dir: &str, path: &str) -> String {
   format!("{}/{}", dir.trim_end_matches('/'), rel)
 }
 
-fn reports_failure(text: &str) -> bool {
+/// Whether a tool result's text reports a failed operation: it starts (after whitespace) with
+/// one of the failure prefixes of the module docs (`ERROR`, `Error:`, `Ran into [Errno`…).
+pub fn reports_failure(text: &str) -> bool {
   let start = text.trim_start();
   FAILURE_PREFIXES.iter().any(|p| start.starts_with(p))
 }

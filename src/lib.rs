@@ -12,9 +12,11 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod archive;
 pub mod classify;
 pub mod conversation;
 pub mod cut;
+pub mod dedup;
 pub mod detect;
 pub mod error;
 pub mod file_ops;
@@ -22,6 +24,7 @@ pub mod file_tracker;
 pub mod format;
 pub mod message;
 pub mod plan;
+pub mod pruner;
 pub mod repair;
 pub mod span_index;
 pub mod strategy;

@@ -1,7 +1,9 @@
 //! The invariant of every strategy, on the real transcripts: a valid input gives a valid output,
 //! whatever the budget. Add each new strategy to `strategies()`.
 
+use context_trim::dedup::{deduplicate, DedupOptions};
 use context_trim::message::Role;
+use context_trim::pruner::{prune, PrunerConfig};
 use context_trim::repair::repair;
 use context_trim::strategy::age::trim_by_age;
 use context_trim::strategy::roles::{apply_max_context_tokens, MaxContextOptions};
@@ -45,6 +47,22 @@ fn strategies() -> Vec<Strategy> {
         trim_with_summary(conv, budget, &options, |t| trim_by_age(conv, t)).0.plan
       }),
     ),
+    // The pruner's target is half the window: a window of twice the budget.
+    (
+      "ContextPruner.prune",
+      Box::new(|conv, budget| prune(conv, &PrunerConfig::default(), budget * 2, false).plan),
+    ),
+    (
+      "ContextPruner.prune emergency, keepRecentMessages 1",
+      Box::new(|conv, budget| {
+        let config = PrunerConfig { keep_recent_messages: 1, ..Default::default() };
+        prune(conv, &config, budget * 2, true).plan
+      }),
+    ),
+    (
+      "deduplicateToolResults",
+      Box::new(|conv, _| deduplicate(conv, &DedupOptions::default()).plan),
+    ),
   ]
 }
 
@@ -79,7 +97,7 @@ fn every_strategy_returns_a_valid_conversation_at_every_budget() {
       }
     }
   }
-  assert_eq!(runs, 7 * 4 * 9);
+  assert_eq!(runs, 7 * 7 * 9);
 }
 
 #[test]

@@ -4,10 +4,13 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod clock;
+mod dedup;
 mod error;
 mod instance;
 mod options;
 mod priority;
+mod pruner;
 mod read;
 mod roles;
 mod rolling;

@@ -26,7 +26,8 @@ use crate::strategy::priority::{
 use crate::strategy::summarized::{replace_summary_text, trim_with_summary, Summary};
 use crate::tokens::Encoding;
 
-use super::options::{integer_argument, integer_option, read_options, TokenOptions};
+use super::clock::Clock;
+use super::options::{integer_argument, integer_option, is_nullish, read_options, TokenOptions};
 use super::summary::{
   self, summary_request, Finish, Settled, SummaryFields, SummaryRequest, SummarySource,
 };
@@ -307,10 +308,10 @@ fn classified(message: Object<'_>, c: crate::classify::Classification) -> Classi
 #[napi(object, object_to_js = false)]
 #[derive(Default)]
 pub struct FileTrackerOptions<'env> {
-  /// The clock that stamps `lastAccessTime`, in milliseconds. Pass a fixed clock
-  /// (`() => 0`) for results that are the same on every run.
+  /// The clock that stamps `lastAccessTime`: milliseconds since the epoch, or a `Date`. Pass a
+  /// fixed clock (`() => 0`) for results that are the same on every run.
   /// @default Date.now
-  #[napi(ts_type = "() => number")]
+  #[napi(ts_type = "() => number | Date")]
   pub now: Option<Unknown<'env>>,
 }
 
@@ -354,7 +355,7 @@ impl From<&CoreReference> for JsFileReference {
 #[napi]
 pub struct FileTracker {
   inner: CoreTracker,
-  clock: Option<FunctionRef<(), Unknown<'static>>>,
+  clock: Clock,
 }
 
 #[napi]
@@ -460,45 +461,13 @@ impl FileTracker {
   }
 
   fn now(&self, env: &Env) -> Result<f64> {
-    let Some(clock) = &self.clock else {
-      let ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs_f64() * 1000.0)
-        .unwrap_or(0.0);
-      return Ok(ms);
-    };
-    let value = clock.borrow_back(env)?.call(())?;
-    let n = match value.get_type()? {
-      ValueType::Number => value.coerce_to_number()?.get_double()?,
-      _ => f64::NAN,
-    };
-    if n.is_finite() {
-      Ok(n)
-    } else {
-      let got = if value.get_type()? == ValueType::Number {
-        super::options::js_number(n)
-      } else {
-        read::js_type_name(&value).to_string()
-      };
-      Err(error::throw(
-        env,
-        CoreError::option("now", format!("must return a finite number, got {got}")),
-      ))
-    }
+    self.clock.now(env)
   }
 }
 
-fn clock(env: &Env, options: Option<Unknown>) -> Result<Option<FunctionRef<(), Unknown<'static>>>> {
+fn clock(env: &Env, options: Option<Unknown>) -> Result<Clock> {
   let options: FileTrackerOptions = read_options(env, options, "options")?;
-  let Some(now) = options.now.filter(|v| !is_nullish(v)) else { return Ok(None) };
-  if now.get_type()? != ValueType::Function {
-    return Err(error::throw(
-      env,
-      CoreError::option("now", format!("must be a function, got {}", read::js_type_name(&now))),
-    ));
-  }
-  let f: Function<(), Unknown<'static>> = Function::from_unknown(now)?;
-  Ok(Some(f.create_ref()?))
+  Clock::from_option(env, options.now)
 }
 
 /// Options of {@link trimByPriority} and {@link trimWithPlaceholders} (and of their async
@@ -1070,10 +1039,6 @@ fn number_of_kind(value: &Unknown<'_>, kind: ErrorKind, name: &str) -> CoreResul
   } else {
     Err(CoreError::new(kind, name, format!("must be a number, got {}", read::js_type_name(value))))
   }
-}
-
-fn is_nullish(value: &Unknown<'_>) -> bool {
-  matches!(value.get_type(), Ok(ValueType::Undefined | ValueType::Null))
 }
 
 /// Reads a `Set<string>` or `string[]`.

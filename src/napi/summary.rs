@@ -19,6 +19,8 @@ use napi::bindgen_prelude::*;
 use napi::{Env, ValueType};
 use napi_derive::napi;
 
+use super::options::is_nullish;
+
 use crate::error::{Error as CoreError, Result as CoreResult};
 use crate::strategy::summarized::SummaryOptions;
 use crate::summary::{DEFAULT_MAX_SUMMARY_TOKENS, MIN_SUMMARY_TOKENS};
@@ -262,8 +264,4 @@ fn optional_string(value: Unknown<'_>) -> Option<String> {
     Ok(ValueType::String) => String::from_unknown(value).ok(),
     _ => None,
   }
-}
-
-fn is_nullish(value: &Unknown<'_>) -> bool {
-  matches!(value.get_type(), Ok(ValueType::Undefined | ValueType::Null))
 }
