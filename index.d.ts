@@ -80,6 +80,47 @@ export type MessageFormat = 'openai' | 'anthropic' | 'ai-sdk' | 'auto'
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
 /**
+ * The rolling-context toggle of a chat app: whether tool outputs are truncated before each
+ * model call, and how. Off by default.
+ *
+ * ```ts
+ * const rolling = new RollingContext()
+ * rolling.handleCommand('on') // the `/rolling-context on` slash command
+ * const response = await client.chat(rolling.prepare(messages), tools)
+ * ```
+ */
+export declare class RollingContext {
+  /**
+   * A toggle, off unless `options.enabled` is true, with `options.config` merged into
+   * {@link DEFAULT_CONFIG}.
+   */
+  constructor(options?: RollingContextOptions)
+  /** Whether `prepare` truncates. */
+  get enabled(): boolean
+  /** Turns truncation on or off. */
+  set enabled(value: boolean)
+  /** The configuration in use, every field filled in. */
+  get config(): ResolvedTruncationConfig
+  /** Replaces the configuration: the fields given, the others from {@link DEFAULT_CONFIG}. */
+  set config(value: TruncationConfig | undefined)
+  /**
+   * The messages to send: the very array given when disabled (it is still checked, so that a
+   * bad message fails the same way whether the toggle is on or off), the result of
+   * {@link truncateOldToolOutputs} when enabled.
+   */
+  prepare<M extends AnyMessage>(messages: M[]): M[]
+  /**
+   * Runs the `/rolling-context` slash command: `'on'`, `'off'`, `'status'`, or nothing to
+   * toggle (case and surrounding spaces ignored). Returns the status line for the UI, e.g.
+   * `Rolling context: off (tool outputs are sent in full)`. Throws a `TypeError` with code
+   * `INVALID_ARGUMENT` for any other argument, changing nothing.
+   */
+  handleCommand(arg?: string | null): string
+  /** The status line `handleCommand` returns, without changing anything. */
+  status(): string
+}
+
+/**
  * Test hook proving that a panic inside the addon becomes a JavaScript error instead of
  * aborting the process. It panics only when the environment variable
  * `CONTEXT_TRIM_TEST_PANIC` is `1`; otherwise it throws. Not part of the supported API.
@@ -163,6 +204,13 @@ export declare function countSteps(messages: AnyMessage[]): number
  * ```
  */
 export declare function countTokens(text: string, options?: TokenOptions): number
+
+/**
+ * The defaults of {@link TruncationConfig}, as the rolling-context design names them:
+ * `{ maxAge: 5, maxTokensPerOutput: 2000, placeholder: '[content truncated - {age} steps ago]',
+ * smallOutputTokens: 100, minQuotedChars: 40 }`. A copy: changing it changes no default.
+ */
+export declare const DEFAULT_CONFIG: ResolvedTruncationConfig
 
 /**
  * Estimates the tokens of one message: content, name, tool calls and the per-message
@@ -280,6 +328,34 @@ export interface RepairedConversation {
 }
 
 /**
+ * A complete truncation configuration: {@link DEFAULT_CONFIG}, or the one a
+ * {@link RollingContext} uses.
+ */
+export interface ResolvedTruncationConfig {
+  /** Steps after which a tool result is replaced by the placeholder. */
+  maxAge: number
+  /** Tokens above which a younger tool result is cut to its head and tail. */
+  maxTokensPerOutput: number
+  /** The content of a truncated result (`{age}`, `{N}`, `{tokens}` filled in). */
+  placeholder: string
+  /** Tool results with fewer tokens are never truncated. */
+  smallOutputTokens: number
+  /** The shortest verbatim span, in characters, that counts as a quote. */
+  minQuotedChars: number
+}
+
+/** Options of a {@link RollingContext}. */
+export interface RollingContextOptions {
+  /**
+   * Whether `prepare` truncates.
+   * @default false
+   */
+  enabled?: boolean
+  /** How it truncates; missing fields come from {@link DEFAULT_CONFIG}. */
+  config?: TruncationConfig
+}
+
+/**
  * Sets the bound of the message cache (messages; 0 disables it) and empties it. The default is
  * 100,000 messages. Call it with the current capacity to clear the cache, e.g. after mutating
  * message objects in place in ways the identity check cannot see (a key inside an `arguments`
@@ -344,6 +420,73 @@ export interface TokenOptions {
    * @default 'auto'
    */
   format?: MessageFormat
+}
+
+/**
+ * Replaces tool outputs older than `maxAge` steps with a placeholder, and cuts younger ones
+ * longer than `maxTokensPerOutput` tokens to their head and tail. Errors, small outputs, and
+ * outputs that a later user message quotes or a recent tool call consumes are kept whole.
+ *
+ * Returns a new array: kept messages are your own objects, a truncated one is a copy with
+ * every field kept, `content` replaced and `_originalLength` (the original content's length
+ * in UTF-16 code units) plus `_truncatedAt` (its age in steps) or `_cutTokens` (the tokens
+ * cut) added. Nothing is dropped or moved, so every tool call keeps its result. The input is
+ * never modified.
+ *
+ * ```ts
+ * const sent = truncateOldToolOutputs(messages, { maxAge: 3 })
+ * ```
+ */
+export declare function truncateOldToolOutputs<M extends AnyMessage>(messages: M[], config?: TruncationConfig): M[]
+
+/**
+ * {@link truncateOldToolOutputs} on the libuv thread pool, for large histories: the Promise
+ * resolves to the same messages the sync call returns.
+ */
+export declare function truncateOldToolOutputsAsync<M extends AnyMessage>(messages: M[], config?: TruncationConfig): Promise<M[]>
+
+/**
+ * How old and how long tool outputs may be. Every field is optional: a missing one takes its
+ * value from {@link DEFAULT_CONFIG}.
+ */
+export interface TruncationConfig {
+  /**
+   * Steps (assistant messages with tool calls) after which a tool result is replaced by the
+   * placeholder: a result is truncated when its age, the number of steps since its call, is
+   * greater than this.
+   * @default 5
+   */
+  maxAge?: number
+  /**
+   * Tokens above which a younger tool result keeps only its head and tail, with a marker in
+   * the middle saying how many tokens were cut. At least 32.
+   * @default 2000
+   */
+  maxTokensPerOutput?: number
+  /**
+   * The content of a truncated result: `{age}` (or `{N}`) becomes its age in steps and
+   * `{tokens}` the tokens of the original content.
+   * @default '[content truncated - {age} steps ago]'
+   */
+  placeholder?: string
+  /**
+   * Tool results with fewer tokens than this are never truncated nor cut.
+   * @default 100
+   */
+  smallOutputTokens?: number
+  /**
+   * The shortest verbatim span, in characters, by which a later user message quotes a tool
+   * result or a recent tool call consumes it (both keep it).
+   * @default 40
+   */
+  minQuotedChars?: number
+  /** A model name that picks the encoding tokens are counted in (see `TokenOptions.model`). */
+  model?: string
+  /**
+   * The encoding tokens are counted in, which wins over `model`.
+   * @default 'o200k_base'
+   */
+  encoding?: 'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'
 }
 
 /**

@@ -835,6 +835,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.RollingContext = nativeBinding.RollingContext
 module.exports.__testPanic = nativeBinding.__testPanic
 module.exports.applyMaxContextTokens = nativeBinding.applyMaxContextTokens
 module.exports.applyMaxContextTokensAsync = nativeBinding.applyMaxContextTokensAsync
@@ -842,6 +843,7 @@ module.exports.ConversationProblemKind = nativeBinding.ConversationProblemKind
 module.exports.ConversationRepairAction = nativeBinding.ConversationRepairAction
 module.exports.countSteps = nativeBinding.countSteps
 module.exports.countTokens = nativeBinding.countTokens
+module.exports.DEFAULT_CONFIG = nativeBinding.DEFAULT_CONFIG
 module.exports.estimateMessageTokens = nativeBinding.estimateMessageTokens
 module.exports.estimateTokens = nativeBinding.estimateTokens
 module.exports.messageCacheStats = nativeBinding.messageCacheStats
@@ -850,4 +852,6 @@ module.exports.setMessageCacheCapacity = nativeBinding.setMessageCacheCapacity
 module.exports.setTokenCacheCapacity = nativeBinding.setTokenCacheCapacity
 module.exports.tagMessagesWithStep = nativeBinding.tagMessagesWithStep
 module.exports.tokenCacheStats = nativeBinding.tokenCacheStats
+module.exports.truncateOldToolOutputs = nativeBinding.truncateOldToolOutputs
+module.exports.truncateOldToolOutputsAsync = nativeBinding.truncateOldToolOutputsAsync
 module.exports.validateConversation = nativeBinding.validateConversation

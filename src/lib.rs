@@ -13,11 +13,14 @@
 #![deny(missing_docs)]
 
 pub mod conversation;
+pub mod cut;
+pub mod detect;
 pub mod error;
 pub mod format;
 pub mod message;
 pub mod plan;
 pub mod repair;
+pub mod span_index;
 pub mod strategy;
 pub mod tokens;
 pub mod validate;

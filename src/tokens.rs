@@ -156,6 +156,89 @@ pub fn count_tokens(text: &str, encoding: Encoding) -> usize {
   }
 }
 
+/// The byte length of the longest prefix of `text` made of at most `max_tokens` of its tokens,
+/// ending on a character boundary (a token that ends inside a character is not taken).
+///
+/// Only a window at the start of `text` about as long as the tokens asked for is tokenised,
+/// so the cost does not grow with the length of `text`. Tokens near the window's end are
+/// those of the window, which can differ slightly from those of the whole text: count the
+/// result when an exact bound matters.
+pub fn prefix_within(text: &str, max_tokens: usize, encoding: Encoding) -> usize {
+  if max_tokens == 0 {
+    return 0;
+  }
+  let Some(bpe) = encoding.bpe() else {
+    let chars = max_tokens.saturating_mul(APPROXIMATE_CHARS_PER_TOKEN);
+    return text.char_indices().nth(chars).map_or(text.len(), |(at, _)| at);
+  };
+  let mut window = max_tokens.saturating_mul(WINDOW_BYTES_PER_TOKEN).max(64);
+  loop {
+    let end = floor_char_boundary(text, window.min(text.len()));
+    let tokens = bpe.encode_ordinary(&text[..end]);
+    if end == text.len() && tokens.len() <= max_tokens {
+      return text.len();
+    }
+    if end == text.len() || tokens.len() > max_tokens + WINDOW_MARGIN_TOKENS {
+      let len: usize = tokens.iter().take(max_tokens).map(|&t| token_len(bpe, t)).sum();
+      return floor_char_boundary(text, len);
+    }
+    window = window.saturating_mul(2);
+  }
+}
+
+/// The byte offset where the longest suffix of `text` made of at most `max_tokens` of its
+/// tokens starts, on a character boundary. The mirror of [`prefix_within`], with the same
+/// window and the same caveat.
+pub fn suffix_within(text: &str, max_tokens: usize, encoding: Encoding) -> usize {
+  if max_tokens == 0 {
+    return text.len();
+  }
+  let Some(bpe) = encoding.bpe() else {
+    let chars = max_tokens.saturating_mul(APPROXIMATE_CHARS_PER_TOKEN);
+    return text.char_indices().rev().nth(chars - 1).map_or(0, |(at, _)| at);
+  };
+  let mut window = max_tokens.saturating_mul(WINDOW_BYTES_PER_TOKEN).max(64);
+  loop {
+    let start = ceil_char_boundary(text, text.len().saturating_sub(window));
+    let tokens = bpe.encode_ordinary(&text[start..]);
+    if start == 0 && tokens.len() <= max_tokens {
+      return 0;
+    }
+    if start == 0 || tokens.len() > max_tokens + WINDOW_MARGIN_TOKENS {
+      let len: usize = tokens.iter().rev().take(max_tokens).map(|&t| token_len(bpe, t)).sum();
+      return ceil_char_boundary(text, text.len().saturating_sub(len));
+    }
+    window = window.saturating_mul(2);
+  }
+}
+
+/// The first window tokenised by [`prefix_within`]/[`suffix_within`], in bytes per token asked
+/// for (most tokens are under 8 bytes); the window doubles until it holds enough tokens.
+const WINDOW_BYTES_PER_TOKEN: usize = 8;
+/// Tokens beyond the ones asked for that a window must hold, so that the tokens taken are not
+/// the ones cut short by the window's edge.
+const WINDOW_MARGIN_TOKENS: usize = 4;
+
+fn token_len(bpe: &CoreBPE, token: tiktoken_rs::Rank) -> usize {
+  // A token just produced by the encoder always decodes.
+  bpe.decode_bytes(&[token]).map_or(0, |b| b.len())
+}
+
+fn floor_char_boundary(text: &str, mut at: usize) -> usize {
+  at = at.min(text.len());
+  while !text.is_char_boundary(at) {
+    at -= 1;
+  }
+  at
+}
+
+fn ceil_char_boundary(text: &str, mut at: usize) -> usize {
+  while at < text.len() && !text.is_char_boundary(at) {
+    at += 1;
+  }
+  at.min(text.len())
+}
+
 /// The tokens of one message: content, name, tool-call names and arguments, tool-call ids
 /// answered, plus [`TOKENS_PER_MESSAGE`] (and [`TOKENS_PER_NAME`], [`TOKENS_PER_TOOL_CALL`]).
 /// Excludes the once-per-request [`REPLY_PRIMING`].
@@ -418,6 +501,30 @@ mod tests {
     let mut img = m.clone();
     img.content = Content::Parts(vec![Part::Text("hello world".into()), Part::Image]);
     assert_eq!(message_tokens(&img, e), 6 + IMAGE_PART_TOKENS);
+  }
+
+  #[test]
+  fn prefixes_and_suffixes_within_a_token_budget() {
+    let text = "fn main() { println!(\"héllo 東京 🚀\"); }\n".repeat(200);
+    for encoding in [Encoding::O200kBase, Encoding::Cl100kBase, Encoding::Approximate] {
+      let total = count_tokens(&text, encoding);
+      for n in [0, 1, 7, 50, 333, total, total + 10] {
+        let head = &text[..prefix_within(&text, n, encoding)];
+        let tail = &text[suffix_within(&text, n, encoding)..];
+        assert!(count_tokens(head, encoding) <= n, "{encoding:?} head {n}");
+        assert!(count_tokens(tail, encoding) <= n, "{encoding:?} tail {n}");
+        if n >= total {
+          assert_eq!((head, tail), (text.as_str(), text.as_str()));
+        }
+        // Close to the budget, not just under it.
+        if (50..total).contains(&n) {
+          assert!(count_tokens(head, encoding) + 8 >= n, "{encoding:?} head {n}");
+          assert!(count_tokens(tail, encoding) + 8 >= n, "{encoding:?} tail {n}");
+        }
+      }
+    }
+    assert_eq!(prefix_within("abcdefgh", 1, Encoding::Approximate), 4);
+    assert_eq!(suffix_within("abcdefghij", 2, Encoding::Approximate), 2);
   }
 
   #[test]

@@ -9,6 +9,7 @@ mod instance;
 mod options;
 mod read;
 mod roles;
+mod rolling;
 mod task;
 mod validate;
 mod write;

@@ -2,3 +2,4 @@
 //! [`Plan`](crate::Plan).
 
 pub mod roles;
+pub mod rolling;

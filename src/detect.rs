@@ -1,0 +1,160 @@
+//! Recognising what a tool output is, from its text alone.
+//!
+//! [`is_error_output`] tells whether a tool result reports a failure. It is used by the rolling
+//! context (errors are never truncated) and is meant to be shared by every feature that must
+//! treat errors specially (summaries keep them verbatim).
+//!
+//! The detection is line-based and deliberately narrow, so that a large log that merely mentions
+//! an error somewhere is not kept forever:
+//!
+//! 1. **Exit status**: the *last* non-empty line reports a non-zero exit code: `exit code N` or
+//!    `exit status N` with `N != 0`, as OpenHands appends to every command
+//!    (`[The command completed with exit code 1.]`, `[Command finished with exit code 127]`,
+//!    `-1` for a timeout) and Go prints (`exit status 2`).
+//! 2. **A line that starts with an error marker** (after leading whitespace and `[`):
+//!    [`ERROR_LINE_PREFIXES`], e.g. `Traceback (most recent call last)`, `Error:`, `error:`,
+//!    `error[E0308]`, `fatal:`, `panic:`, `npm ERR!`, the failures of the agents' file editors
+//!    (`No replacement was performed`, `[No exact match found`, `Invalid \`path\` parameter`,
+//!    `Your proposed edit has introduced new syntax error(s)`), or the word `ERROR` (`ERROR:`,
+//!    `ERROR `, not `ERRORS.md`). File views numbered by `cat -n` or `N|` start their lines with
+//!    a number, so source code that contains such a line is not an error report.
+//! 3. **A line that contains an error phrase** anywhere: [`ERROR_PHRASES`], e.g.
+//!    `command not found`, `No such file or directory`, `: error:` (gcc, clang), `): error TS`
+//!    (tsc), ` panicked at ` (Rust), `Segmentation fault`.
+//!
+//! ```
+//! use context_trim::detect::is_error_output;
+//! assert!(is_error_output("make: *** [build] Error 2\n[The command completed with exit code 2.]"));
+//! assert!(!is_error_output("total 16\n[The command completed with exit code 0.]"));
+//! ```
+
+/// Markers that make a line an error report when the line starts with them (after leading
+/// whitespace and `[`). Case-sensitive.
+pub const ERROR_LINE_PREFIXES: &[&str] = &[
+  "Traceback (most recent call last)",
+  "Error:",
+  "error:",
+  "error[E",
+  "fatal:",
+  "FATAL:",
+  "panic:",
+  "npm ERR!",
+  "Exception in thread",
+  // Failures the coding agents' file editors report (OpenHands, SWE-agent).
+  "Your proposed edit has introduced new syntax error",
+  "No exact match found",
+  "No replacement was performed",
+  "Invalid `",
+];
+
+/// Phrases that make a line an error report wherever they appear in it. Case-sensitive.
+pub const ERROR_PHRASES: &[&str] = &[
+  "command not found",
+  "No such file or directory",
+  "Permission denied",
+  "Segmentation fault",
+  ": error:",
+  "): error TS",
+  " panicked at ",
+];
+
+/// The word that makes a line an error report when the line starts with it as a whole word.
+const ERROR_WORD: &str = "ERROR";
+
+/// Whether `text`, a tool output, reports an error (see the [module docs](self) for the rules).
+pub fn is_error_output(text: &str) -> bool {
+  let last = text.lines().rev().find(|l| !l.trim().is_empty());
+  if last.is_some_and(reports_failed_exit) {
+    return true;
+  }
+  text.lines().any(is_error_line)
+}
+
+/// Whether one line starts with an error marker or contains an error phrase.
+fn is_error_line(line: &str) -> bool {
+  let start = line.trim_start().trim_start_matches('[');
+  if ERROR_LINE_PREFIXES.iter().any(|p| start.starts_with(p)) {
+    return true;
+  }
+  if let Some(rest) = start.strip_prefix(ERROR_WORD) {
+    if !rest.starts_with(|c: char| c.is_alphanumeric() || c == '_') {
+      return true;
+    }
+  }
+  ERROR_PHRASES.iter().any(|p| line.contains(p))
+}
+
+/// Whether a line reports a non-zero `exit code N` or `exit status N` (case-insensitive words).
+fn reports_failed_exit(line: &str) -> bool {
+  let lower = line.to_ascii_lowercase();
+  ["exit code", "exit status"].iter().any(|key| {
+    lower.match_indices(key).any(|(at, _)| {
+      let rest = lower[at + key.len()..].trim_start_matches([' ', ':', '=']);
+      let digits = rest.strip_prefix('-').unwrap_or(rest);
+      let n: String = digits.chars().take_while(char::is_ascii_digit).collect();
+      !n.is_empty() && n.chars().any(|c| c != '0')
+    })
+  })
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  #[test]
+  fn detection_table() {
+    for (text, expected) in [
+      // Exit codes in the last non-empty line.
+      ("ok\n[The command completed with exit code 0.]", false),
+      ("\n[The command completed with exit code 1.]", true),
+      ("bash: ponyc: command not found\n[The command completed with exit code 127.]", true),
+      ("out\n[Command finished with exit code 2]\n\n", true),
+      ("[Command finished with exit code 0]", false),
+      ("no output for 30s\n[The command completed with exit code -1.]", true),
+      ("FAIL\texample.com/pkg\nexit status 1", true),
+      ("Exit code: 3", true),
+      ("exit code 0\nexit code 00", false),
+      // An exit code that is not on the last line is someone's text, not a status.
+      ("the script returns exit code 1 on failure\nall good", false),
+      // Line-start markers.
+      ("Traceback (most recent call last):\n  File \"a.py\", line 1", true),
+      ("Error: ENOENT: no such file", true),
+      ("  error: could not compile `x`", true),
+      ("error[E0308]: mismatched types", true),
+      ("fatal: not a git repository", true),
+      ("panic: runtime error: index out of range", true),
+      ("npm ERR! code E404", true),
+      ("ERROR:\nParameter `old_str` is required for command: str_replace.", true),
+      ("ERROR collecting tests/test_a.py", true),
+      ("ERRORS.md\nREADME.md", false),
+      ("Exception in thread \"main\" java.lang.NullPointerException", true),
+      ("[Error: boom]", true),
+      // Editors' failures.
+      (
+        "[Your proposed edit has introduced new syntax error(s). Please understand the errors]",
+        true,
+      ),
+      ("[No exact match found in /workspace/src/a.tsx for\n```", true),
+      ("No replacement was performed, old_str `x` did not appear verbatim in /a.c.", true),
+      ("Invalid `view_range` parameter: [100, 150].", true),
+      ("42|        console.error('Error fetching repos:', error);", false),
+      ("1481:            raise self.make_error(\"invalid\") from error", false),
+      // Phrases anywhere in a line.
+      ("ls: cannot access 'src/lib': No such file or directory", true),
+      ("src/a.c:3:5: error: expected ';'", true),
+      ("src/a.ts(3,5): error TS2322: Type 'x' is not assignable", true),
+      ("thread 'main' panicked at src/main.rs:2:5:", true),
+      ("bash: line 1: 42 Segmentation fault (core dumped)", true),
+      ("cat: /root/flag: Permission denied", true),
+      // Not errors.
+      ("", false),
+      ("Your thought has been logged.", false),
+      ("total 16\ndrwxr-xr-x 3 root root 4096 common", false),
+      ("    12\terror: this line is source code viewed with cat -n", false),
+      ("The file /a.py has been edited.", false),
+      ("errors = []\nwarning: unused variable", false),
+    ] {
+      assert_eq!(is_error_output(text), expected, "{text:?}");
+    }
+  }
+}

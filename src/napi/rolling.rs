@@ -1,0 +1,303 @@
+//! Rolling context for JavaScript: `truncateOldToolOutputs`, `DEFAULT_CONFIG` and the
+//! `RollingContext` class behind the `/rolling-context` command.
+
+use napi::bindgen_prelude::*;
+use napi::{Env, ValueType};
+use napi_derive::napi;
+
+use crate::conversation::Conversation;
+use crate::cut::MIN_CUT_BUDGET;
+use crate::error::{Error as CoreError, ErrorKind, Result as CoreResult};
+use crate::strategy::rolling::{
+  self, DEFAULT_MAX_AGE, DEFAULT_MAX_TOKENS_PER_OUTPUT, DEFAULT_MIN_QUOTED_CHARS,
+  DEFAULT_PLACEHOLDER, DEFAULT_SMALL_OUTPUT_TOKENS,
+};
+use crate::tokens::Encoding;
+
+use super::options::{integer_option, read_options};
+use super::{error, read, saturate, task, write};
+
+/// How old and how long tool outputs may be. Every field is optional: a missing one takes its
+/// value from {@link DEFAULT_CONFIG}.
+#[napi(object, object_to_js = false)]
+#[derive(Default)]
+pub struct TruncationConfig {
+  /// Steps (assistant messages with tool calls) after which a tool result is replaced by the
+  /// placeholder: a result is truncated when its age, the number of steps since its call, is
+  /// greater than this.
+  /// @default 5
+  pub max_age: Option<f64>,
+  /// Tokens above which a younger tool result keeps only its head and tail, with a marker in
+  /// the middle saying how many tokens were cut. At least 32.
+  /// @default 2000
+  pub max_tokens_per_output: Option<f64>,
+  /// The content of a truncated result: `{age}` (or `{N}`) becomes its age in steps and
+  /// `{tokens}` the tokens of the original content.
+  /// @default '[content truncated - {age} steps ago]'
+  pub placeholder: Option<String>,
+  /// Tool results with fewer tokens than this are never truncated nor cut.
+  /// @default 100
+  pub small_output_tokens: Option<f64>,
+  /// The shortest verbatim span, in characters, by which a later user message quotes a tool
+  /// result or a recent tool call consumes it (both keep it).
+  /// @default 40
+  pub min_quoted_chars: Option<f64>,
+  /// A model name that picks the encoding tokens are counted in (see `TokenOptions.model`).
+  pub model: Option<String>,
+  /// The encoding tokens are counted in, which wins over `model`.
+  /// @default 'o200k_base'
+  #[napi(
+    ts_type = "'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'"
+  )]
+  pub encoding: Option<String>,
+}
+
+impl TruncationConfig {
+  /// The core configuration and encoding, defaults filled in.
+  fn normalize(&self) -> CoreResult<(rolling::TruncationConfig, Encoding)> {
+    let int = |value: Option<f64>, name: &str, min: usize, default: usize| {
+      value.map_or(Ok(default), |v| integer_option(name, v, min as f64))
+    };
+    let config = rolling::TruncationConfig {
+      max_age: int(self.max_age, "maxAge", 0, DEFAULT_MAX_AGE)?,
+      max_tokens_per_output: int(
+        self.max_tokens_per_output,
+        "maxTokensPerOutput",
+        MIN_CUT_BUDGET,
+        DEFAULT_MAX_TOKENS_PER_OUTPUT,
+      )?,
+      placeholder: self.placeholder.clone().unwrap_or_else(|| DEFAULT_PLACEHOLDER.to_string()),
+      small_output_tokens: int(
+        self.small_output_tokens,
+        "smallOutputTokens",
+        0,
+        DEFAULT_SMALL_OUTPUT_TOKENS,
+      )?,
+      min_quoted_chars: int(self.min_quoted_chars, "minQuotedChars", 1, DEFAULT_MIN_QUOTED_CHARS)?,
+    };
+    config.validate()?;
+    let encoding = Encoding::resolve(self.model.as_deref(), self.encoding.as_deref())?;
+    Ok((config, encoding))
+  }
+}
+
+/// A complete truncation configuration: {@link DEFAULT_CONFIG}, or the one a
+/// {@link RollingContext} uses.
+#[napi(object, object_from_js = false)]
+pub struct ResolvedTruncationConfig<'a> {
+  /// Steps after which a tool result is replaced by the placeholder.
+  pub max_age: u32,
+  /// Tokens above which a younger tool result is cut to its head and tail.
+  pub max_tokens_per_output: u32,
+  /// The content of a truncated result (`{age}`, `{N}`, `{tokens}` filled in).
+  pub placeholder: &'a str,
+  /// Tool results with fewer tokens are never truncated.
+  pub small_output_tokens: u32,
+  /// The shortest verbatim span, in characters, that counts as a quote.
+  pub min_quoted_chars: u32,
+}
+
+impl<'a> From<&'a rolling::TruncationConfig> for ResolvedTruncationConfig<'a> {
+  fn from(c: &'a rolling::TruncationConfig) -> Self {
+    ResolvedTruncationConfig {
+      max_age: saturate(c.max_age),
+      max_tokens_per_output: saturate(c.max_tokens_per_output),
+      placeholder: &c.placeholder,
+      small_output_tokens: saturate(c.small_output_tokens),
+      min_quoted_chars: saturate(c.min_quoted_chars),
+    }
+  }
+}
+
+/// The defaults of {@link TruncationConfig}, as the rolling-context design names them:
+/// `{ maxAge: 5, maxTokensPerOutput: 2000, placeholder: '[content truncated - {age} steps ago]',
+/// smallOutputTokens: 100, minQuotedChars: 40 }`. A copy: changing it changes no default.
+#[napi]
+pub const DEFAULT_CONFIG: ResolvedTruncationConfig<'static> = ResolvedTruncationConfig {
+  max_age: DEFAULT_MAX_AGE as u32,
+  max_tokens_per_output: DEFAULT_MAX_TOKENS_PER_OUTPUT as u32,
+  placeholder: DEFAULT_PLACEHOLDER,
+  small_output_tokens: DEFAULT_SMALL_OUTPUT_TOKENS as u32,
+  min_quoted_chars: DEFAULT_MIN_QUOTED_CHARS as u32,
+};
+
+/// Replaces tool outputs older than `maxAge` steps with a placeholder, and cuts younger ones
+/// longer than `maxTokensPerOutput` tokens to their head and tail. Errors, small outputs, and
+/// outputs that a later user message quotes or a recent tool call consumes are kept whole.
+///
+/// Returns a new array: kept messages are your own objects, a truncated one is a copy with
+/// every field kept, `content` replaced and `_originalLength` (the original content's length
+/// in UTF-16 code units) plus `_truncatedAt` (its age in steps) or `_cutTokens` (the tokens
+/// cut) added. Nothing is dropped or moved, so every tool call keeps its result. The input is
+/// never modified.
+///
+/// ```ts
+/// const sent = truncateOldToolOutputs(messages, { maxAge: 3 })
+/// ```
+#[napi(
+  catch_unwind,
+  ts_generic_types = "M extends AnyMessage",
+  ts_args_type = "messages: M[], config?: TruncationConfig",
+  ts_return_type = "M[]"
+)]
+pub fn truncate_old_tool_outputs<'env>(
+  env: &'env Env,
+  messages: Unknown<'env>,
+  config: Option<Unknown<'env>>,
+) -> Result<Unknown<'env>> {
+  let (input, op) = prepare_truncation(env, messages, config)?;
+  task::run_sync(env, input, op)
+}
+
+/// {@link truncateOldToolOutputs} on the libuv thread pool, for large histories: the Promise
+/// resolves to the same messages the sync call returns.
+#[napi(
+  catch_unwind,
+  ts_generic_types = "M extends AnyMessage",
+  ts_args_type = "messages: M[], config?: TruncationConfig",
+  ts_return_type = "Promise<M[]>"
+)]
+pub fn truncate_old_tool_outputs_async<'env>(
+  env: &'env Env,
+  messages: Unknown<'env>,
+  config: Option<Unknown<'env>>,
+) -> Result<AsyncTask<task::PlanTask<TruncateOp>>> {
+  let (input, op) = prepare_truncation(env, messages, config)?;
+  task::spawn(env, input, op)
+}
+
+type TruncateOp = task::PlanOnly<Box<dyn FnMut(&Conversation<'_>) -> crate::Plan + Send>>;
+
+fn prepare_truncation<'env>(
+  env: &'env Env,
+  messages: Unknown<'env>,
+  config: Option<Unknown<'env>>,
+) -> Result<(read::JsMessages<'env>, TruncateOp)> {
+  let (config, encoding) = read_config(env, config)?;
+  let input = read::read_messages(env, messages)?;
+  let plan: Box<dyn FnMut(&Conversation<'_>) -> crate::Plan + Send> =
+    Box::new(move |conv| rolling::truncate_old_tool_outputs(conv, &config));
+  Ok((input, task::PlanOnly { encoding, plan }))
+}
+
+/// Options of a {@link RollingContext}.
+#[napi(object, object_to_js = false)]
+#[derive(Default)]
+pub struct RollingContextOptions {
+  /// Whether `prepare` truncates.
+  /// @default false
+  pub enabled: Option<bool>,
+  /// How it truncates; missing fields come from {@link DEFAULT_CONFIG}.
+  pub config: Option<TruncationConfig>,
+}
+
+/// The rolling-context toggle of a chat app: whether tool outputs are truncated before each
+/// model call, and how. Off by default.
+///
+/// ```ts
+/// const rolling = new RollingContext()
+/// rolling.handleCommand('on') // the `/rolling-context on` slash command
+/// const response = await client.chat(rolling.prepare(messages), tools)
+/// ```
+#[napi]
+pub struct RollingContext {
+  inner: rolling::RollingContext,
+  encoding: Encoding,
+}
+
+#[napi]
+impl RollingContext {
+  /// A toggle, off unless `options.enabled` is true, with `options.config` merged into
+  /// {@link DEFAULT_CONFIG}.
+  #[napi(constructor, catch_unwind, ts_args_type = "options?: RollingContextOptions")]
+  pub fn new(env: &Env, options: Option<Unknown>) -> Result<Self> {
+    let options: RollingContextOptions = read_options(env, options, "options")?;
+    let (config, encoding) =
+      options.config.unwrap_or_default().normalize().map_err(|e| error::throw(env, e))?;
+    let inner = rolling::RollingContext { enabled: options.enabled.unwrap_or(false), config };
+    Ok(RollingContext { inner, encoding })
+  }
+
+  /// Whether `prepare` truncates.
+  #[napi(getter)]
+  pub fn enabled(&self) -> bool {
+    self.inner.enabled
+  }
+
+  /// Turns truncation on or off.
+  #[napi(setter, catch_unwind, ts_args_type = "value: boolean")]
+  pub fn set_enabled(&mut self, env: &Env, value: Unknown) -> Result<()> {
+    if value.get_type()? != ValueType::Boolean {
+      return Err(error::throw(
+        env,
+        CoreError::new(
+          ErrorKind::InvalidArgument,
+          "enabled",
+          format!("must be a boolean, got {}", read::js_type_name(&value)),
+        ),
+      ));
+    }
+    self.inner.enabled = value.coerce_to_bool()?;
+    Ok(())
+  }
+
+  /// The configuration in use, every field filled in.
+  #[napi(getter, ts_return_type = "ResolvedTruncationConfig")]
+  pub fn config(&self) -> ResolvedTruncationConfig<'_> {
+    ResolvedTruncationConfig::from(&self.inner.config)
+  }
+
+  /// Replaces the configuration: the fields given, the others from {@link DEFAULT_CONFIG}.
+  #[napi(setter, catch_unwind, ts_args_type = "value: TruncationConfig | undefined")]
+  pub fn set_config(&mut self, env: &Env, value: Option<Unknown>) -> Result<()> {
+    let (config, encoding) = read_config(env, value)?;
+    self.inner.config = config;
+    self.encoding = encoding;
+    Ok(())
+  }
+
+  /// The messages to send: the very array given when disabled (it is still checked, so that a
+  /// bad message fails the same way whether the toggle is on or off), the result of
+  /// {@link truncateOldToolOutputs} when enabled.
+  #[napi(
+    catch_unwind,
+    ts_generic_types = "M extends AnyMessage",
+    ts_args_type = "messages: M[]",
+    ts_return_type = "M[]"
+  )]
+  pub fn prepare<'env>(&self, env: &'env Env, messages: Unknown<'env>) -> Result<Unknown<'env>> {
+    let input = read::read_messages(env, messages)?;
+    if !self.inner.enabled {
+      return Ok(messages);
+    }
+    let conv = input.conversation(self.encoding);
+    let out = write::apply_plan(env, &input, &self.inner.prepare(&conv))?;
+    Ok(out.to_unknown())
+  }
+
+  /// Runs the `/rolling-context` slash command: `'on'`, `'off'`, `'status'`, or nothing to
+  /// toggle (case and surrounding spaces ignored). Returns the status line for the UI, e.g.
+  /// `Rolling context: off (tool outputs are sent in full)`. Throws a `TypeError` with code
+  /// `INVALID_ARGUMENT` for any other argument, changing nothing.
+  #[napi(catch_unwind, ts_args_type = "arg?: string | null")]
+  pub fn handle_command(&mut self, env: &Env, arg: Option<Unknown>) -> Result<String> {
+    let arg = match arg {
+      None => None,
+      Some(v) if matches!(v.get_type()?, ValueType::Undefined | ValueType::Null) => None,
+      Some(v) => Some(read::string_argument(&v, "arg").map_err(|e| error::throw(env, e))?),
+    };
+    self.inner.handle_command(arg.as_deref()).map_err(|e| error::throw(env, e))
+  }
+
+  /// The status line `handleCommand` returns, without changing anything.
+  #[napi]
+  pub fn status(&self) -> String {
+    self.inner.status_line()
+  }
+}
+
+/// Reads a `config` argument: partial, merged with the defaults.
+fn read_config(env: &Env, value: Option<Unknown>) -> Result<(rolling::TruncationConfig, Encoding)> {
+  let config: TruncationConfig = read_options(env, value, "config")?;
+  config.normalize().map_err(|e| error::throw(env, e))
+}

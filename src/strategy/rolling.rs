@@ -1,0 +1,973 @@
+//! Rolling context (seed 004, phase 1): tool outputs older than `max_age` steps become a
+//! placeholder, and younger ones longer than `max_tokens_per_output` keep only their head and
+//! tail. Nothing is dropped and nothing moves, so every tool call keeps its result.
+//!
+//! Each tool result gets one [`Rule`], checked in this order:
+//!
+//! 1. [`Rule::Error`]: flagged `is_error`/`isError`, or its text is an error report
+//!    ([`crate::detect::is_error_output`]). Kept whole, whatever its age or size.
+//! 2. [`Rule::Small`]: under `small_output_tokens` content tokens. Kept whole.
+//! 3. [`Rule::Placeholder`]: older than `max_age` steps (age = current step − its step), and
+//!    neither quoted nor consumed (below). Its content becomes the placeholder, and
+//!    `_originalLength`/`_truncatedAt` are recorded.
+//! 4. [`Rule::Cut`]: longer than `max_tokens_per_output` content tokens: head and tail kept
+//!    around a marker naming the tokens cut ([`crate::cut`]), `_originalLength`/`_cutTokens`
+//!    recorded. The cap applies to every result that is not an error, small, or a placeholder.
+//! 5. [`Rule::Quoted`]: the latest tool result before a user message that contains a verbatim
+//!    span of at least `min_quoted_chars` characters of that message. Kept.
+//! 6. [`Rule::Consumed`]: the latest tool result, at a step before a recent call's (at most
+//!    `max_age` steps old), that contains a verbatim span of at least `min_quoted_chars`
+//!    characters of the call's argument values, or whose own call named a file path that the
+//!    call names ([`PATH_FIELDS`], and file-like words of a `command`, see [`command_paths`]).
+//!    Kept while that call is recent.
+//! 7. [`Rule::Recent`]: anything else. Kept.
+//!
+//! "The latest tool result" matters: an agent that views a file, views it again and then edits
+//! it took the text it edits from the second view, so only that one is kept for the edit's
+//! sake. Tool results at the same step (parallel calls) are all kept.
+//!
+//! [`RollingContext`] is the `/rolling-context` toggle around it (off by default).
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::conversation::Conversation;
+use crate::cut::{cut_middle, MIN_CUT_BUDGET};
+use crate::detect::is_error_output;
+use crate::error::{Error, ErrorKind, Result};
+use crate::message::{quote, Role};
+use crate::plan::{replacement, MetaValue, Plan};
+use crate::span_index::SpanIndex;
+use crate::tokens::content_tokens;
+
+/// Default of [`TruncationConfig::max_age`].
+pub const DEFAULT_MAX_AGE: usize = 5;
+/// Default of [`TruncationConfig::max_tokens_per_output`].
+pub const DEFAULT_MAX_TOKENS_PER_OUTPUT: usize = 2000;
+/// Default of [`TruncationConfig::placeholder`].
+pub const DEFAULT_PLACEHOLDER: &str = "[content truncated - {age} steps ago]";
+/// Default of [`TruncationConfig::small_output_tokens`].
+pub const DEFAULT_SMALL_OUTPUT_TOKENS: usize = 100;
+/// Default of [`TruncationConfig::min_quoted_chars`].
+pub const DEFAULT_MIN_QUOTED_CHARS: usize = 40;
+
+/// Argument fields that name a file a tool call reads or writes, taken whole.
+pub const PATH_FIELDS: &[&str] =
+  &["path", "file", "file_path", "filePath", "filename", "file_name"];
+/// The argument field holding a shell command, whose file-like words count as paths.
+pub const COMMAND_FIELD: &str = "command";
+
+/// How old and how long tool outputs may be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TruncationConfig {
+  /// Steps after which a tool result becomes the placeholder: truncated when its age is
+  /// strictly greater.
+  pub max_age: usize,
+  /// Content tokens above which a younger tool result is cut to its head and tail (at least
+  /// [`MIN_CUT_BUDGET`]).
+  pub max_tokens_per_output: usize,
+  /// The placeholder; `{age}` (or `{N}`) is replaced by the age in steps and `{tokens}` by the
+  /// original content's tokens, every occurrence.
+  pub placeholder: String,
+  /// Tool results with fewer content tokens are never truncated.
+  pub small_output_tokens: usize,
+  /// The shortest verbatim span, in characters, that counts as quoting or consuming an output.
+  pub min_quoted_chars: usize,
+}
+
+impl Default for TruncationConfig {
+  fn default() -> Self {
+    TruncationConfig {
+      max_age: DEFAULT_MAX_AGE,
+      max_tokens_per_output: DEFAULT_MAX_TOKENS_PER_OUTPUT,
+      placeholder: DEFAULT_PLACEHOLDER.to_string(),
+      small_output_tokens: DEFAULT_SMALL_OUTPUT_TOKENS,
+      min_quoted_chars: DEFAULT_MIN_QUOTED_CHARS,
+    }
+  }
+}
+
+impl TruncationConfig {
+  /// Checks the values that have bounds beyond their types.
+  ///
+  /// # Errors
+  ///
+  /// An `InvalidOption` error naming `maxTokensPerOutput` when it is below [`MIN_CUT_BUDGET`]
+  /// (the cut marker would not fit), or `minQuotedChars` when it is 0.
+  pub fn validate(&self) -> Result<()> {
+    if self.max_tokens_per_output < MIN_CUT_BUDGET {
+      return Err(Error::option(
+        "maxTokensPerOutput",
+        format!(
+          "must be an integer of at least {MIN_CUT_BUDGET}, got {}",
+          self.max_tokens_per_output
+        ),
+      ));
+    }
+    if self.min_quoted_chars == 0 {
+      return Err(Error::option("minQuotedChars", "must be an integer of at least 1, got 0"));
+    }
+    Ok(())
+  }
+
+  /// The placeholder for a result `age` steps old whose content had `tokens` tokens.
+  pub fn placeholder_for(&self, age: usize, tokens: usize) -> String {
+    let age = age.to_string();
+    self
+      .placeholder
+      .replace("{age}", &age)
+      .replace("{N}", &age)
+      .replace("{tokens}", &tokens.to_string())
+  }
+}
+
+/// What happens to one message, and why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rule {
+  /// Not a tool result: never touched.
+  NotToolResult,
+  /// An error report: kept whole.
+  Error,
+  /// Under `small_output_tokens`: kept whole.
+  Small,
+  /// Quoted by a later user message: kept (whole when within `max_tokens_per_output`).
+  Quoted,
+  /// Consumed by a recent call at a later step: kept (whole when within
+  /// `max_tokens_per_output`).
+  Consumed,
+  /// Older than `max_age`, neither quoted nor consumed: replaced by the placeholder.
+  Placeholder,
+  /// Longer than `max_tokens_per_output` and not a placeholder: cut to its head and tail.
+  Cut,
+  /// Young and short enough: kept whole.
+  Recent,
+}
+
+/// The rule applied to every message of `conv` (one per message, in order).
+pub fn rules(conv: &Conversation<'_>, config: &TruncationConfig) -> Vec<Rule> {
+  let messages = conv.messages();
+  let texts: Vec<_> = messages
+    .iter()
+    .map(|m| if m.is_tool_result() { m.content_text() } else { "".into() })
+    .collect();
+  let mut rules = Vec::with_capacity(conv.len());
+  // Tool results that only the reference checks can keep.
+  let mut pending = Vec::new();
+  for (i, m) in messages.iter().enumerate() {
+    let rule = if !m.is_tool_result() {
+      Rule::NotToolResult
+    } else if m.is_error || is_error_output(&texts[i]) {
+      Rule::Error
+    } else if content_tokens(&m.content, conv.encoding()) < config.small_output_tokens {
+      Rule::Small
+    } else {
+      pending.push(i);
+      Rule::Recent
+    };
+    rules.push(rule);
+  }
+  if pending.is_empty() {
+    return rules;
+  }
+  let quoted = quoted_sources(conv, config, &texts);
+  let consumed = consumed_sources(conv, config, &texts);
+  for i in pending {
+    let referenced = if quoted[i] {
+      Some(Rule::Quoted)
+    } else if consumed[i] {
+      Some(Rule::Consumed)
+    } else {
+      None
+    };
+    rules[i] = if referenced.is_none() && conv.age(i) > config.max_age {
+      Rule::Placeholder
+    } else if content_tokens(&messages[i].content, conv.encoding()) > config.max_tokens_per_output {
+      Rule::Cut
+    } else {
+      referenced.unwrap_or(Rule::Recent)
+    };
+  }
+  rules
+}
+
+/// Truncates old tool outputs and cuts long recent ones (see the [module docs](self)).
+///
+/// The plan only keeps or replaces messages: nothing is dropped or moved, so tool calls and
+/// results stay paired.
+pub fn truncate_old_tool_outputs(conv: &Conversation<'_>, config: &TruncationConfig) -> Plan {
+  let mut plan = Plan::keep_all(conv.len());
+  for (i, rule) in rules(conv, config).into_iter().enumerate() {
+    let m = &conv.messages()[i];
+    match rule {
+      Rule::Placeholder => {
+        let age = conv.age(i);
+        let text = m.content_text();
+        let tokens = content_tokens(&m.content, conv.encoding());
+        let meta = vec![
+          ("_originalLength", MetaValue::Number(utf16_len(&text) as f64)),
+          ("_truncatedAt", MetaValue::Number(age as f64)),
+        ];
+        plan.replace(i, replacement(conv, i, config.placeholder_for(age, tokens), meta));
+      }
+      Rule::Cut => {
+        let text = m.content_text();
+        if let Some(cut) = cut_middle(&text, config.max_tokens_per_output, conv.encoding()) {
+          let meta = vec![
+            ("_originalLength", MetaValue::Number(utf16_len(&text) as f64)),
+            ("_cutTokens", MetaValue::Number(cut.cut_tokens as f64)),
+          ];
+          plan.replace(i, replacement(conv, i, cut.text, meta));
+        }
+      }
+      Rule::NotToolResult
+      | Rule::Error
+      | Rule::Small
+      | Rule::Quoted
+      | Rule::Consumed
+      | Rule::Recent => {}
+    }
+  }
+  plan
+}
+
+/// The length of `text` in UTF-16 code units: JavaScript's `string.length`.
+fn utf16_len(text: &str) -> usize {
+  text.chars().map(char::len_utf16).sum()
+}
+
+/// Which tool results are quoted: for every span of at least `min_quoted_chars` characters of
+/// a user message, the latest tool result before it that contains the span.
+fn quoted_sources(
+  conv: &Conversation<'_>,
+  config: &TruncationConfig,
+  texts: &[Cow<'_, str>],
+) -> Vec<bool> {
+  let mut referrers = Referrers::new(config.min_quoted_chars);
+  for (i, m) in conv.messages().iter().enumerate() {
+    if m.role == Role::User && !m.is_tool_result() {
+      referrers.spans.add(m.content_text(), i);
+    }
+  }
+  let outputs =
+    tool_results(conv).map(|i| (i, i, referrers.references_in(&texts[i], &[]))).collect();
+  referrers.sources(conv.len(), outputs)
+}
+
+/// Which tool results are consumed: for every span of at least `min_quoted_chars` characters of
+/// the argument values of a recent call, and every file path it names, the latest tool result
+/// at an earlier step that contains the span, or whose own call named the path.
+fn consumed_sources(
+  conv: &Conversation<'_>,
+  config: &TruncationConfig,
+  texts: &[Cow<'_, str>],
+) -> Vec<bool> {
+  let mut referrers = Referrers::new(config.min_quoted_chars);
+  for (i, m) in conv.messages().iter().enumerate() {
+    if !m.has_tool_calls() || conv.age(i) > config.max_age {
+      continue;
+    }
+    let step = conv.step(i);
+    for call in &m.tool_calls {
+      match serde_json::from_str::<Value>(&call.arguments) {
+        Ok(args) => {
+          for_each_string(&args, &mut |s| referrers.spans.add(s.to_string(), step));
+          for path in argument_paths(&args) {
+            referrers.add_path(path, step);
+          }
+        }
+        Err(_) => referrers.spans.add(call.arguments.as_str(), step),
+      }
+    }
+  }
+  let outputs = tool_results(conv)
+    .map(|i| {
+      let paths = conv
+        .call_arguments(i)
+        .and_then(|args| serde_json::from_str::<Value>(args).ok())
+        .map(|args| argument_paths(&args))
+        .unwrap_or_default();
+      (i, conv.step(i), referrers.references_in(&texts[i], &paths))
+    })
+    .collect();
+  referrers.sources(conv.len(), outputs)
+}
+
+/// The indices of the tool results.
+fn tool_results<'c>(conv: &'c Conversation<'_>) -> impl Iterator<Item = usize> + 'c {
+  conv.messages().iter().enumerate().filter(|(_, m)| m.is_tool_result()).map(|(i, _)| i)
+}
+
+/// Something a later message refers to: a window of its text (a [`SpanIndex`] id) or a file
+/// path it names (an index into [`Referrers::paths`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Reference {
+  Span(usize),
+  Path(usize),
+}
+
+/// What later messages refer to, each reference with the positions (steps, or message
+/// indices) of the messages making it.
+struct Referrers<'a> {
+  spans: SpanIndex<'a>,
+  /// Each path named, with the positions naming it (ascending, no repeats).
+  paths: Vec<(String, Vec<usize>)>,
+  /// File name -> indices into `paths`.
+  by_file_name: BTreeMap<String, Vec<usize>>,
+}
+
+impl<'a> Referrers<'a> {
+  fn new(min_chars: usize) -> Self {
+    Referrers { spans: SpanIndex::new(min_chars), paths: Vec::new(), by_file_name: BTreeMap::new() }
+  }
+
+  fn add_path(&mut self, path: String, position: usize) {
+    let ids = self.by_file_name.entry(file_name(&path).to_string()).or_default();
+    let id =
+      match ids.iter().copied().find(|&id| self.paths.get(id).is_some_and(|(p, _)| *p == path)) {
+        Some(id) => id,
+        None => {
+          ids.push(self.paths.len());
+          self.paths.push((path, Vec::new()));
+          self.paths.len() - 1
+        }
+      };
+    if let Some((_, positions)) = self.paths.get_mut(id) {
+      if let Err(at) = positions.binary_search(&position) {
+        positions.insert(at, position);
+      }
+    }
+  }
+
+  /// The positions of the messages making reference `r`, ascending.
+  fn positions(&self, r: Reference) -> &[usize] {
+    match r {
+      Reference::Span(w) => self.spans.tags(w),
+      Reference::Path(p) => self.paths.get(p).map_or(&[], |(_, ps)| ps.as_slice()),
+    }
+  }
+
+  /// The references a tool result with this text, whose call named `paths`, can be the
+  /// source of.
+  fn references_in(&self, text: &str, paths: &[String]) -> Vec<Reference> {
+    let mut refs: Vec<Reference> =
+      self.spans.shared_windows(text).into_iter().map(Reference::Span).collect();
+    for path in paths {
+      let ids = self.by_file_name.get(file_name(path)).map_or(&[][..], Vec::as_slice);
+      for &id in ids {
+        if self.paths.get(id).is_some_and(|(other, _)| same_path(path, other)) {
+          refs.push(Reference::Path(id));
+        }
+      }
+    }
+    refs.sort_unstable();
+    refs.dedup();
+    refs
+  }
+
+  /// Marks the sources among `outputs` (message index, position, references): a tool result is
+  /// the source of a reference made at position `p` when it is the latest one before `p` to
+  /// have it (tool results at the same position share it). Returns one flag per message.
+  fn sources(&self, len: usize, mut outputs: Vec<(usize, usize, Vec<Reference>)>) -> Vec<bool> {
+    let mut marked = vec![false; len];
+    // Latest first; for each reference, the position of the latest tool result having it.
+    outputs.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut seen_at: BTreeMap<Reference, usize> = BTreeMap::new();
+    for group in outputs.chunk_by(|a, b| a.1 == b.1) {
+      for (i, position, refs) in group {
+        let is_source = refs.iter().any(|&r| {
+          // Made after this result, and not after a later result that has it too.
+          let until = seen_at.get(&r).copied().unwrap_or(usize::MAX);
+          let made = self.positions(r);
+          made.get(made.partition_point(|&p| p <= *position)).is_some_and(|&p| p <= until)
+        });
+        if let Some(flag) = marked.get_mut(*i) {
+          *flag = is_source;
+        }
+      }
+      for (_, position, refs) in group {
+        for &r in refs {
+          seen_at.insert(r, *position);
+        }
+      }
+    }
+    marked
+  }
+}
+
+/// Calls `f` on every string value inside `v` (object keys excluded).
+fn for_each_string<'v>(v: &'v Value, f: &mut impl FnMut(&'v str)) {
+  match v {
+    Value::String(s) => f(s),
+    Value::Array(items) => items.iter().for_each(|item| for_each_string(item, f)),
+    Value::Object(map) => map.values().for_each(|item| for_each_string(item, f)),
+    Value::Null | Value::Bool(_) | Value::Number(_) => {}
+  }
+}
+
+/// The file paths a call's arguments name: the [`PATH_FIELDS`] values, and the file-like words
+/// of the [`COMMAND_FIELD`] (see [`command_paths`]), normalised.
+pub fn argument_paths(args: &Value) -> Vec<String> {
+  let Value::Object(map) = args else { return Vec::new() };
+  let mut paths: Vec<String> = PATH_FIELDS
+    .iter()
+    .filter_map(|f| match map.get(*f) {
+      Some(Value::String(s)) => Some(normalize_path(s)),
+      _ => None,
+    })
+    .filter(|p| !p.is_empty())
+    .collect();
+  if let Some(Value::String(command)) = map.get(COMMAND_FIELD) {
+    paths.extend(command_paths(command));
+  }
+  paths
+}
+
+/// The words of a shell command that look like file paths: split on whitespace, quotes and
+/// shell punctuation, a word is a file path when its last `/`-segment is `name.ext` (`ext` a
+/// letter then up to 9 letters or digits), it is not an option (`-x`), a URL (`://`) nor a
+/// glob. `ls -l /workspace/repo` names no file; `python get_seed.py` and
+/// `cat src/a.rs:12` name `get_seed.py` and `src/a.rs`.
+pub fn command_paths(command: &str) -> Vec<String> {
+  command
+    .split(|c: char| c.is_whitespace() || "'\"`;|&<>(){}=,@".contains(c))
+    .map(|w| w.trim_end_matches([':', ',', '.']))
+    .map(|w| w.split(':').next().unwrap_or(w))
+    .filter(|w| !w.starts_with('-') && !w.contains("://") && !w.contains(['*', '?', '[', ']', '$']))
+    .filter(|w| is_file_name(file_name(w)))
+    .map(normalize_path)
+    .collect()
+}
+
+/// Whether `name` is `stem.ext` with a non-empty stem and `ext` a letter then up to 9 ASCII
+/// letters or digits.
+fn is_file_name(name: &str) -> bool {
+  let Some((stem, ext)) = name.rsplit_once('.') else { return false };
+  !stem.is_empty()
+    && (1..=10).contains(&ext.len())
+    && ext.starts_with(|c: char| c.is_ascii_alphabetic())
+    && ext.chars().all(|c| c.is_ascii_alphanumeric())
+}
+
+/// The last `/`-segment of a path.
+fn file_name(path: &str) -> &str {
+  path.rsplit('/').next().unwrap_or(path)
+}
+
+/// Trims whitespace and a trailing `/`, and drops leading `./`.
+fn normalize_path(path: &str) -> String {
+  let mut p = path.trim().trim_end_matches('/');
+  while let Some(rest) = p.strip_prefix("./") {
+    p = rest;
+  }
+  p.to_string()
+}
+
+/// Whether two normalised paths name the same file: equal, or one is the other's tail after a
+/// `/` (a relative path and the absolute one it resolves to).
+fn same_path(a: &str, b: &str) -> bool {
+  let tail_of = |long: &str, short: &str| {
+    long.len() > short.len()
+      && long.ends_with(short)
+      && long.as_bytes().get(long.len() - short.len() - 1) == Some(&b'/')
+  };
+  a == b || tail_of(a, b) || tail_of(b, a)
+}
+
+/// An argument of the `/rolling-context` command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+  /// `on`: enable.
+  On,
+  /// `off`: disable.
+  Off,
+  /// `status`: report without changing anything.
+  Status,
+  /// No argument: flip.
+  Toggle,
+}
+
+impl Command {
+  /// Parses the argument of `/rolling-context` (surrounding whitespace and case ignored; none
+  /// or blank toggles).
+  ///
+  /// # Errors
+  ///
+  /// An `InvalidArgument` error naming `arg` for anything else.
+  pub fn parse(arg: Option<&str>) -> Result<Command> {
+    let arg = arg.map(str::trim).unwrap_or_default();
+    Ok(match arg.to_ascii_lowercase().as_str() {
+      "" => Command::Toggle,
+      "on" => Command::On,
+      "off" => Command::Off,
+      "status" => Command::Status,
+      _ => {
+        return Err(Error::new(
+          ErrorKind::InvalidArgument,
+          "arg",
+          format!("must be on, off, status or nothing, got {}", quote(arg)),
+        ))
+      }
+    })
+  }
+}
+
+/// The rolling-context toggle of a chat app: whether truncation runs, and how.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RollingContext {
+  /// Whether [`prepare`](Self::prepare) truncates (off by default, as the seed says).
+  pub enabled: bool,
+  /// How it truncates.
+  pub config: TruncationConfig,
+}
+
+impl RollingContext {
+  /// The plan for the next request: [`truncate_old_tool_outputs`] when enabled, every message
+  /// kept otherwise.
+  pub fn prepare(&self, conv: &Conversation<'_>) -> Plan {
+    if self.enabled {
+      truncate_old_tool_outputs(conv, &self.config)
+    } else {
+      Plan::keep_all(conv.len())
+    }
+  }
+
+  /// Runs `/rolling-context [on|off|status]` and returns the status line for the UI.
+  ///
+  /// # Errors
+  ///
+  /// An `InvalidArgument` error for an unknown argument (nothing changes).
+  pub fn handle_command(&mut self, arg: Option<&str>) -> Result<String> {
+    match Command::parse(arg)? {
+      Command::On => self.enabled = true,
+      Command::Off => self.enabled = false,
+      Command::Toggle => self.enabled = !self.enabled,
+      Command::Status => {}
+    }
+    Ok(self.status_line())
+  }
+
+  /// One line saying whether rolling context is on, and with which limits.
+  pub fn status_line(&self) -> String {
+    if self.enabled {
+      format!(
+        "Rolling context: on (tool outputs older than {} steps are truncated, longer than {} tokens are cut)",
+        self.config.max_age, self.config.max_tokens_per_output
+      )
+    } else {
+      "Rolling context: off (tool outputs are sent in full)".to_string()
+    }
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use crate::message::{Content, Message, ToolCall};
+  use crate::plan::Action;
+  use crate::tokens::{count_tokens, Encoding};
+
+  const ENC: Encoding = Encoding::O200kBase;
+
+  /// A tool output of about `n` × 8 tokens, unique to `seed` (so no two share a 40-char span).
+  fn big(seed: &str, n: usize) -> String {
+    (0..n).map(|i| format!("{seed}-{i:04} payload line\n")).collect()
+  }
+
+  fn user(text: &str) -> Message {
+    Message::text(Role::User, text)
+  }
+
+  fn call(id: &str, name: &str, args: &str) -> Message {
+    let mut m = Message::text(Role::Assistant, "");
+    m.content = Content::Empty;
+    m.tool_calls = vec![ToolCall { id: id.into(), name: name.into(), arguments: args.into() }];
+    m
+  }
+
+  fn result(id: &str, text: &str) -> Message {
+    let mut m = Message::text(Role::Tool, text);
+    m.answers = vec![id.to_string()];
+    m
+  }
+
+  /// A conversation of `steps` steps, step k (1-based) calling `tool` with `args(k)` and getting
+  /// `output(k)`.
+  fn steps(
+    steps: usize,
+    args: impl Fn(usize) -> String,
+    output: impl Fn(usize) -> String,
+  ) -> Vec<Message> {
+    let mut msgs = vec![user("do the task")];
+    for k in 1..=steps {
+      let id = format!("c{k}");
+      msgs.push(call(&id, "read_file", &args(k)));
+      msgs.push(result(&id, &output(k)));
+    }
+    msgs
+  }
+
+  fn plain(steps_n: usize) -> Vec<Message> {
+    steps(steps_n, |k| format!("{{\"path\":\"/src/file{k}.rs\"}}"), |k| big(&format!("out{k}"), 30))
+  }
+
+  fn rules_of(msgs: &[Message], config: &TruncationConfig) -> Vec<Rule> {
+    rules(&Conversation::new(msgs, ENC), config)
+  }
+
+  /// The rules of the tool results only (every second message from index 2).
+  fn result_rules(msgs: &[Message], config: &TruncationConfig) -> Vec<Rule> {
+    let all = rules_of(msgs, config);
+    msgs.iter().zip(all).filter(|(m, _)| m.is_tool_result()).map(|(_, r)| r).collect()
+  }
+
+  fn content(plan: &Plan, i: usize) -> Option<&str> {
+    match plan.action(i) {
+      Action::Replace(r) => Some(r.content.as_str()),
+      _ => None,
+    }
+  }
+
+  #[test]
+  fn truncates_tool_outputs_older_than_max_age() {
+    let msgs = plain(7);
+    let conv = Conversation::new(&msgs, ENC);
+    let plan = truncate_old_tool_outputs(&conv, &TruncationConfig::default());
+    // Step 1 is 6 steps old, step 2 is 5: only step 1 is older than max_age 5.
+    assert_eq!(content(&plan, 2), Some("[content truncated - 6 steps ago]"));
+    let Action::Replace(r) = plan.action(2) else { panic!("message 2 is replaced") };
+    assert_eq!(
+      r.meta,
+      vec![
+        ("_originalLength", MetaValue::Number(msgs[2].content_text().len() as f64)),
+        ("_truncatedAt", MetaValue::Number(6.0)),
+      ]
+    );
+    assert_eq!(plan.replaced(), vec![2]);
+    assert!(plan.dropped().is_empty());
+    assert!(plan.check_units(&conv).is_ok());
+    assert!(plan.total_tokens(&conv) < conv.total_tokens());
+  }
+
+  #[test]
+  fn preserves_recent_tool_outputs() {
+    let msgs = plain(6);
+    // Step 1 is 5 steps old: not older than max_age 5.
+    assert_eq!(result_rules(&msgs, &TruncationConfig::default()), vec![Rule::Recent; 6]);
+    let four = TruncationConfig { max_age: 4, ..Default::default() };
+    assert_eq!(
+      result_rules(&msgs, &four),
+      [vec![Rule::Placeholder], vec![Rule::Recent; 5]].concat()
+    );
+    let zero = TruncationConfig { max_age: 0, ..Default::default() };
+    assert_eq!(
+      result_rules(&msgs, &zero),
+      [vec![Rule::Placeholder; 5], vec![Rule::Recent]].concat()
+    );
+  }
+
+  #[test]
+  fn preserves_errors_regardless_of_age() {
+    let mut msgs = plain(10);
+    msgs[2].is_error = true;
+    msgs[4] = result("c2", &format!("{}Traceback (most recent call last):\n  boom", big("tb", 30)));
+    msgs[6] = result("c3", &format!("{}[The command completed with exit code 1.]", big("x", 30)));
+    let got = result_rules(&msgs, &TruncationConfig::default());
+    assert_eq!(&got[..3], &[Rule::Error; 3]);
+    assert_eq!(got[3], Rule::Placeholder);
+    // Errors are not cut either, however long.
+    let tight = TruncationConfig { max_tokens_per_output: 32, max_age: 100, ..Default::default() };
+    assert_eq!(&result_rules(&msgs, &tight)[..3], &[Rule::Error; 3]);
+  }
+
+  #[test]
+  fn never_truncates_small_outputs() {
+    assert_eq!(count_tokens(&" x".repeat(99), ENC), 99);
+    assert_eq!(count_tokens(&" y".repeat(100), ENC), 100);
+    let msgs = steps(7, |_| "{}".into(), |_| " x".repeat(99));
+    assert_eq!(result_rules(&msgs, &TruncationConfig::default())[0], Rule::Small);
+    let msgs = steps(7, |_| "{}".into(), |_| " y".repeat(100));
+    assert_eq!(result_rules(&msgs, &TruncationConfig::default())[0], Rule::Placeholder);
+    let higher = TruncationConfig { small_output_tokens: 101, ..Default::default() };
+    assert_eq!(result_rules(&msgs, &higher)[0], Rule::Small);
+    // Small wins over the cap too.
+    let capped = TruncationConfig { max_tokens_per_output: 32, max_age: 100, ..Default::default() };
+    assert_eq!(
+      result_rules(&steps(1, |_| "{}".into(), |_| " z".repeat(90)), &capped),
+      [Rule::Small]
+    );
+  }
+
+  #[test]
+  fn keeps_an_old_output_whose_span_a_recent_call_consumes() {
+    let quoted = "fn parse_pattern(&mut self) -> Result<Pattern> {"; // 49 chars
+    let mut msgs = plain(8);
+    msgs[2] = result("c1", &format!("{}{quoted}\n{}", big("a", 15), big("b", 15)));
+    // Step 8 (recent) edits with an old_str copied from step 1's output.
+    let args =
+      serde_json::json!({"path": "/other.rs", "old_str": format!("  {quoted}  "), "new_str": "x"});
+    msgs[15] = call("c8", "str_replace", &args.to_string());
+    let config = TruncationConfig::default();
+    assert_eq!(result_rules(&msgs, &config)[0], Rule::Consumed);
+    // 39 characters are not a substantial span.
+    let short = &quoted[..39];
+    msgs[15] = call("c8", "str_replace", &serde_json::json!({"old_str": short}).to_string());
+    assert_eq!(result_rules(&msgs, &config)[0], Rule::Placeholder);
+    let shorter = TruncationConfig { min_quoted_chars: 39, ..Default::default() };
+    assert_eq!(result_rules(&msgs, &shorter)[0], Rule::Consumed);
+  }
+
+  #[test]
+  fn the_consuming_call_must_be_recent_and_later() {
+    let quoted = "a span of more than forty characters, copied verbatim";
+    let mut msgs = plain(9);
+    msgs[4] = result("c2", &format!("{}{quoted}", big("a", 30)));
+    let args = serde_json::json!({"text": quoted}).to_string();
+    // Step 3 consumes it, but step 3 is 6 steps old when there are 9 steps.
+    msgs[5] = call("c3", "write", &args);
+    assert_eq!(result_rules(&msgs, &TruncationConfig::default())[1], Rule::Placeholder);
+    // Still recent with max_age 6: kept while the call is recent (and step 2 is 7 old).
+    let wider = TruncationConfig { max_age: 6, ..Default::default() };
+    assert_eq!(result_rules(&msgs, &wider)[1], Rule::Consumed);
+    // The output's own call (same step) does not consume it.
+    let own = steps(2, |_| args.clone(), |_| format!("{}{quoted}", big("a", 30)));
+    assert_eq!(result_rules(&own, &TruncationConfig::default()), [Rule::Consumed, Rule::Recent]);
+  }
+
+  #[test]
+  fn keeps_an_old_output_whose_file_a_recent_call_names() {
+    let mut msgs = plain(8);
+    // Step 1 viewed /repo/src/parser.c; step 8 (recent) edits src/parser.c by a relative path.
+    msgs[1] = call("c1", "view", r#"{"command":"view","path":"/repo/src/parser.c"}"#);
+    msgs[15] = call("c8", "edit", r#"{"command":"str_replace","file_path":"./src/parser.c"}"#);
+    assert_eq!(result_rules(&msgs, &TruncationConfig::default())[0], Rule::Consumed);
+    // A shell command naming the file counts too.
+    msgs[15] = call("c8", "bash", r#"{"command":"gcc -c /repo/src/parser.c -o parser.o"}"#);
+    assert_eq!(result_rules(&msgs, &TruncationConfig::default())[0], Rule::Consumed);
+    // Another file of the same name elsewhere does not.
+    msgs[15] = call("c8", "edit", r#"{"path":"/repo/lib/parser.c"}"#);
+    assert_eq!(result_rules(&msgs, &TruncationConfig::default())[0], Rule::Placeholder);
+    // Nor does a directory listing of the same directory.
+    msgs[1] = call("c1", "bash", r#"{"command":"ls -l /repo/src"}"#);
+    msgs[15] = call("c8", "bash", r#"{"command":"cd /repo/src && make"}"#);
+    assert_eq!(result_rules(&msgs, &TruncationConfig::default())[0], Rule::Placeholder);
+  }
+
+  #[test]
+  fn keeps_an_old_output_a_later_user_message_quotes() {
+    let quoted = "thread 'main' overflowed its stack while parsing the tuple";
+    let mut msgs = plain(8);
+    msgs[2] = result("c1", &format!("{}{quoted}\n{}", big("a", 15), big("b", 15)));
+    msgs.push(user(&format!("Why does it say \"{quoted}\"?")));
+    assert_eq!(result_rules(&msgs, &TruncationConfig::default())[0], Rule::Quoted);
+    // A user message before the output is not a quote of it.
+    let mut before = plain(8);
+    before[0] = user(&format!("I expect \"{quoted}\""));
+    before[2] = msgs[2].clone();
+    assert_eq!(result_rules(&before, &TruncationConfig::default())[0], Rule::Placeholder);
+  }
+
+  #[test]
+  fn cuts_recent_outputs_longer_than_max_tokens_per_output() {
+    let long = big("long", 600); // ~ 6,000 tokens
+    let msgs = steps(2, |_| "{}".into(), |k| if k == 2 { long.clone() } else { big("s", 20) });
+    let conv = Conversation::new(&msgs, ENC);
+    let config = TruncationConfig::default();
+    assert_eq!(result_rules(&msgs, &config), vec![Rule::Recent, Rule::Cut]);
+    let plan = truncate_old_tool_outputs(&conv, &config);
+    let cut = content(&plan, 4).unwrap();
+    assert!(count_tokens(cut, ENC) <= 2000, "{} tokens", count_tokens(cut, ENC));
+    assert!(
+      cut.starts_with("long-0000 payload line\n") && cut.ends_with("long-0599 payload line\n")
+    );
+    assert!(cut.contains(" tokens cut ...]"));
+    let Action::Replace(r) = plan.action(4) else { panic!("message 4 is replaced") };
+    assert_eq!(r.meta[0], ("_originalLength", MetaValue::Number(long.len() as f64)));
+    assert_eq!(r.meta[1].0, "_cutTokens");
+    assert_eq!(r.tokens, plan.tokens_of(&conv, 4));
+    // Older than max_age it is a placeholder, not a cut.
+    let old = TruncationConfig { max_age: 0, ..Default::default() };
+    assert_eq!(result_rules(&msgs, &old), vec![Rule::Placeholder, Rule::Cut]);
+    let capped = truncate_old_tool_outputs(&conv, &old);
+    assert_eq!(content(&capped, 2), Some("[content truncated - 1 steps ago]"));
+    let tight = TruncationConfig { max_tokens_per_output: 100, ..Default::default() };
+    let plan = truncate_old_tool_outputs(&conv, &tight);
+    assert!(count_tokens(content(&plan, 4).unwrap(), ENC) <= 100);
+  }
+
+  #[test]
+  fn placeholder_fills_every_age_and_tokens_field() {
+    let c =
+      TruncationConfig { placeholder: "{age}/{N}/{age} {tokens}t".into(), ..Default::default() };
+    assert_eq!(c.placeholder_for(7, 1234), "7/7/7 1234t");
+    let msgs = plain(7);
+    let conv = Conversation::new(&msgs, ENC);
+    let plan = truncate_old_tool_outputs(&conv, &c);
+    let tokens = count_tokens(&msgs[2].content_text(), ENC);
+    assert_eq!(content(&plan, 2), Some(format!("6/6/6 {tokens}t").as_str()));
+  }
+
+  #[test]
+  fn original_length_counts_utf16_code_units() {
+    assert_eq!(utf16_len("a🚀é"), 4);
+    let mut msgs = plain(7);
+    msgs[2] = result("c1", &"東京🚀 ".repeat(100));
+    let plan = truncate_old_tool_outputs(&Conversation::new(&msgs, ENC), &Default::default());
+    let Action::Replace(r) = plan.action(2) else { panic!("message 2 is replaced") };
+    assert_eq!(r.meta[0], ("_originalLength", MetaValue::Number(500.0)));
+  }
+
+  #[test]
+  fn non_tool_messages_and_parallel_results_keep_their_pairing() {
+    let mut msgs = vec![user(&big("u", 40))];
+    let mut parallel = call("a", "x", "{}");
+    parallel.tool_calls.push(ToolCall { id: "b".into(), name: "y".into(), arguments: "{}".into() });
+    msgs.push(parallel);
+    msgs.push(result("a", &big("ra", 30)));
+    msgs.push(result("b", &big("rb", 30)));
+    msgs.extend(plain(6).into_iter().skip(1));
+    let conv = Conversation::new(&msgs, ENC);
+    let got = rules(&conv, &TruncationConfig::default());
+    assert_eq!(
+      &got[..4],
+      &[Rule::NotToolResult, Rule::NotToolResult, Rule::Placeholder, Rule::Placeholder]
+    );
+    let plan = truncate_old_tool_outputs(&conv, &TruncationConfig::default());
+    assert!(plan.dropped().is_empty() && plan.check_units(&conv).is_ok());
+    assert_eq!(plan, truncate_old_tool_outputs(&conv, &TruncationConfig::default()));
+  }
+
+  #[test]
+  fn only_the_latest_source_of_a_reference_is_kept() {
+    // Steps 1 and 2 both viewed /a.c; step 9 (recent) edits it: it took its text from step 2.
+    let mut msgs = plain(9);
+    msgs[1] = call("c1", "view", r#"{"path":"/a.c"}"#);
+    msgs[3] = call("c2", "view", r#"{"path":"/a.c"}"#);
+    msgs[17] = call("c9", "edit", r#"{"path":"/a.c"}"#);
+    assert_eq!(
+      &result_rules(&msgs, &TruncationConfig::default())[..2],
+      &[Rule::Placeholder, Rule::Consumed]
+    );
+    // The same with a span both outputs contain; a span only step 1 has keeps step 1 too.
+    let shared = "the same forty-odd characters in both outputs";
+    let own = "a span that only the first of the two outputs holds";
+    let mut msgs = plain(9);
+    msgs[2] = result("c1", &format!("{}{shared}\n{own}", big("a", 30)));
+    msgs[4] = result("c2", &format!("{}{shared}", big("b", 30)));
+    msgs[17] = call("c9", "edit", &serde_json::json!({"old_str": shared}).to_string());
+    assert_eq!(
+      &result_rules(&msgs, &TruncationConfig::default())[..2],
+      &[Rule::Placeholder, Rule::Consumed]
+    );
+    msgs[17] =
+      call("c9", "edit", &serde_json::json!({"old_str": shared, "new_str": own}).to_string());
+    assert_eq!(
+      &result_rules(&msgs, &TruncationConfig::default())[..2],
+      &[Rule::Consumed, Rule::Consumed]
+    );
+    // A user quote is kept in the latest result before the user message only.
+    let mut msgs = plain(9);
+    msgs[2] = result("c1", &format!("{}{shared}", big("a", 30)));
+    msgs[4] = result("c2", &format!("{}{shared}", big("b", 30)));
+    msgs.push(user(shared));
+    assert_eq!(
+      &result_rules(&msgs, &TruncationConfig::default())[..2],
+      &[Rule::Placeholder, Rule::Quoted]
+    );
+  }
+
+  #[test]
+  fn parallel_results_at_the_same_step_are_all_sources() {
+    let mut msgs = vec![user("task")];
+    let mut parallel = call("a", "view", r#"{"path":"/x.c"}"#);
+    parallel.tool_calls.push(ToolCall {
+      id: "b".into(),
+      name: "view".into(),
+      arguments: r#"{"path":"/x.c"}"#.into(),
+    });
+    msgs.extend([parallel, result("a", &big("ra", 30)), result("b", &big("rb", 30))]);
+    msgs.extend(plain(6).into_iter().skip(1));
+    let last = msgs.len() - 2;
+    msgs[last] = call("c6", "edit", r#"{"path":"x.c"}"#);
+    assert_eq!(
+      &rules_of(&msgs, &TruncationConfig::default())[2..4],
+      &[Rule::Consumed, Rule::Consumed]
+    );
+  }
+
+  #[test]
+  fn quoted_and_consumed_outputs_are_kept_but_still_capped() {
+    let quoted = "a span of more than forty characters, copied verbatim";
+    let mut msgs = plain(8);
+    msgs[2] = result("c1", &format!("{quoted}\n{}", big("a", 600)));
+    msgs.push(user(quoted));
+    let conv = Conversation::new(&msgs, ENC);
+    let config = TruncationConfig::default();
+    assert_eq!(result_rules(&msgs, &config)[0], Rule::Cut);
+    let plan = truncate_old_tool_outputs(&conv, &config);
+    let cut = content(&plan, 2).unwrap();
+    assert!(cut.starts_with(quoted) && count_tokens(cut, ENC) <= 2000);
+    let roomy = TruncationConfig { max_tokens_per_output: 10_000, ..Default::default() };
+    assert_eq!(result_rules(&msgs, &roomy)[0], Rule::Quoted);
+  }
+
+  #[test]
+  fn command_words_that_name_files() {
+    for (command, expected) in [
+      ("ls -l /workspace/ponylang__ponyc__0.1", vec![]),
+      ("python get_seed.py", vec!["get_seed.py"]),
+      ("cat ./src/a.rs:12 | grep x", vec!["src/a.rs"]),
+      (
+        "echo 'int main(){}' > /workspace/test.c && gcc test.c",
+        vec!["/workspace/test.c", "test.c"],
+      ),
+      ("curl -F \"file=@printenv.pl\" http://host/cgi-bin/file.pl?x", vec!["printenv.pl"]),
+      ("find . -name '*.py'", vec![]),
+      ("make -j4 --file=build.mk", vec!["build.mk"]),
+    ] {
+      assert_eq!(command_paths(command), expected, "{command}");
+    }
+    assert!(same_path("/repo/src/a.rs", "src/a.rs") && same_path("a.rs", "a.rs"));
+    assert!(!same_path("/repo/xa.rs", "a.rs"));
+    let args = serde_json::json!({"path": " ./a/b.txt/ ", "file": "", "command": "view c.md"});
+    assert_eq!(argument_paths(&args), vec!["a/b.txt", "c.md"]);
+  }
+
+  #[test]
+  fn config_bounds() {
+    assert!(TruncationConfig::default().validate().is_ok());
+    let low = TruncationConfig { max_tokens_per_output: 31, ..Default::default() };
+    assert_eq!(
+      low.validate().unwrap_err().to_string(),
+      "maxTokensPerOutput: must be an integer of at least 32, got 31"
+    );
+    let zero = TruncationConfig { min_quoted_chars: 0, ..Default::default() };
+    assert_eq!(
+      zero.validate().unwrap_err().to_string(),
+      "minQuotedChars: must be an integer of at least 1, got 0"
+    );
+  }
+
+  #[test]
+  fn the_toggle_is_off_by_default_and_follows_the_command() {
+    let mut ctx = RollingContext::default();
+    assert!(!ctx.enabled);
+    let msgs = plain(7);
+    let conv = Conversation::new(&msgs, ENC);
+    assert!(ctx.prepare(&conv).is_identity());
+    let on = "Rolling context: on (tool outputs older than 5 steps are truncated, longer than 2000 tokens are cut)";
+    let off = "Rolling context: off (tool outputs are sent in full)";
+    assert_eq!(ctx.handle_command(Some("on")).unwrap(), on);
+    assert_eq!(ctx.prepare(&conv).replaced(), vec![2]);
+    assert_eq!(ctx.handle_command(Some(" STATUS ")).unwrap(), on);
+    assert_eq!(ctx.handle_command(None).unwrap(), off);
+    assert!(!ctx.enabled);
+    assert_eq!(ctx.handle_command(Some("")).unwrap(), on);
+    assert_eq!(ctx.handle_command(Some("off")).unwrap(), off);
+    let err = ctx.handle_command(Some("maybe")).unwrap_err();
+    assert_eq!(err.to_string(), "arg: must be on, off, status or nothing, got \"maybe\"");
+    assert_eq!(err.code(), "INVALID_ARGUMENT");
+    assert!(!ctx.enabled);
+  }
+}
