@@ -151,7 +151,7 @@ export function runTrim(ct, messages, opts) {
 
 /** What the addon's metadata on a placeholder copy says about it. */
 function placeholderNote(o) {
-  if (typeof o._truncatedAt === 'number') return `older than the maximum age: ${o._truncatedAt} steps`
+  if (typeof o._truncatedAt === 'number') return `${o._truncatedAt} steps old, older than maxAge`
   if (typeof o._cutTokens === 'number') return `too long: ${o._cutTokens} tokens cut from the middle`
   if (typeof o._originalTokens === 'number') return `was ${o._originalTokens} tokens`
   return undefined
