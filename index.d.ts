@@ -80,6 +80,39 @@ export type MessageFormat = 'openai' | 'anthropic' | 'ai-sdk' | 'auto'
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
 /**
+ * The files a session read, created, edited or deleted, by path, with the step of their last
+ * access. Build one from a conversation with {@link FileTracker.fromMessages}, or fill it with
+ * {@link FileTracker.trackAccess}; pass it to {@link trimByPriority} as `fileTracker` to decide
+ * which files count as modified.
+ */
+export declare class FileTracker {
+  /** An empty tracker. */
+  constructor(options?: FileTrackerOptions)
+  /**
+   * Records an access to `path` at `step`: a modification (`create`, `edit`, `delete`) marks
+   * the file modified for good; `content` gives the preview and line count.
+   */
+  trackAccess(path: string, step: number, operation: FileOperation, content?: string): void
+  /** Whether `path` was modified in this session. */
+  wasModified(path: string): boolean
+  /** The paths of the modified files, in the order they were first accessed. */
+  getModifiedFiles(): Set<string>
+  /**
+   * Whether the last access to `path` is more than `maxAge` steps before `currentStep` (a
+   * file never accessed is stale).
+   */
+  isStale(path: string, currentStep: number, maxAge: number): boolean
+  /** The files accessed at most `maxAge` steps before `currentStep`, newest first. */
+  getRecentFiles(currentStep: number, maxAge: number): Array<FileReference>
+  /**
+   * Builds a tracker from a conversation: every tool result about a file (as the call's
+   * arguments or the result show it) is an access at the step of its call. A modification
+   * whose result reports failure counts as a read. The clock is read once.
+   */
+  static fromMessages(messages: Message[], options?: FileTrackerOptions): FileTracker
+}
+
+/**
  * The rolling-context toggle of a chat app: whether tool outputs are truncated before each
  * model call, and how. Off by default.
  *
@@ -147,6 +180,130 @@ export declare function applyMaxContextTokens<M extends AnyMessage>(messages: M[
  * thread, the cap is computed on a worker, and the Promise resolves to the returned messages.
  */
 export declare function applyMaxContextTokensAsync<M extends AnyMessage>(messages: M[], maxContextTokens: number, options?: MaxContextTokensOptions): Promise<M[]>
+
+/**
+ * The context of {@link classifyMessage}. Every field is optional. Pass `messages` and
+ * `index` to classify a message of a conversation exactly as {@link trimByPriority} does
+ * (step, current task, modified files and a call's results are then read from `messages`).
+ */
+export interface ClassificationContext {
+  /**
+   * The message's step (not with `messages`).
+   * @default 0
+   */
+  messageStep?: number
+  /**
+   * The conversation's current step (not with `messages`).
+   * @default messageStep
+   */
+  currentStep?: number
+  /**
+   * Paths modified in this session.
+   * @default the files `messages` modified, or none
+   */
+  modifiedFiles?: Set<string> | string[]
+  /**
+   * Tool results at most this many steps old are recent.
+   * @default preserveRecentTurns
+   */
+  recentThreshold?: number
+  /**
+   * Other messages at most this many steps old are recent turns.
+   * @default 2
+   */
+  preserveRecentTurns?: number
+  /**
+   * Whether the message is the current task (not with `messages`).
+   * @default false
+   */
+  isCurrentTask?: boolean
+  /** The conversation the message belongs to; `message` must be `messages[index]`. */
+  messages?: Message[]
+  /** The message's index in `messages` (required with `messages`). */
+  index?: number
+  /**
+   * Your own agent-instruction markers: a user message whose text starts with one (after
+   * whitespace, ASCII case-insensitive) is `AGENT_INSTRUCTIONS`, besides the built-in
+   * `# AGENTS.md`, `<agents_md>`, `<agents.md>` and a `name` of `AGENTS.md`.
+   * @default []
+   */
+  agentInstructionMarkers?: Array<string>
+  /** A model name that picks the tokenizer (see {@link countTokens}). */
+  model?: string
+  /**
+   * The encoding, which wins over `model`.
+   * @default 'o200k_base'
+   */
+  encoding?: 'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'
+}
+
+/** Why a message got its priority. Only the fields that apply are set. */
+export interface ClassificationMetadata {
+  /** A `system` or `developer` message. */
+  isSystem?: boolean
+  /** AGENTS.md-style instructions. */
+  isAgentInstruction?: boolean
+  /** The current task. */
+  isCurrentTask?: boolean
+  /** The file a tool result is about. */
+  filePath?: string
+  /** The file was modified in this session. */
+  wasModified?: boolean
+  /** The age in steps (for the droppable priorities). */
+  age?: number
+  /** A summary. */
+  isSummarized?: boolean
+}
+
+/** A message with its priority. */
+export interface ClassifiedMessage {
+  /** The caller's message object, unchanged. */
+  message: Message
+  /** How much it matters. */
+  priority: ContentPriority
+  /** Its tokens, framing included. */
+  tokens: number
+  /** Its step. */
+  step: number
+  /** Why it got its priority. */
+  metadata: ClassificationMetadata
+}
+
+/**
+ * Classifies one message by how much it matters (see docs/priority-trimming.md for the
+ * rules).
+ *
+ * ```ts
+ * classifyMessage({ role: 'system', content: 'You are…' }).priority // ContentPriority.SYSTEM
+ * classifyMessage(messages[5], { messages, index: 5 }) // as trimByPriority sees it
+ * ```
+ */
+export declare function classifyMessage(message: Message, context?: ClassificationContext): ClassifiedMessage
+
+/**
+ * How much a message matters; higher values are kept longer. The four highest
+ * (`MODIFIED_FILES` and up) are never dropped.
+ */
+export declare enum ContentPriority {
+  /** The system prompt (and `developer` messages). Never dropped. */
+  SYSTEM = 100,
+  /** AGENTS.md-style instructions. Never dropped. */
+  AGENT_INSTRUCTIONS = 90,
+  /** The user message that opened the current turn. Never dropped. */
+  CURRENT_TASK = 80,
+  /** Tool results about files modified in this session, with their calls. Never dropped. */
+  MODIFIED_FILES = 70,
+  /** The most recent turns and tool results. */
+  RECENT_TURNS = 60,
+  /** Recent reads of files that were not modified. */
+  RECENT_FILE_READS = 50,
+  /** Older turns. */
+  OLD_HISTORY = 40,
+  /** Older tool results, with their calls: easily re-run. */
+  STALE_TOOL_OUTPUTS = 30,
+  /** Messages flagged as summaries: already compressed. */
+  SUMMARIZED = 20,
+}
 
 /** Something in a conversation that the provider would reject. */
 export interface ConversationProblem {
@@ -220,6 +377,37 @@ export declare function estimateMessageTokens(message: Message, options?: TokenO
 
 /** Estimates the tokens of a whole request: every message plus 3 tokens of reply priming. */
 export declare function estimateTokens(messages: AnyMessage[], options?: TokenOptions): number
+
+/** What a tool did to a file. */
+export type FileOperation = 'read' | 'create' | 'edit' | 'delete'
+
+/** What a {@link FileTracker} knows about one file. */
+export interface FileReference {
+  /** The file's path. */
+  path: string
+  /** The step of the last access. */
+  lastAccessStep: number
+  /** The time of the last access, from the tracker's clock. */
+  lastAccessTime: number
+  /** Whether any access created, edited or deleted it. */
+  wasModified: boolean
+  /** The last operation. */
+  operation: FileOperation
+  /** The first 200 characters of the last access's content. */
+  contentPreview?: string
+  /** The number of lines of the last access's content. */
+  lineCount?: number
+}
+
+/** Options of {@link FileTracker}. */
+export interface FileTrackerOptions {
+  /**
+   * The clock that stamps `lastAccessTime`, in milliseconds. Pass a fixed clock
+   * (`() => 0`) for results that are the same on every run.
+   * @default Date.now
+   */
+  now?: () => number
+}
 
 /** Options of {@link applyMaxContextTokens}. */
 export interface MaxContextTokensOptions {
@@ -421,6 +609,107 @@ export interface TokenOptions {
    */
   format?: MessageFormat
 }
+
+/**
+ * Phase 1 trimming: drops the oldest messages first (a tool call with its results) until the
+ * request fits `targetTokens`, keeping system messages and the last message.
+ */
+export declare function trimByAge(messages: Message[], targetTokens: number, options?: TokenOptions): Message[]
+
+/**
+ * Trims a conversation to `targetTokens`, dropping what matters least first
+ * ({@link ContentPriority}), oldest first within a priority, a tool call always with its
+ * results. System, agent instructions, the current task and modified files are never
+ * dropped: when they alone exceed the budget, `overBudget` is true.
+ */
+export declare function trimByPriority(messages: Message[], options: TrimOptions): TrimResult
+
+/** Trims a conversation to `targetTokens` with the chosen strategy and returns the messages. */
+export declare function trimConversation(messages: Message[], targetTokens: number, options?: TrimConversationOptions): Message[]
+
+/** Options of {@link trimConversation}. */
+export interface TrimConversationOptions {
+  /**
+   * `priority-based` runs {@link trimWithPlaceholders}; `age-based` runs {@link trimByAge}.
+   * @default 'priority-based'
+   */
+  strategy?: 'age-based' | 'priority-based'
+  /**
+   * See {@link TrimOptions.preserveRecentTurns} (priority-based only).
+   * @default 2
+   */
+  preserveRecentTurns?: number
+  /** A model name that picks the tokenizer (see {@link countTokens}). */
+  model?: string
+  /**
+   * The encoding, which wins over `model`.
+   * @default 'o200k_base'
+   */
+  encoding?: 'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'
+}
+
+/** Options of {@link trimByPriority} and {@link trimWithPlaceholders}. */
+export interface TrimOptions {
+  /** The budget in tokens for the whole request (messages and reply priming). Required. */
+  targetTokens?: number
+  /**
+   * Messages at most this many steps old are recent turns (and tool results recent).
+   * @default 2
+   */
+  preserveRecentTurns?: number
+  /**
+   * Decides which files count as modified (and what file placeholders say).
+   * @default FileTracker.fromMessages(messages)
+   */
+  fileTracker?: FileTracker
+  /**
+   * Accepted for compatibility with the seed. Summaries of dropped content come with the
+   * summaries feature; until then no `summary` is returned.
+   * @default false
+   */
+  summarizeDropped?: boolean
+  /** A model name that picks the tokenizer (see {@link countTokens}). */
+  model?: string
+  /**
+   * The encoding, which wins over `model`.
+   * @default 'o200k_base'
+   */
+  encoding?: 'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'
+  /**
+   * Your own agent-instruction markers (see {@link ClassificationContext}).
+   * @default []
+   */
+  agentInstructionMarkers?: Array<string>
+}
+
+/** The result of {@link trimByPriority} and {@link trimWithPlaceholders}. */
+export interface TrimResult {
+  /**
+   * The trimmed messages, in order: kept ones are your own objects, placeholders are copies
+   * (`{...original, content, _truncated: true, _originalTokens}`).
+   */
+  messages: Message[]
+  /** The messages dropped or replaced by a placeholder (your own objects), in order. */
+  droppedMessages: Array<ClassifiedMessage>
+  /** Tokens before minus tokens after. */
+  savedTokens: number
+  /** A summary of what was dropped. Not produced yet: it comes with the summaries feature. */
+  summary?: string
+  /**
+   * Whether `totalTokens` is still above `targetTokens` because system, agent instructions,
+   * the current task and modified files alone exceed it (they are never dropped).
+   */
+  overBudget: boolean
+  /** The tokens of the returned request. */
+  totalTokens: number
+}
+
+/**
+ * Like {@link trimByPriority}, but tool results become placeholders in place (the call stays,
+ * so pairs stay valid); other messages are removed. Placeholders count towards the budget;
+ * when they alone do not fit, the lowest units are removed whole.
+ */
+export declare function trimWithPlaceholders(messages: Message[], options: TrimOptions): TrimResult
 
 /**
  * Replaces tool outputs older than `maxAge` steps with a placeholder, and cuts younger ones

@@ -202,9 +202,29 @@ impl<'a> Conversation<'a> {
     self.answered_call[i].map(|(caller, c)| self.messages[caller].tool_calls[c].arguments.as_str())
   }
 
-  /// The index of the last user message that is not a tool result: the current task.
+  /// The index of the current task: the last user message that opens the current turn.
+  ///
+  /// A user message (not a tool result) opens a turn when the nearest message before it that is
+  /// not a user message is absent, a system or developer message, or an assistant message
+  /// without tool calls (the agent handed the turn back). A user message in the middle of an
+  /// agent's tool loop, such as a tool error an agent framework reports as a user message, does
+  /// not. When no user message opens a turn, the last user message is the task.
   pub fn current_task(&self) -> Option<usize> {
-    self.messages.iter().rposition(|m| m.role == crate::message::Role::User && m.answers.is_empty())
+    use crate::message::Role;
+    let mut opens = true;
+    let mut task = None;
+    let mut last_user = None;
+    for (i, m) in self.messages.iter().enumerate() {
+      if m.role == Role::User && m.answers.is_empty() {
+        last_user = Some(i);
+        if opens {
+          task = Some(i);
+        }
+      } else {
+        opens = m.role.is_instruction() || (m.role == Role::Assistant && !m.has_tool_calls());
+      }
+    }
+    task.or(last_user)
   }
 }
 
@@ -253,6 +273,31 @@ pub(crate) mod tests {
     assert_eq!(c.tool_name(7), Some("read_file"));
     assert_eq!(c.current_task(), Some(1));
     assert_eq!(c.total_tokens(), c.all_tokens().iter().sum::<usize>() + REPLY_PRIMING);
+  }
+
+  #[test]
+  fn the_current_task_is_the_user_message_that_opens_the_turn() {
+    let user = |t: &str| Message::text(Role::User, t);
+    let answer = Message::text(Role::Assistant, "done");
+    // A user message after a tool result (a framework's error report) does not open a turn.
+    let loop_error = vec![
+      Message::text(Role::System, "s"),
+      user("task"),
+      call(&["a"]),
+      result("a", "A"),
+      user("bad"),
+    ];
+    assert_eq!(Conversation::new(&loop_error, Encoding::O200kBase).current_task(), Some(1));
+    // After the agent hands the turn back, the next user message is the task.
+    let next_turn = vec![user("first"), call(&["a"]), result("a", "A"), answer, user("second")];
+    assert_eq!(Conversation::new(&next_turn, Encoding::O200kBase).current_task(), Some(4));
+    // Of a run of user messages opening the turn, the last.
+    let run = vec![user("instructions"), user("task"), call(&["a"]), result("a", "A")];
+    assert_eq!(Conversation::new(&run, Encoding::O200kBase).current_task(), Some(1));
+    // No user message opens a turn: the last user message.
+    let none = vec![call(&["a"]), result("a", "A"), user("late")];
+    assert_eq!(Conversation::new(&none, Encoding::O200kBase).current_task(), Some(2));
+    assert_eq!(Conversation::new(&[call(&["a"])], Encoding::O200kBase).current_task(), None);
   }
 
   #[test]

@@ -128,11 +128,13 @@ impl Format {
   ///
   /// An `InvalidMessage` error naming `index` and the field.
   pub fn parse_message(self, value: &Value, index: usize) -> Result<Message> {
-    match self {
-      Format::OpenAi => Message::from_json(value, index),
-      Format::Anthropic => anthropic_message(value, index),
-      Format::AiSdk => ai_sdk_message(value, index),
-    }
+    let mut message = match self {
+      Format::OpenAi => return Message::from_json(value, index),
+      Format::Anthropic => anthropic_message(value, index)?,
+      Format::AiSdk => ai_sdk_message(value, index)?,
+    };
+    message.is_summary = crate::message::is_summary(value, &message);
+    Ok(message)
   }
 }
 

@@ -12,10 +12,13 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod classify;
 pub mod conversation;
 pub mod cut;
 pub mod detect;
 pub mod error;
+pub mod file_ops;
+pub mod file_tracker;
 pub mod format;
 pub mod message;
 pub mod plan;
@@ -30,8 +33,14 @@ pub mod validate;
 #[cfg(all(feature = "napi", not(test)))]
 mod napi;
 
+#[cfg(test)]
+mod testing;
+
+pub use classify::{Classification, ClassifyOptions, ContentPriority};
 pub use conversation::{Conversation, Unit};
 pub use error::{Error, ErrorKind, Result};
+pub use file_ops::{file_operation, FileOp, FileOpKind};
+pub use file_tracker::{FileReference, FileTracker};
 pub use format::Format;
 pub use message::{Content, Message, Part, Role, ToolCall};
 pub use plan::{Action, MetaValue, Plan, Replacement};

@@ -121,6 +121,9 @@ pub struct Message {
   pub name: Option<String>,
   /// Whether the message is flagged as an error (`is_error: true` or `isError: true`).
   pub is_error: bool,
+  /// Whether the message is a summary of earlier content: flagged `_summary: true` or
+  /// `isSummary: true`, or its text starts with [`SUMMARY_MARKER`].
+  pub is_summary: bool,
   /// Values derived from the message, computed once (token counts per encoding).
   pub memo: Memo,
 }
@@ -154,6 +157,10 @@ impl std::fmt::Debug for Memo {
   }
 }
 
+/// The text a summary message starts with (after leading whitespace) to be recognised as one,
+/// whatever its flags.
+pub const SUMMARY_MARKER: &str = "[context-trim summary]";
+
 impl Message {
   /// A message with the given role and text content and nothing else.
   pub fn text(role: Role, text: impl Into<String>) -> Self {
@@ -165,6 +172,7 @@ impl Message {
       name: None,
       is_error: false,
       memo: Memo::default(),
+      is_summary: false,
     }
   }
 
@@ -266,8 +274,27 @@ impl Message {
     };
     let name = optional_string(obj.get("name"), index, "name")?;
     let is_error = flag(obj.get("is_error")) || flag(obj.get("isError"));
-    Ok(Message { role, content, tool_calls, answers, name, is_error, memo: Memo::default() })
+    let mut message = Message {
+      role,
+      content,
+      tool_calls,
+      answers,
+      name,
+      is_error,
+      is_summary: false,
+      memo: Memo::default(),
+    };
+    message.is_summary = is_summary(value, &message);
+    Ok(message)
   }
+}
+
+/// Whether a message is a summary: flagged `_summary: true` or `isSummary: true` on `value`, or
+/// its text starts with [`SUMMARY_MARKER`].
+pub(crate) fn is_summary(value: &Value, message: &Message) -> bool {
+  flag(value.get("_summary"))
+    || flag(value.get("isSummary"))
+    || message.content_text().trim_start().starts_with(SUMMARY_MARKER)
 }
 
 fn flag(v: Option<&Value>) -> bool {
@@ -496,6 +523,19 @@ mod tests {
     )
     .unwrap();
     assert_eq!(p.content_text(), "a\nb");
+  }
+
+  #[test]
+  fn summaries_are_recognised_by_flag_or_marker() {
+    let parse = |v: Value| Message::from_json(&v, 0).unwrap().is_summary;
+    assert!(parse(json!({"role": "user", "content": "x", "_summary": true})));
+    assert!(parse(json!({"role": "assistant", "content": "x", "isSummary": true})));
+    assert!(parse(json!({"role": "user", "content": "  [context-trim summary] 3 messages"})));
+    assert!(parse(
+      json!({"role": "user", "content": [{"type": "text", "text": "[context-trim summary] a"}]})
+    ));
+    assert!(!parse(json!({"role": "user", "content": "x", "_summary": "yes"})));
+    assert!(!parse(json!({"role": "user", "content": "see [context-trim summary]"})));
   }
 
   #[test]

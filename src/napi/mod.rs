@@ -7,6 +7,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod error;
 mod instance;
 mod options;
+mod priority;
 mod read;
 mod roles;
 mod rolling;

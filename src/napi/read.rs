@@ -21,8 +21,17 @@ use crate::message::Message;
 use crate::tokens::Encoding;
 
 /// Fields of a message the core reads, in every supported format.
-const MESSAGE_FIELDS: &[&str] =
-  &["role", "content", "tool_calls", "tool_call_id", "name", "is_error", "isError"];
+const MESSAGE_FIELDS: &[&str] = &[
+  "role",
+  "content",
+  "tool_calls",
+  "tool_call_id",
+  "name",
+  "is_error",
+  "isError",
+  "_summary",
+  "isSummary",
+];
 /// Keys read inside nested objects (content parts, tool calls, their functions, tool results'
 /// outputs), across the supported formats. Other keys are never copied, however large or deep.
 const NESTED_FIELDS: &[&str] = &[

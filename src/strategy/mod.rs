@@ -1,5 +1,91 @@
-//! The strategies: each reads a [`Conversation`](crate::Conversation) and returns a
-//! [`Plan`](crate::Plan).
+//! Trimming strategies: each reads a [`Conversation`] and returns a [`Plan`] with what it cost.
 
+pub mod age;
+pub mod priority;
 pub mod roles;
 pub mod rolling;
+
+use crate::conversation::Conversation;
+use crate::plan::{Action, Plan};
+use crate::tokens::REPLY_PRIMING;
+
+/// What a trimming strategy decided and what it comes to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+  /// The decision for every message.
+  pub plan: Plan,
+  /// The messages whose original content is not returned (dropped or replaced), ascending.
+  pub dropped: Vec<usize>,
+  /// The request's tokens before minus after.
+  pub saved_tokens: usize,
+  /// The request's tokens after trimming, reply priming included.
+  pub total_tokens: usize,
+  /// Whether `total_tokens` is still above the target: the budget could not be met without
+  /// dropping what the strategy never drops.
+  pub over_budget: bool,
+}
+
+impl Outcome {
+  /// Sums up `plan` against `target` tokens.
+  pub fn new(conv: &Conversation<'_>, plan: Plan, target: usize) -> Self {
+    let total_tokens = plan.total_tokens(conv);
+    let dropped = (0..conv.len()).filter(|&i| !matches!(plan.action(i), Action::Keep)).collect();
+    Outcome {
+      plan,
+      dropped,
+      saved_tokens: conv.total_tokens().saturating_sub(total_tokens),
+      total_tokens,
+      over_budget: total_tokens > target,
+    }
+  }
+}
+
+/// A running count of a plan's request tokens, so that a strategy dropping units one by one
+/// checks its budget in O(1) instead of re-adding every message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tally {
+  /// The tokens of the returned messages.
+  sum: usize,
+  /// How many messages are returned.
+  kept: usize,
+}
+
+impl Tally {
+  /// The tally of a plan keeping everything.
+  pub fn keep_all(conv: &Conversation<'_>) -> Self {
+    Tally { sum: conv.all_tokens().iter().sum(), kept: conv.len() }
+  }
+
+  /// The request's tokens: the messages plus reply priming (0 when nothing is returned), as
+  /// [`Plan::total_tokens`] counts them.
+  pub fn total(&self) -> usize {
+    if self.kept == 0 {
+      0
+    } else {
+      self.sum + REPLY_PRIMING
+    }
+  }
+
+  /// Drops every message of unit `u` that `plan` still returns, in the plan and the tally.
+  pub fn drop_unit(&mut self, conv: &Conversation<'_>, plan: &mut Plan, u: usize) {
+    for &i in &conv.units()[u].members {
+      if !plan.is_dropped(i) {
+        self.sum -= plan.tokens_of(conv, i);
+        self.kept -= 1;
+      }
+    }
+    plan.drop_unit(conv, u);
+  }
+
+  /// Replaces message `i` (returned, not yet replaced) in the plan and the tally.
+  pub fn replace(
+    &mut self,
+    conv: &Conversation<'_>,
+    plan: &mut Plan,
+    i: usize,
+    replacement: crate::plan::Replacement,
+  ) {
+    self.sum = self.sum - plan.tokens_of(conv, i) + replacement.tokens;
+    plan.replace(i, replacement);
+  }
+}

@@ -1,0 +1,477 @@
+//! How much each message matters: its [`ContentPriority`].
+//!
+//! [`classify_conversation`] classifies every message once into a `Vec<Classification>` that
+//! strategies reuse. The rules, first match wins:
+//!
+//! 1. **Summaries** ([`Message::is_summary`]: flagged `_summary: true` / `isSummary: true`, or
+//!    text starting with [`crate::message::SUMMARY_MARKER`]) are `SUMMARIZED`, whatever their
+//!    role: they are already compressed.
+//! 2. `system` and `developer` messages are `SYSTEM`.
+//! 3. **Agent instructions**: a user message (not a tool result) named `AGENTS.md` (any case),
+//!    or whose text, after leading whitespace, starts with one of [`AGENT_INSTRUCTION_MARKERS`]
+//!    or one of the app's own markers (ASCII case-insensitive), is `AGENT_INSTRUCTIONS`.
+//! 4. The **current task** ([`current_task`]) is `CURRENT_TASK`.
+//! 5. A tool result about a file ([`crate::file_ops`]) is `MODIFIED_FILES` when the file was
+//!    modified in the session, else `RECENT_FILE_READS` when at most `recent_threshold` steps
+//!    old, else `STALE_TOOL_OUTPUTS`.
+//! 6. Any other tool result is `RECENT_TURNS` when at most `recent_threshold` steps old, else
+//!    `STALE_TOOL_OUTPUTS`.
+//! 7. Any other message is `RECENT_TURNS` when at most `preserve_recent_turns` steps old, else
+//!    `OLD_HISTORY`.
+//!
+//! Then, in a conversation, an assistant message that calls tools takes the highest priority
+//! of the results answering it: it is the request half of those tool outputs, so a stale
+//! `ls` and its call are `STALE_TOOL_OUTPUTS` together and an edit and its call are
+//! `MODIFIED_FILES` together (the seed classifies calls as plain turns, which would put every
+//! old tool exchange at `OLD_HISTORY` and make its lower tiers unreachable). A call without
+//! results keeps rule 7; [`classify_message`] on its own cannot see results and applies rule 7.
+//!
+//! Ages are in steps ([`Conversation::age`]): a conversation without tool calls has a single
+//! step, so all its messages are recent and trimming falls back to oldest first.
+
+use crate::conversation::Conversation;
+use crate::file_ops::{file_operations, FileOp};
+use crate::file_tracker::FileTracker;
+use crate::message::{Message, Role};
+
+/// How much a message matters; higher values are kept longer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ContentPriority {
+  /// 20: previously summarized content, already compressed.
+  Summarized = 20,
+  /// 30: old tool outputs, easily re-run.
+  StaleToolOutputs = 30,
+  /// 40: old conversation turns.
+  OldHistory = 40,
+  /// 50: recent reads of files that were not modified.
+  RecentFileReads = 50,
+  /// 60: the most recent turns.
+  RecentTurns = 60,
+  /// 70: results about files modified in the session. Never dropped.
+  ModifiedFiles = 70,
+  /// 80: the current task. Never dropped.
+  CurrentTask = 80,
+  /// 90: agent instructions (AGENTS.md). Never dropped.
+  AgentInstructions = 90,
+  /// 100: the system prompt. Never dropped.
+  System = 100,
+}
+
+impl ContentPriority {
+  /// Every priority, lowest first.
+  pub const ALL: [ContentPriority; 9] = [
+    ContentPriority::Summarized,
+    ContentPriority::StaleToolOutputs,
+    ContentPriority::OldHistory,
+    ContentPriority::RecentFileReads,
+    ContentPriority::RecentTurns,
+    ContentPriority::ModifiedFiles,
+    ContentPriority::CurrentTask,
+    ContentPriority::AgentInstructions,
+    ContentPriority::System,
+  ];
+
+  /// The numeric value (20 to 100).
+  pub fn value(self) -> u32 {
+    self as u32
+  }
+
+  /// The name as the seed spells it (`SYSTEM`, `MODIFIED_FILES`…).
+  pub fn name(self) -> &'static str {
+    match self {
+      ContentPriority::Summarized => "SUMMARIZED",
+      ContentPriority::StaleToolOutputs => "STALE_TOOL_OUTPUTS",
+      ContentPriority::OldHistory => "OLD_HISTORY",
+      ContentPriority::RecentFileReads => "RECENT_FILE_READS",
+      ContentPriority::RecentTurns => "RECENT_TURNS",
+      ContentPriority::ModifiedFiles => "MODIFIED_FILES",
+      ContentPriority::CurrentTask => "CURRENT_TASK",
+      ContentPriority::AgentInstructions => "AGENT_INSTRUCTIONS",
+      ContentPriority::System => "SYSTEM",
+    }
+  }
+
+  /// Whether content of this priority is never dropped: system, agent instructions, the
+  /// current task and modified files (the seed's "What to trim first" table).
+  pub fn is_protected(self) -> bool {
+    self >= ContentPriority::ModifiedFiles
+  }
+}
+
+/// Text an AGENTS.md injection starts with (after leading whitespace, ASCII case-insensitive).
+pub const AGENT_INSTRUCTION_MARKERS: &[&str] = &["# AGENTS.md", "<agents_md>", "<agents.md>"];
+/// The `name` of a message carrying AGENTS.md (ASCII case-insensitive).
+pub const AGENT_INSTRUCTION_NAME: &str = "AGENTS.md";
+/// The default for [`ClassifyOptions::preserve_recent_turns`] and `recent_threshold`.
+pub const DEFAULT_PRESERVE_RECENT_TURNS: usize = 2;
+
+/// How to classify.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClassifyOptions {
+  /// Tool results at most this many steps old are recent.
+  pub recent_threshold: usize,
+  /// Other messages at most this many steps old are recent turns.
+  pub preserve_recent_turns: usize,
+  /// The app's own agent-instruction markers, checked besides [`AGENT_INSTRUCTION_MARKERS`].
+  pub agent_markers: Vec<String>,
+}
+
+impl Default for ClassifyOptions {
+  fn default() -> Self {
+    ClassifyOptions {
+      recent_threshold: DEFAULT_PRESERVE_RECENT_TURNS,
+      preserve_recent_turns: DEFAULT_PRESERVE_RECENT_TURNS,
+      agent_markers: Vec::new(),
+    }
+  }
+}
+
+/// What the classifier found out about a message (the seed's `metadata`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Metadata {
+  /// A system or developer message.
+  pub is_system: bool,
+  /// Agent instructions.
+  pub is_agent_instruction: bool,
+  /// The current task.
+  pub is_current_task: bool,
+  /// The file a tool result is about.
+  pub file_path: Option<String>,
+  /// The file was modified in the session.
+  pub was_modified: bool,
+  /// The age in steps, for every droppable priority.
+  pub age: Option<usize>,
+  /// A summary.
+  pub is_summarized: bool,
+}
+
+/// A message's priority with what it was derived from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Classification {
+  /// The priority.
+  pub priority: ContentPriority,
+  /// The message's tokens (framing included).
+  pub tokens: usize,
+  /// The message's step.
+  pub step: usize,
+  /// Why.
+  pub metadata: Metadata,
+}
+
+/// Everything [`classify_message`] needs besides the message (the seed's
+/// `ClassificationContext`).
+pub struct ClassificationContext<'a> {
+  /// The message's step.
+  pub message_step: usize,
+  /// The conversation's current step.
+  pub current_step: usize,
+  /// Whether the message is the current task.
+  pub is_current_task: bool,
+  /// Whether a path was modified in the session.
+  pub is_modified: &'a dyn Fn(&str) -> bool,
+  /// Thresholds and markers.
+  pub options: &'a ClassifyOptions,
+}
+
+/// Classifies `message`, whose tokens are `tokens` and whose file operation (if a tool result
+/// about a file) is `file`.
+pub fn classify_message(
+  message: &Message,
+  tokens: usize,
+  file: Option<&FileOp>,
+  ctx: &ClassificationContext<'_>,
+) -> Classification {
+  let step = ctx.message_step;
+  let age = ctx.current_step.saturating_sub(step);
+  let of = |priority, metadata| Classification { priority, tokens, step, metadata };
+  if message.is_summary {
+    return of(
+      ContentPriority::Summarized,
+      Metadata { is_summarized: true, age: Some(age), ..Metadata::default() },
+    );
+  }
+  if message.role.is_instruction() {
+    return of(ContentPriority::System, Metadata { is_system: true, ..Metadata::default() });
+  }
+  if is_agent_instruction(message, &ctx.options.agent_markers) {
+    return of(
+      ContentPriority::AgentInstructions,
+      Metadata { is_agent_instruction: true, ..Metadata::default() },
+    );
+  }
+  if ctx.is_current_task {
+    return of(
+      ContentPriority::CurrentTask,
+      Metadata { is_current_task: true, ..Metadata::default() },
+    );
+  }
+  let recent_tool = age <= ctx.options.recent_threshold;
+  if let Some(file) = file {
+    let file_path = Some(file.path.clone());
+    if (ctx.is_modified)(&file.path) {
+      return of(
+        ContentPriority::ModifiedFiles,
+        Metadata { file_path, was_modified: true, ..Metadata::default() },
+      );
+    }
+    let priority = if recent_tool {
+      ContentPriority::RecentFileReads
+    } else {
+      ContentPriority::StaleToolOutputs
+    };
+    return of(priority, Metadata { file_path, age: Some(age), ..Metadata::default() });
+  }
+  let priority = if message.is_tool_result() {
+    if recent_tool {
+      ContentPriority::RecentTurns
+    } else {
+      ContentPriority::StaleToolOutputs
+    }
+  } else if age <= ctx.options.preserve_recent_turns {
+    ContentPriority::RecentTurns
+  } else {
+    ContentPriority::OldHistory
+  };
+  of(priority, Metadata { age: Some(age), ..Metadata::default() })
+}
+
+/// Whether `message` is agent instructions (rule 3 of the module docs).
+pub fn is_agent_instruction(message: &Message, extra_markers: &[String]) -> bool {
+  if message.role != Role::User || message.is_tool_result() {
+    return false;
+  }
+  if message.name.as_deref().is_some_and(|n| n.trim().eq_ignore_ascii_case(AGENT_INSTRUCTION_NAME))
+  {
+    return true;
+  }
+  let text = message.content_text();
+  let start = text.trim_start();
+  let starts_with = |marker: &str| {
+    !marker.is_empty()
+      && start.len() >= marker.len()
+      && start.as_bytes()[..marker.len()].eq_ignore_ascii_case(marker.as_bytes())
+  };
+  AGENT_INSTRUCTION_MARKERS.iter().any(|m| starts_with(m))
+    || extra_markers.iter().any(|m| starts_with(m.trim_start()))
+}
+
+/// The current task: [`Conversation::current_task`], except that when that message is itself
+/// agent instructions or a summary, the nearest plain user message before it in the same run of
+/// user messages is the task (and there is none when the run has no such message).
+pub fn current_task(conv: &Conversation<'_>, options: &ClassifyOptions) -> Option<usize> {
+  let mut i = conv.current_task()?;
+  let messages = conv.messages();
+  loop {
+    let m = messages.get(i)?;
+    if m.role != Role::User || m.is_tool_result() {
+      return None;
+    }
+    if !m.is_summary && !is_agent_instruction(m, &options.agent_markers) {
+      return Some(i);
+    }
+    i = i.checked_sub(1)?;
+  }
+}
+
+/// Classifies every message of `conv`. Files count as modified when `tracker` says so; without
+/// a tracker, one is built from the conversation ([`FileTracker::from_conversation`]).
+pub fn classify_conversation(
+  conv: &Conversation<'_>,
+  tracker: Option<&FileTracker>,
+  options: &ClassifyOptions,
+) -> Vec<Classification> {
+  let operations = file_operations(conv);
+  let built;
+  let tracker = match tracker {
+    Some(t) => t,
+    None => {
+      built = FileTracker::from_operations(conv, &operations, 0.0);
+      &built
+    }
+  };
+  classify_with_operations(conv, &operations, &|p| tracker.was_modified(p), options)
+}
+
+/// [`classify_conversation`] with the file operations already found and any notion of
+/// "modified".
+pub fn classify_with_operations(
+  conv: &Conversation<'_>,
+  operations: &[Option<FileOp>],
+  is_modified: &dyn Fn(&str) -> bool,
+  options: &ClassifyOptions,
+) -> Vec<Classification> {
+  let task = current_task(conv, options);
+  let messages = conv.messages();
+  let mut classes: Vec<Classification> = messages
+    .iter()
+    .enumerate()
+    .map(|(i, m)| {
+      let ctx = ClassificationContext {
+        message_step: conv.step(i),
+        current_step: conv.current_step(),
+        is_current_task: task == Some(i),
+        is_modified,
+        options,
+      };
+      classify_message(m, conv.tokens(i), operations.get(i).and_then(Option::as_ref), &ctx)
+    })
+    .collect();
+  for unit in conv.units() {
+    let Some((&first, results)) = unit.members.split_first() else { continue };
+    let Some(caller) = messages.get(first) else { continue };
+    if !caller.has_tool_calls() || caller.is_summary {
+      continue;
+    }
+    if let Some(top) = results.iter().filter_map(|&i| classes.get(i).map(|c| c.priority)).max() {
+      if let Some(c) = classes.get_mut(first) {
+        c.priority = top;
+      }
+    }
+  }
+  classes
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use crate::testing::{call, result, user};
+  use crate::tokens::Encoding;
+  use ContentPriority::*;
+
+  fn priorities(msgs: &[Message], options: &ClassifyOptions) -> Vec<ContentPriority> {
+    let conv = Conversation::new(msgs, Encoding::O200kBase);
+    classify_conversation(&conv, None, options).into_iter().map(|c| c.priority).collect()
+  }
+
+  #[test]
+  fn priorities_have_the_seeds_values_and_order() {
+    let values: Vec<u32> = ContentPriority::ALL.iter().map(|p| p.value()).collect();
+    assert_eq!(values, vec![20, 30, 40, 50, 60, 70, 80, 90, 100]);
+    assert!(ContentPriority::ALL.windows(2).all(|w| w[0] < w[1]));
+    let protected: Vec<&str> =
+      ContentPriority::ALL.iter().filter(|p| p.is_protected()).map(|p| p.name()).collect();
+    assert_eq!(protected, vec!["MODIFIED_FILES", "CURRENT_TASK", "AGENT_INSTRUCTIONS", "SYSTEM"]);
+  }
+
+  #[test]
+  fn every_rule_in_order() {
+    let mut summary = user("earlier we did x");
+    summary.is_summary = true;
+    let mut named = user("Use tabs.");
+    named.name = Some("agents.md".into());
+    let msgs = vec![
+      Message::text(Role::System, "s"),    // 0 SYSTEM
+      Message::text(Role::Developer, "d"), // 1 SYSTEM
+      named,                               // 2 AGENT (name)
+      user("  # AGENTS.md instructions for /repo\n<INSTRUCTIONS>"), // 3 AGENT (marker)
+      user("<repo_rules>be nice</repo_rules>"), // 4 AGENT (custom)
+      summary,                             // 5 SUMMARIZED
+      user("Fix the bug"),                 // 6 CURRENT_TASK
+      Message::text(Role::Assistant, "Looking."), // 7 step 0: old turn
+      call("1", "read_file", r#"{"path":"/a"}"#), // 8 step 1
+      result("1", "aaa"),                  // 9 stale read
+      call("2", "execute_bash", r#"{"command":"ls"}"#), // 10 step 2
+      result("2", "x y"),                  // 11 stale output
+      call("3", "edit_file", r#"{"path":"/b"}"#), // 12 step 3
+      result("3", "ok"),                   // 13 modified
+      call("4", "read_file", r#"{"path":"/b"}"#), // 14 step 4
+      result("4", "bbb"),                  // 15 modified (read of /b)
+      Message::text(Role::Assistant, "Hm."), // 16 step 4: recent turn
+      call("5", "read_file", r#"{"path":"/c"}"#), // 17 step 5, age 2
+      result("5", "ccc"),                  // 18 recent read
+      call("6", "execute_bash", r#"{"command":"ls"}"#), // 19 step 6
+      result("6", "x"),                    // 20 recent output
+      Message::text(Role::Assistant, "done"), // 21 recent turn
+      call("7", "execute_bash", "{}"),     // 22 step 7, no result: a turn
+    ];
+    let options = ClassifyOptions {
+      recent_threshold: 2,
+      preserve_recent_turns: 3,
+      agent_markers: vec!["<REPO_RULES>".into()],
+    };
+    assert_eq!(
+      priorities(&msgs, &options),
+      vec![
+        System,
+        System,
+        AgentInstructions,
+        AgentInstructions,
+        AgentInstructions,
+        Summarized,
+        CurrentTask,
+        OldHistory,
+        StaleToolOutputs,
+        StaleToolOutputs,
+        StaleToolOutputs,
+        StaleToolOutputs,
+        ModifiedFiles,
+        ModifiedFiles,
+        ModifiedFiles,
+        ModifiedFiles,
+        RecentTurns,
+        RecentFileReads,
+        RecentFileReads,
+        RecentTurns,
+        RecentTurns,
+        RecentTurns,
+        RecentTurns,
+      ]
+    );
+  }
+
+  #[test]
+  fn metadata_follows_the_seed() {
+    let msgs = vec![
+      Message::text(Role::System, "s"),
+      user("task"),
+      call("1", "edit_file", r#"{"path":"/b"}"#),
+      result("1", "ok"),
+      call("2", "read_file", r#"{"path":"/c"}"#),
+      result("2", "c"),
+    ];
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    let c = classify_conversation(&conv, None, &ClassifyOptions::default());
+    assert_eq!(c[0].metadata, Metadata { is_system: true, ..Metadata::default() });
+    assert_eq!(c[1].metadata, Metadata { is_current_task: true, ..Metadata::default() });
+    assert_eq!(
+      c[3].metadata,
+      Metadata { file_path: Some("/b".into()), was_modified: true, ..Metadata::default() }
+    );
+    assert_eq!(
+      c[5].metadata,
+      Metadata { file_path: Some("/c".into()), age: Some(0), ..Metadata::default() }
+    );
+    assert_eq!((c[5].step, c[5].tokens), (2, conv.tokens(5)));
+    assert_eq!(c[2].metadata.age, Some(1));
+  }
+
+  #[test]
+  fn a_given_tracker_decides_what_is_modified() {
+    let msgs = vec![call("1", "read_file", r#"{"path":"/a"}"#), result("1", "aaa")];
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    let mut tracker = FileTracker::new();
+    tracker.track_access("/a", 1, crate::file_ops::FileOpKind::Edit, None, 0.0);
+    let c = classify_conversation(&conv, Some(&tracker), &ClassifyOptions::default());
+    assert_eq!(c[1].priority, ModifiedFiles);
+    let c = classify_conversation(&conv, None, &ClassifyOptions::default());
+    assert_eq!(c[1].priority, RecentFileReads);
+  }
+
+  #[test]
+  fn the_task_is_not_an_injection_or_a_summary_after_it() {
+    let options = ClassifyOptions::default();
+    let msgs = vec![user("the task"), user("# AGENTS.md\nrules")];
+    assert_eq!(priorities(&msgs, &options), vec![CurrentTask, AgentInstructions]);
+    let mut summary = user("sum");
+    summary.is_summary = true;
+    let msgs = vec![Message::text(Role::System, "s"), summary.clone()];
+    assert_eq!(priorities(&msgs, &options), vec![System, Summarized]);
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    assert_eq!(current_task(&conv, &options), None);
+    // An assistant or tool message is never agent instructions, whatever it says.
+    assert!(!is_agent_instruction(&Message::text(Role::Assistant, "# AGENTS.md"), &[]));
+    assert!(!is_agent_instruction(&result("1", "# AGENTS.md"), &[]));
+    assert!(!is_agent_instruction(&user("see # AGENTS.md"), &[]));
+    assert!(!is_agent_instruction(&user("x"), &[String::new()]));
+  }
+}

@@ -1,0 +1,545 @@
+//! Which file a tool result is about, and what was done to it.
+//!
+//! [`file_operation`] looks at a tool result together with the call it answers and returns a
+//! [`FileOp`]: the file's path and whether it was read, created, edited or deleted. Every
+//! strategy that cares about files (priority trimming, deduplication, summaries) reads files
+//! through this one module.
+//!
+//! # The rules
+//!
+//! Only tool results are file operations. The **kind** is the first of:
+//! 1. the `command` argument of an editor tool when it is exactly one of its sub-commands
+//!    (OpenHands / Anthropic `str_replace_editor`): `view` is a read, `create` a create,
+//!    `str_replace`, `insert` and `undo_edit` are edits;
+//! 2. the tool's name (from its call, or the result's `name`), split into lower-case words at
+//!    `_`, `-`, `.`, spaces and camelCase humps, checked in this order: a word starting with
+//!    `create`, `write` or `overwrite` is a create; `edit`, `modify`, `insert` or `replace` an
+//!    edit; `delete`, `remove` or the word `rm` a delete; `read`, `view`, or the words `get`,
+//!    `open`, `cat` a read (so `read_file`, `writeFile`, `str_replace_editor`, SWE-agent's
+//!    `open`/`create`/`edit`/`insert`, Claude Code's `Read`/`Write`/`Edit`/`MultiEdit`);
+//! 3. the result's own header: `[File: P (N lines total after edit)]` is an edit, `[File: P (N
+//!    lines total)]` a read (SWE-agent, OpenHands agent skills), `Here's the result of running
+//!    `cat -n` on P:` a read, `The file P has been edited.` an edit, `File created successfully
+//!    at: P` a create (OpenHands editor).
+//!
+//! The **path** is the first of:
+//! 1. the call's arguments `path`, `file_path`, `filePath`, `file` or `filename` (a non-empty
+//!    string);
+//! 2. the result headers above (the `[File: …]` header may be on any line);
+//! 3. a JSON result's `path`, `file`, `filePath` or `file_path` field;
+//! 4. a result line starting with `File:` or `Path:` (the seed's pattern, anchored to the start
+//!    of a line so that SWE-agent's `(Open file: …)` footer never matches).
+//!
+//! A relative path is joined to the `(Current directory: D)` footer of the same result when
+//! SWE-agent printed one, so `setup.py` and `/testbed/setup.py` name one file. Paths are
+//! otherwise kept as written. Directory listings (`Here's the files and directories …`) are
+//! not file operations. Without both a kind and a path there is no file operation: shell
+//! commands (`bash`, `execute_bash`) are never parsed.
+//!
+//! A result that reports failure ([`FileOp::failed`]) — flagged `is_error`, or starting with
+//! `ERROR`, `Error:`, `Ran into [Errno`, `Your proposed edit has introduced` or `[No exact match
+//! found` — keeps its kind, so callers can tell an attempted edit from a read.
+
+use serde_json::{Map, Value};
+
+use crate::conversation::Conversation;
+
+/// What a tool did to a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FileOpKind {
+  /// Read (viewed, opened) the file.
+  Read,
+  /// Created or wrote the whole file.
+  Create,
+  /// Changed part of the file.
+  Edit,
+  /// Deleted the file.
+  Delete,
+}
+
+impl FileOpKind {
+  /// Every kind, in the order of their names in error messages.
+  pub const ALL: [FileOpKind; 4] =
+    [FileOpKind::Read, FileOpKind::Create, FileOpKind::Edit, FileOpKind::Delete];
+
+  /// The kind's name: `read`, `create`, `edit` or `delete`.
+  pub fn as_str(self) -> &'static str {
+    match self {
+      FileOpKind::Read => "read",
+      FileOpKind::Create => "create",
+      FileOpKind::Edit => "edit",
+      FileOpKind::Delete => "delete",
+    }
+  }
+
+  /// Parses a kind's name.
+  pub fn parse(name: &str) -> Option<FileOpKind> {
+    FileOpKind::ALL.into_iter().find(|k| k.as_str() == name)
+  }
+
+  /// Whether the operation changes the file (anything but a read).
+  pub fn modifies(self) -> bool {
+    self != FileOpKind::Read
+  }
+}
+
+/// A file operation: which file a tool result is about and what was done to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileOp {
+  /// The file's path, as the tool saw it (relative paths joined to SWE-agent's current
+  /// directory when the result names one).
+  pub path: String,
+  /// What was done.
+  pub kind: FileOpKind,
+  /// Whether the result reports that the operation failed.
+  pub failed: bool,
+}
+
+/// Argument keys that name the file a call works on, in order of preference.
+pub const PATH_ARGUMENTS: &[&str] = &["path", "file_path", "filePath", "file", "filename"];
+/// Fields of a JSON tool result that name its file (the seed's `path`, `file`, `filePath`).
+const PATH_FIELDS: &[&str] = &["path", "file", "filePath", "file_path"];
+/// Starts of results that report a failed operation.
+const FAILURE_PREFIXES: &[&str] = &[
+  "ERROR",
+  "Error:",
+  "Ran into [Errno",
+  "Your proposed edit has introduced",
+  "[Your proposed edit has introduced",
+  "[No exact match found",
+];
+/// Tool-name words and the kind they imply, checked in this order; `true` means the word must
+/// be exactly the keyword, `false` that it may start with it.
+const NAME_RULES: &[(FileOpKind, &[(&str, bool)])] = &[
+  (FileOpKind::Create, &[("create", false), ("write", false), ("overwrite", false)]),
+  (FileOpKind::Edit, &[("edit", false), ("modify", false), ("insert", false), ("replace", false)]),
+  (FileOpKind::Delete, &[("delete", false), ("remove", false), ("rm", true)]),
+  (
+    FileOpKind::Read,
+    &[("read", false), ("view", false), ("get", true), ("open", true), ("cat", true)],
+  ),
+];
+
+/// The file operation of message `i`, if it is a tool result about a file (see the module
+/// documentation for the rules).
+pub fn file_operation(conv: &Conversation<'_>, i: usize) -> Option<FileOp> {
+  let message = conv.messages().get(i)?;
+  if !message.is_tool_result() {
+    return None;
+  }
+  let text = message.content_text();
+  if text.trim_start().starts_with("Here's the files and directories") {
+    return None;
+  }
+  let args = conv.call_arguments(i).and_then(parse_object);
+  let header = result_header(&text);
+  let kind = args
+    .as_ref()
+    .and_then(editor_command)
+    .or_else(|| conv.tool_name(i).and_then(kind_for_tool_name))
+    .or_else(|| header.as_ref().and_then(|h| h.kind))?;
+  let path = args
+    .as_ref()
+    .and_then(argument_path)
+    .or_else(|| header.map(|h| h.path))
+    .or_else(|| json_result_path(&text))
+    .or_else(|| labelled_path(&text))?;
+  let path = match current_directory(&text) {
+    Some(dir) if is_relative(&path) => join(dir, &path),
+    _ => path,
+  };
+  let failed = message.is_error || reports_failure(&text);
+  Some(FileOp { path, kind, failed })
+}
+
+/// The file operation of every message, by index.
+pub fn file_operations(conv: &Conversation<'_>) -> Vec<Option<FileOp>> {
+  (0..conv.len()).map(|i| file_operation(conv, i)).collect()
+}
+
+/// The kind of file operation a tool's name implies, if any (rule 2 of the module docs).
+pub fn kind_for_tool_name(name: &str) -> Option<FileOpKind> {
+  let words = name_words(name);
+  NAME_RULES.iter().find_map(|(kind, keywords)| {
+    let hit = words
+      .iter()
+      .any(|w| keywords.iter().any(|&(k, exact)| if exact { w == k } else { w.starts_with(k) }));
+    hit.then_some(*kind)
+  })
+}
+
+/// Splits a tool name into lower-case words at non-alphanumeric characters and camelCase humps.
+fn name_words(name: &str) -> Vec<String> {
+  let mut words = Vec::new();
+  let mut word = String::new();
+  let mut prev_lower = false;
+  for c in name.chars() {
+    if !c.is_alphanumeric() {
+      if !word.is_empty() {
+        words.push(std::mem::take(&mut word));
+      }
+      prev_lower = false;
+      continue;
+    }
+    if c.is_uppercase() && prev_lower && !word.is_empty() {
+      words.push(std::mem::take(&mut word));
+    }
+    prev_lower = c.is_lowercase() || c.is_numeric();
+    word.extend(c.to_lowercase());
+  }
+  if !word.is_empty() {
+    words.push(word);
+  }
+  words
+}
+
+fn parse_object(arguments: &str) -> Option<Map<String, Value>> {
+  if !arguments.trim_start().starts_with('{') {
+    return None;
+  }
+  match serde_json::from_str(arguments) {
+    Ok(Value::Object(map)) => Some(map),
+    _ => None,
+  }
+}
+
+/// Rule 1 of the kind: an editor tool's `command` sub-command.
+fn editor_command(args: &Map<String, Value>) -> Option<FileOpKind> {
+  match args.get("command")?.as_str()? {
+    "view" => Some(FileOpKind::Read),
+    "create" => Some(FileOpKind::Create),
+    "str_replace" | "insert" | "undo_edit" => Some(FileOpKind::Edit),
+    _ => None,
+  }
+}
+
+fn argument_path(args: &Map<String, Value>) -> Option<String> {
+  string_field(args, PATH_ARGUMENTS)
+}
+
+fn string_field(map: &Map<String, Value>, keys: &[&str]) -> Option<String> {
+  keys.iter().find_map(|k| match map.get(*k) {
+    Some(Value::String(s)) => clean_path(s),
+    _ => None,
+  })
+}
+
+/// Trims a path and the quotes or backticks around it; `None` when nothing is left.
+fn clean_path(raw: &str) -> Option<String> {
+  let mut p = raw.trim();
+  for q in ['`', '"', '\''] {
+    if p.len() >= 2 && p.starts_with(q) && p.ends_with(q) {
+      p = p[1..p.len() - 1].trim();
+    }
+  }
+  (!p.is_empty()).then(|| p.to_string())
+}
+
+/// A path named by a tool result's header, with the kind the header implies, if any.
+struct Header {
+  path: String,
+  kind: Option<FileOpKind>,
+}
+
+/// The result headers of rule 3 (kinds) and 2 (paths).
+fn result_header(text: &str) -> Option<Header> {
+  let start = text.trim_start();
+  let first = start.lines().next().unwrap_or("");
+  let openhands: [(&str, &str, FileOpKind); 4] = [
+    ("Here's the result of running `cat -n` on ", ":", FileOpKind::Read),
+    ("The file ", " has been edited.", FileOpKind::Edit),
+    ("File created successfully at: ", "", FileOpKind::Create),
+    ("Last edit to ", " undone successfully.", FileOpKind::Edit),
+  ];
+  for (prefix, suffix, kind) in openhands {
+    let Some(rest) = first.strip_prefix(prefix) else { continue };
+    let path = if suffix.is_empty() { Some(rest) } else { rest.rfind(suffix).map(|e| &rest[..e]) };
+    if let Some(path) = path.and_then(clean_path) {
+      return Some(Header { path, kind: Some(kind) });
+    }
+  }
+  text.lines().find_map(|line| {
+    let rest = line.strip_prefix("[File: ")?.trim_end().strip_suffix(']')?;
+    // `P (N lines total)` or `P (N lines total after edit)`; otherwise the whole bracket.
+    if let Some(open) = rest.rfind(" (") {
+      let info = &rest[open + 2..];
+      let lines_total = info
+        .strip_suffix(')')
+        .and_then(|i| i.split_once(" lines total"))
+        .filter(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+      if let Some((_, after)) = lines_total {
+        let kind = if after == " after edit" { FileOpKind::Edit } else { FileOpKind::Read };
+        return clean_path(&rest[..open]).map(|path| Header { path, kind: Some(kind) });
+      }
+    }
+    clean_path(rest).map(|path| Header { path, kind: None })
+  })
+}
+
+fn json_result_path(text: &str) -> Option<String> {
+  parse_object(text).and_then(|map| string_field(&map, PATH_FIELDS))
+}
+
+/// The seed's `File: P` / `Path: P` pattern, anchored to the start of a line.
+fn labelled_path(text: &str) -> Option<String> {
+  text.lines().find_map(|line| {
+    let rest = line.strip_prefix("File:").or_else(|| line.strip_prefix("Path:"))?;
+    clean_path(rest)
+  })
+}
+
+/// SWE-agent's `(Current directory: D)` footer.
+fn current_directory(text: &str) -> Option<&str> {
+  text.lines().rev().find_map(|line| {
+    let dir = line.trim().strip_prefix("(Current directory: ")?.strip_suffix(')')?.trim();
+    dir.starts_with('/').then_some(dir)
+  })
+}
+
+fn is_relative(path: &str) -> bool {
+  let bytes = path.as_bytes();
+  let windows_drive = bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':';
+  !(path.starts_with('/') || path.starts_with('~') || path.starts_with('\\') || windows_drive)
+}
+
+fn join(dir: &str, path: &str) -> String {
+  let mut rel = path;
+  while let Some(rest) = rel.strip_prefix("./") {
+    rel = rest;
+  }
+  format!("{}/{}", dir.trim_end_matches('/'), rel)
+}
+
+fn reports_failure(text: &str) -> bool {
+  let start = text.trim_start();
+  FAILURE_PREFIXES.iter().any(|p| start.starts_with(p))
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use crate::testing::{call, named_result, result};
+  use crate::tokens::Encoding;
+
+  /// A call of `tool` with `args` answered by `text`: the file operation of the result.
+  fn op(tool: &str, args: &str, text: &str) -> Option<FileOp> {
+    let msgs = vec![call("c", tool, args), result("c", text)];
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    assert_eq!(file_operation(&conv, 0), None, "a call is not a file operation");
+    file_operation(&conv, 1)
+  }
+
+  fn ok(path: &str, kind: FileOpKind) -> Option<FileOp> {
+    Some(FileOp { path: path.into(), kind, failed: false })
+  }
+
+  /// A tool result with only a `name` and content, as in the seed's tests.
+  fn named(name: &str, content: &str) -> Option<FileOp> {
+    let msgs = vec![named_result(name, content)];
+    file_operation(&Conversation::new(&msgs, Encoding::O200kBase), 0)
+  }
+
+  #[test]
+  fn tool_names_imply_kinds_in_the_seeds_order() {
+    use FileOpKind::*;
+    for (name, kind) in [
+      ("read_file", Some(Read)),
+      ("readFile", Some(Read)),
+      ("Read", Some(Read)),
+      ("view_file", Some(Read)),
+      ("open", Some(Read)),
+      ("cat", Some(Read)),
+      ("get_file_contents", Some(Read)),
+      ("write_file", Some(Create)),
+      ("writeFile", Some(Create)),
+      ("create", Some(Create)),
+      ("overwrite_file", Some(Create)),
+      ("edit", Some(Edit)),
+      ("MultiEdit", Some(Edit)),
+      ("str_replace_editor", Some(Edit)),
+      ("insert", Some(Edit)),
+      ("modify_file", Some(Edit)),
+      ("delete_file", Some(Delete)),
+      ("removeFile", Some(Delete)),
+      ("rm", Some(Delete)),
+      ("read_write", Some(Create)),
+      ("bash", None),
+      ("execute_bash", None),
+      ("find_file", None),
+      ("decompile", None),
+      ("duplicate", None),
+      ("target_getter", None),
+      ("openai_chat", None),
+      ("", None),
+    ] {
+      assert_eq!(kind_for_tool_name(name), kind, "{name}");
+    }
+  }
+
+  #[test]
+  fn editor_sub_commands_win_over_the_tool_name() {
+    let path = "/w/a.py";
+    assert_eq!(
+      op(
+        "str_replace_editor",
+        r#"{"command":"view","path":"/w/a.py"}"#,
+        "Here's the result of running `cat -n` on /w/a.py:\n1\tx"
+      ),
+      ok(path, FileOpKind::Read)
+    );
+    assert_eq!(
+      op(
+        "str_replace_editor",
+        r#"{"command":"create","path":"/w/a.py","file_text":"x"}"#,
+        "File created successfully at: /w/a.py"
+      ),
+      ok(path, FileOpKind::Create)
+    );
+    for command in ["str_replace", "insert", "undo_edit"] {
+      let args = format!(r#"{{"command":"{command}","path":"/w/a.py"}}"#);
+      assert_eq!(op("str_replace_editor", &args, "ok"), ok(path, FileOpKind::Edit), "{command}");
+    }
+    // A shell command in `command` is not a sub-command.
+    assert_eq!(op("bash", r#"{"command":"cat /w/a.py"}"#, "x"), None);
+  }
+
+  #[test]
+  fn paths_come_from_arguments_then_results() {
+    for key in PATH_ARGUMENTS {
+      let args = format!(r#"{{"{key}": " src/a.ts "}}"#);
+      assert_eq!(op("read_file", &args, "text"), ok("src/a.ts", FileOpKind::Read), "{key}");
+    }
+    // Arguments win over the result.
+    assert_eq!(op("read_file", r#"{"path":"a"}"#, "File: b"), ok("a", FileOpKind::Read));
+    // The seed's JSON fields and File:/Path: lines.
+    assert_eq!(
+      named("create_file", r#"{"path": "/app/new.ts"}"#),
+      ok("/app/new.ts", FileOpKind::Create)
+    );
+    assert_eq!(
+      named("read_file", r#"{"filePath": "/app/x.ts"}"#),
+      ok("/app/x.ts", FileOpKind::Read)
+    );
+    assert_eq!(named("read_file", "File: /app/y.ts\ncontent"), ok("/app/y.ts", FileOpKind::Read));
+    assert_eq!(named("read_file", "x\nPath: `/app/z.ts`\n"), ok("/app/z.ts", FileOpKind::Read));
+    // Not anchored at a line start: SWE-agent's footer is no path.
+    assert_eq!(named("read_file", "body\n(Open file: /testbed/a.py)"), None);
+    // A kind without a path, or a path without a kind, is no file operation.
+    assert_eq!(named("read_file", "just text"), None);
+    assert_eq!(named("bash", r#"{"path": "/app/new.ts"}"#), None);
+  }
+
+  #[test]
+  fn sweagent_headers_and_current_directory() {
+    let footer = "\n(Open file: /testbed/setup.py)\n(Current directory: /testbed)\nbash-$";
+    assert_eq!(
+      op(
+        "open",
+        r#"{"path":"setup.py"}"#,
+        &format!("[File: setup.py (94 lines total)]\r\n1:import re{footer}")
+      ),
+      ok("/testbed/setup.py", FileOpKind::Read)
+    );
+    assert_eq!(
+      op(
+        "create",
+        r#"{"filename":"./reproduce.py"}"#,
+        &format!("[File: reproduce.py (1 lines total)]\r\n1:{footer}")
+      ),
+      ok("/testbed/reproduce.py", FileOpKind::Create)
+    );
+    // The header may follow other lines; absolute paths are kept.
+    assert_eq!(
+      op(
+        "edit",
+        r#"{"search":"a","replace":"b"}"#,
+        &format!(
+          "Text replaced.\r\n[File: /testbed/src/f.py (1998 lines total)]\r\n1457: x{footer}"
+        )
+      ),
+      ok("/testbed/src/f.py", FileOpKind::Edit)
+    );
+    // A text-mode command line is not parsed: the header names the file.
+    assert_eq!(
+      op(
+        "create",
+        r#"{"command":"create printenv.pl"}"#,
+        "[File: /ctf/printenv.pl (1 lines total)]\n1:"
+      ),
+      ok("/ctf/printenv.pl", FileOpKind::Create)
+    );
+  }
+
+  #[test]
+  fn headers_give_the_kind_when_the_tool_name_does_not() {
+    assert_eq!(
+      op(
+        "execute_ipython_cell",
+        r#"{"code":"open_file('/w/App.css')"}"#,
+        "[File: /w/App.css (42 lines total)]\n(this is the beginning of the file)"
+      ),
+      ok("/w/App.css", FileOpKind::Read)
+    );
+    assert_eq!(
+      op(
+        "execute_ipython_cell",
+        r#"{"code":"edit_file_by_replace(...)"}"#,
+        "[File: /w/App.css (79 lines total after edit)]\n1|x"
+      ),
+      ok("/w/App.css", FileOpKind::Edit)
+    );
+    assert_eq!(
+      op("str_replace_editor", "{}", "The file /w/p.c has been edited. Here's the result"),
+      ok("/w/p.c", FileOpKind::Edit)
+    );
+    assert_eq!(op("execute_ipython_cell", r#"{"code":"1+1"}"#, "2"), None);
+    assert_eq!(
+      op(
+        "str_replace_editor",
+        r#"{"command":"view","path":"/w"}"#,
+        "Here's the files and directories up to 2 levels deep in /w"
+      ),
+      None
+    );
+  }
+
+  #[test]
+  fn failures_keep_their_kind_and_are_flagged() {
+    let failed = |path: &str, kind| Some(FileOp { path: path.into(), kind, failed: true });
+    assert_eq!(
+      op(
+        "str_replace_editor",
+        r#"{"command":"str_replace","path":"/w/a"}"#,
+        "ERROR:\nNo replacement was performed"
+      ),
+      failed("/w/a", FileOpKind::Edit)
+    );
+    assert_eq!(
+      op(
+        "str_replace_editor",
+        r#"{"command":"create","path":"/w/h.py"}"#,
+        "Ran into [Errno 2] No such file or directory"
+      ),
+      failed("/w/h.py", FileOpKind::Create)
+    );
+    let mut m = named_result("write_file", r#"{"path":"/x"}"#);
+    m.is_error = true;
+    let msgs = vec![m];
+    assert_eq!(
+      file_operation(&Conversation::new(&msgs, Encoding::O200kBase), 0),
+      failed("/x", FileOpKind::Create)
+    );
+  }
+
+  #[test]
+  fn kinds_round_trip_and_only_reads_do_not_modify() {
+    for k in FileOpKind::ALL {
+      assert_eq!(FileOpKind::parse(k.as_str()), Some(k));
+    }
+    assert_eq!(FileOpKind::parse("write"), None);
+    assert!(!FileOpKind::Read.modifies());
+    assert!(
+      FileOpKind::Create.modifies() && FileOpKind::Edit.modifies() && FileOpKind::Delete.modifies()
+    );
+  }
+}

@@ -1,0 +1,766 @@
+//! Priority trimming for JavaScript (seed 000): `ContentPriority`, `classifyMessage`,
+//! `FileTracker`, `trimByPriority`, `trimWithPlaceholders`, `trimConversation`, `trimByAge`.
+
+use std::collections::BTreeSet;
+
+use napi::bindgen_prelude::*;
+use napi::{Env, ValueType};
+use napi_derive::napi;
+
+use crate::classify::{
+  classify_conversation, classify_message as core_classify_message, classify_with_operations,
+  ClassificationContext as CoreContext, ClassifyOptions, ContentPriority as Priority, Metadata,
+  DEFAULT_PRESERVE_RECENT_TURNS,
+};
+use crate::conversation::Conversation;
+use crate::error::{Error as CoreError, ErrorKind, Result as CoreResult};
+use crate::file_ops::{file_operation, file_operations, FileOpKind};
+use crate::file_tracker::{FileReference as CoreReference, FileTracker as CoreTracker};
+use crate::strategy::age::trim_by_age as core_trim_by_age;
+use crate::strategy::priority::{
+  trim_by_priority as core_trim_by_priority, trim_with_placeholders as core_trim_with_placeholders,
+  PriorityOptions, PriorityTrim,
+};
+use crate::tokens::Encoding;
+
+use super::options::{integer_argument, integer_option, read_options, TokenOptions};
+use super::{error, read, saturate, write};
+
+/// How much a message matters; higher values are kept longer. The four highest
+/// (`MODIFIED_FILES` and up) are never dropped.
+#[napi]
+#[allow(non_camel_case_types, clippy::upper_case_acronyms)] // the seed's names: `ContentPriority.SYSTEM === 100` in JS
+pub enum ContentPriority {
+  /// The system prompt (and `developer` messages). Never dropped.
+  SYSTEM = 100,
+  /// AGENTS.md-style instructions. Never dropped.
+  AGENT_INSTRUCTIONS = 90,
+  /// The user message that opened the current turn. Never dropped.
+  CURRENT_TASK = 80,
+  /// Tool results about files modified in this session, with their calls. Never dropped.
+  MODIFIED_FILES = 70,
+  /// The most recent turns and tool results.
+  RECENT_TURNS = 60,
+  /// Recent reads of files that were not modified.
+  RECENT_FILE_READS = 50,
+  /// Older turns.
+  OLD_HISTORY = 40,
+  /// Older tool results, with their calls: easily re-run.
+  STALE_TOOL_OUTPUTS = 30,
+  /// Messages flagged as summaries: already compressed.
+  SUMMARIZED = 20,
+}
+
+impl From<Priority> for ContentPriority {
+  fn from(p: Priority) -> Self {
+    match p {
+      Priority::System => ContentPriority::SYSTEM,
+      Priority::AgentInstructions => ContentPriority::AGENT_INSTRUCTIONS,
+      Priority::CurrentTask => ContentPriority::CURRENT_TASK,
+      Priority::ModifiedFiles => ContentPriority::MODIFIED_FILES,
+      Priority::RecentTurns => ContentPriority::RECENT_TURNS,
+      Priority::RecentFileReads => ContentPriority::RECENT_FILE_READS,
+      Priority::OldHistory => ContentPriority::OLD_HISTORY,
+      Priority::StaleToolOutputs => ContentPriority::STALE_TOOL_OUTPUTS,
+      Priority::Summarized => ContentPriority::SUMMARIZED,
+    }
+  }
+}
+
+/// What a tool did to a file.
+#[napi(string_enum)]
+pub enum FileOperation {
+  /// Read, viewed or opened.
+  #[napi(value = "read")]
+  Read,
+  /// Created or wholly written.
+  #[napi(value = "create")]
+  Create,
+  /// Changed in part.
+  #[napi(value = "edit")]
+  Edit,
+  /// Deleted.
+  #[napi(value = "delete")]
+  Delete,
+}
+
+impl From<FileOpKind> for FileOperation {
+  fn from(k: FileOpKind) -> Self {
+    match k {
+      FileOpKind::Read => FileOperation::Read,
+      FileOpKind::Create => FileOperation::Create,
+      FileOpKind::Edit => FileOperation::Edit,
+      FileOpKind::Delete => FileOperation::Delete,
+    }
+  }
+}
+
+/// Why a message got its priority. Only the fields that apply are set.
+#[napi(object, object_from_js = false)]
+pub struct ClassificationMetadata {
+  /// A `system` or `developer` message.
+  pub is_system: Option<bool>,
+  /// AGENTS.md-style instructions.
+  pub is_agent_instruction: Option<bool>,
+  /// The current task.
+  pub is_current_task: Option<bool>,
+  /// The file a tool result is about.
+  pub file_path: Option<String>,
+  /// The file was modified in this session.
+  pub was_modified: Option<bool>,
+  /// The age in steps (for the droppable priorities).
+  pub age: Option<u32>,
+  /// A summary.
+  pub is_summarized: Option<bool>,
+}
+
+impl From<Metadata> for ClassificationMetadata {
+  fn from(m: Metadata) -> Self {
+    let flag = |b: bool| b.then_some(true);
+    ClassificationMetadata {
+      is_system: flag(m.is_system),
+      is_agent_instruction: flag(m.is_agent_instruction),
+      is_current_task: flag(m.is_current_task),
+      file_path: m.file_path,
+      was_modified: flag(m.was_modified),
+      age: m.age.map(saturate),
+      is_summarized: flag(m.is_summarized),
+    }
+  }
+}
+
+/// A message with its priority.
+#[napi(object, object_from_js = false)]
+pub struct ClassifiedMessage<'env> {
+  /// The caller's message object, unchanged.
+  #[napi(ts_type = "Message")]
+  pub message: Object<'env>,
+  /// How much it matters.
+  pub priority: ContentPriority,
+  /// Its tokens, framing included.
+  pub tokens: u32,
+  /// Its step.
+  pub step: u32,
+  /// Why it got its priority.
+  pub metadata: ClassificationMetadata,
+}
+
+/// The context of {@link classifyMessage}. Every field is optional. Pass `messages` and
+/// `index` to classify a message of a conversation exactly as {@link trimByPriority} does
+/// (step, current task, modified files and a call's results are then read from `messages`).
+#[napi(object, object_to_js = false)]
+#[derive(Default)]
+pub struct ClassificationContext<'env> {
+  /// The message's step (not with `messages`).
+  /// @default 0
+  #[napi(ts_type = "number")]
+  pub message_step: Option<Unknown<'env>>,
+  /// The conversation's current step (not with `messages`).
+  /// @default messageStep
+  #[napi(ts_type = "number")]
+  pub current_step: Option<Unknown<'env>>,
+  /// Paths modified in this session.
+  /// @default the files `messages` modified, or none
+  #[napi(ts_type = "Set<string> | string[]")]
+  pub modified_files: Option<Unknown<'env>>,
+  /// Tool results at most this many steps old are recent.
+  /// @default preserveRecentTurns
+  #[napi(ts_type = "number")]
+  pub recent_threshold: Option<Unknown<'env>>,
+  /// Other messages at most this many steps old are recent turns.
+  /// @default 2
+  #[napi(ts_type = "number")]
+  pub preserve_recent_turns: Option<Unknown<'env>>,
+  /// Whether the message is the current task (not with `messages`).
+  /// @default false
+  pub is_current_task: Option<bool>,
+  /// The conversation the message belongs to; `message` must be `messages[index]`.
+  #[napi(ts_type = "Message[]")]
+  pub messages: Option<Unknown<'env>>,
+  /// The message's index in `messages` (required with `messages`).
+  #[napi(ts_type = "number")]
+  pub index: Option<Unknown<'env>>,
+  /// Your own agent-instruction markers: a user message whose text starts with one (after
+  /// whitespace, ASCII case-insensitive) is `AGENT_INSTRUCTIONS`, besides the built-in
+  /// `# AGENTS.md`, `<agents_md>`, `<agents.md>` and a `name` of `AGENTS.md`.
+  /// @default []
+  pub agent_instruction_markers: Option<Vec<String>>,
+  /// A model name that picks the tokenizer (see {@link countTokens}).
+  pub model: Option<String>,
+  /// The encoding, which wins over `model`.
+  /// @default 'o200k_base'
+  #[napi(
+    ts_type = "'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'"
+  )]
+  pub encoding: Option<String>,
+}
+
+/// Classifies one message by how much it matters (see docs/priority-trimming.md for the
+/// rules).
+///
+/// ```ts
+/// classifyMessage({ role: 'system', content: 'You are…' }).priority // ContentPriority.SYSTEM
+/// classifyMessage(messages[5], { messages, index: 5 }) // as trimByPriority sees it
+/// ```
+#[napi(catch_unwind, ts_args_type = "message: Message, context?: ClassificationContext")]
+pub fn classify_message<'env>(
+  env: &'env Env,
+  message: Unknown<'env>,
+  context: Option<Unknown<'env>>,
+) -> Result<ClassifiedMessage<'env>> {
+  let ctx: ClassificationContext = read_options(env, context, "context")?;
+  let throw = |e: CoreError| error::throw(env, e);
+  let encoding = Encoding::resolve(ctx.model.as_deref(), ctx.encoding.as_deref()).map_err(throw)?;
+  let options = classify_options(
+    ctx.preserve_recent_turns,
+    ctx.recent_threshold,
+    ctx.agent_instruction_markers.clone(),
+  )
+  .map_err(throw)?;
+  let message_step = integer_field(ctx.message_step, "messageStep").map_err(throw)?;
+  let current_step = integer_field(ctx.current_step, "currentStep").map_err(throw)?;
+  let index = integer_field(ctx.index, "index").map_err(throw)?;
+  let modified = match ctx.modified_files {
+    Some(v) if !is_nullish(&v) => Some(string_set(env, v, "modifiedFiles").map_err(throw)?),
+    _ => None,
+  };
+  let messages = ctx.messages.filter(|v| !is_nullish(v));
+  let Some(messages) = messages else {
+    if index.is_some() {
+      return Err(throw(CoreError::option("index", "can only be given with messages")));
+    }
+    let (object, parsed) = read::read_message(env, message, None)?;
+    let step = message_step.unwrap_or(0);
+    let current = current_step.unwrap_or(step);
+    let one = [parsed];
+    let conv = Conversation::new(&one, encoding);
+    let file = file_operation(&conv, 0);
+    let modified = modified.unwrap_or_default();
+    let is_modified = |p: &str| modified.contains(p);
+    let core_ctx = CoreContext {
+      message_step: step,
+      current_step: current,
+      is_current_task: ctx.is_current_task.unwrap_or(false),
+      is_modified: &is_modified,
+      options: &options,
+    };
+    let c = core_classify_message(&one[0], conv.tokens(0), file.as_ref(), &core_ctx);
+    return Ok(classified(object, c));
+  };
+  for (name, given) in [
+    ("messageStep", message_step.is_some()),
+    ("currentStep", current_step.is_some()),
+    ("isCurrentTask", ctx.is_current_task.is_some()),
+  ] {
+    if given {
+      return Err(throw(CoreError::option(
+        name,
+        "cannot be given with messages, which it is read from",
+      )));
+    }
+  }
+  let input = read::read_messages(env, messages)?;
+  let Some(index) = index else {
+    return Err(throw(CoreError::option("index", "is required with messages")));
+  };
+  let Some(object) = input.objects.get(index) else {
+    return Err(throw(CoreError::option(
+      "index",
+      format!("must be less than the number of messages ({}), got {index}", input.objects.len()),
+    )));
+  };
+  if !env.strict_equals(message, *object)? {
+    return Err(throw(CoreError::new(
+      ErrorKind::InvalidArgument,
+      "message",
+      "must be messages[index] when the context has messages",
+    )));
+  }
+  let conv = input.conversation(encoding);
+  let mut classes = match modified {
+    Some(set) => {
+      classify_with_operations(&conv, &file_operations(&conv), &|p| set.contains(p), &options)
+    }
+    None => classify_conversation(&conv, None, &options),
+  };
+  let c = classes.swap_remove(index);
+  Ok(classified(*object, c))
+}
+
+fn classified(message: Object<'_>, c: crate::classify::Classification) -> ClassifiedMessage<'_> {
+  ClassifiedMessage {
+    message,
+    priority: c.priority.into(),
+    tokens: saturate(c.tokens),
+    step: saturate(c.step),
+    metadata: c.metadata.into(),
+  }
+}
+
+/// Options of {@link FileTracker}.
+#[napi(object, object_to_js = false)]
+#[derive(Default)]
+pub struct FileTrackerOptions<'env> {
+  /// The clock that stamps `lastAccessTime`, in milliseconds. Pass a fixed clock
+  /// (`() => 0`) for results that are the same on every run.
+  /// @default Date.now
+  #[napi(ts_type = "() => number")]
+  pub now: Option<Unknown<'env>>,
+}
+
+/// What a {@link FileTracker} knows about one file.
+#[napi(object, object_from_js = false, js_name = "FileReference")]
+pub struct JsFileReference {
+  /// The file's path.
+  pub path: String,
+  /// The step of the last access.
+  pub last_access_step: u32,
+  /// The time of the last access, from the tracker's clock.
+  pub last_access_time: f64,
+  /// Whether any access created, edited or deleted it.
+  pub was_modified: bool,
+  /// The last operation.
+  pub operation: FileOperation,
+  /// The first 200 characters of the last access's content.
+  pub content_preview: Option<String>,
+  /// The number of lines of the last access's content.
+  pub line_count: Option<u32>,
+}
+
+impl From<&CoreReference> for JsFileReference {
+  fn from(r: &CoreReference) -> Self {
+    JsFileReference {
+      path: r.path.clone(),
+      last_access_step: saturate(r.last_access_step),
+      last_access_time: r.last_access_time,
+      was_modified: r.was_modified,
+      operation: r.operation.into(),
+      content_preview: r.content_preview.clone(),
+      line_count: r.line_count.map(saturate),
+    }
+  }
+}
+
+/// The files a session read, created, edited or deleted, by path, with the step of their last
+/// access. Build one from a conversation with {@link FileTracker.fromMessages}, or fill it with
+/// {@link FileTracker.trackAccess}; pass it to {@link trimByPriority} as `fileTracker` to decide
+/// which files count as modified.
+#[napi]
+pub struct FileTracker {
+  inner: CoreTracker,
+  clock: Option<FunctionRef<(), Unknown<'static>>>,
+}
+
+#[napi]
+impl FileTracker {
+  /// An empty tracker.
+  #[napi(constructor, catch_unwind, ts_args_type = "options?: FileTrackerOptions")]
+  pub fn new(env: &Env, options: Option<Unknown>) -> Result<Self> {
+    Ok(FileTracker { inner: CoreTracker::new(), clock: clock(env, options)? })
+  }
+
+  /// Records an access to `path` at `step`: a modification (`create`, `edit`, `delete`) marks
+  /// the file modified for good; `content` gives the preview and line count.
+  #[napi(
+    catch_unwind,
+    ts_args_type = "path: string, step: number, operation: FileOperation, content?: string"
+  )]
+  pub fn track_access(
+    &mut self,
+    env: &Env,
+    path: Unknown,
+    step: Unknown,
+    operation: Unknown,
+    content: Option<Unknown>,
+  ) -> Result<()> {
+    let throw = |e: CoreError| error::throw(env, e);
+    let path = read::string_argument(&path, "path").map_err(throw)?;
+    let step = integer_argument(&step, "step", 0.0).map_err(throw)?;
+    let operation = read::string_argument(&operation, "operation").map_err(throw)?;
+    let operation = FileOpKind::parse(&operation).ok_or_else(|| {
+      throw(CoreError::new(
+        ErrorKind::InvalidArgument,
+        "operation",
+        format!("must be one of read, create, edit, delete, got {operation:?}"),
+      ))
+    })?;
+    let content = match content {
+      Some(c) if !is_nullish(&c) => Some(read::string_argument(&c, "content").map_err(throw)?),
+      _ => None,
+    };
+    let time = self.now(env)?;
+    self.inner.track_access(&path, step, operation, content.as_deref(), time);
+    Ok(())
+  }
+
+  /// Whether `path` was modified in this session.
+  #[napi(catch_unwind, ts_args_type = "path: string")]
+  pub fn was_modified(&self, env: &Env, path: Unknown) -> Result<bool> {
+    let path = read::string_argument(&path, "path").map_err(|e| error::throw(env, e))?;
+    Ok(self.inner.was_modified(&path))
+  }
+
+  /// The paths of the modified files, in the order they were first accessed.
+  #[napi(catch_unwind, ts_return_type = "Set<string>")]
+  pub fn get_modified_files<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+    let paths: Vec<&str> = self.inner.modified_files();
+    let set: Function<Array, Unknown> = env.get_global()?.get_named_property("Set")?;
+    set.new_instance(Array::from_vec(env, paths)?)
+  }
+
+  /// Whether the last access to `path` is more than `maxAge` steps before `currentStep` (a
+  /// file never accessed is stale).
+  #[napi(catch_unwind, ts_args_type = "path: string, currentStep: number, maxAge: number")]
+  pub fn is_stale(
+    &self,
+    env: &Env,
+    path: Unknown,
+    current_step: Unknown,
+    max_age: Unknown,
+  ) -> Result<bool> {
+    let throw = |e: CoreError| error::throw(env, e);
+    let path = read::string_argument(&path, "path").map_err(throw)?;
+    let current = integer_argument(&current_step, "currentStep", 0.0).map_err(throw)?;
+    let max_age = integer_argument(&max_age, "maxAge", 0.0).map_err(throw)?;
+    Ok(self.inner.is_stale(&path, current, max_age))
+  }
+
+  /// The files accessed at most `maxAge` steps before `currentStep`, newest first.
+  #[napi(catch_unwind, ts_args_type = "currentStep: number, maxAge: number")]
+  pub fn get_recent_files(
+    &self,
+    env: &Env,
+    current_step: Unknown,
+    max_age: Unknown,
+  ) -> Result<Vec<JsFileReference>> {
+    let throw = |e: CoreError| error::throw(env, e);
+    let current = integer_argument(&current_step, "currentStep", 0.0).map_err(throw)?;
+    let max_age = integer_argument(&max_age, "maxAge", 0.0).map_err(throw)?;
+    Ok(self.inner.recent_files(current, max_age).into_iter().map(JsFileReference::from).collect())
+  }
+
+  /// Builds a tracker from a conversation: every tool result about a file (as the call's
+  /// arguments or the result show it) is an access at the step of its call. A modification
+  /// whose result reports failure counts as a read. The clock is read once.
+  #[napi(factory, catch_unwind, ts_args_type = "messages: Message[], options?: FileTrackerOptions")]
+  pub fn from_messages(env: &Env, messages: Unknown, options: Option<Unknown>) -> Result<Self> {
+    let input = read::read_messages(env, messages)?;
+    let mut tracker = FileTracker { inner: CoreTracker::new(), clock: clock(env, options)? };
+    let time = tracker.now(env)?;
+    let conv =
+      Conversation::with_tokens(input.refs(), Encoding::default(), vec![0; input.messages.len()]);
+    tracker.inner = CoreTracker::from_conversation(&conv, time);
+    Ok(tracker)
+  }
+
+  fn now(&self, env: &Env) -> Result<f64> {
+    let Some(clock) = &self.clock else {
+      let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64() * 1000.0)
+        .unwrap_or(0.0);
+      return Ok(ms);
+    };
+    let value = clock.borrow_back(env)?.call(())?;
+    let n = match value.get_type()? {
+      ValueType::Number => value.coerce_to_number()?.get_double()?,
+      _ => f64::NAN,
+    };
+    if n.is_finite() {
+      Ok(n)
+    } else {
+      let got = if value.get_type()? == ValueType::Number {
+        super::options::js_number(n)
+      } else {
+        read::js_type_name(&value).to_string()
+      };
+      Err(error::throw(
+        env,
+        CoreError::option("now", format!("must return a finite number, got {got}")),
+      ))
+    }
+  }
+}
+
+fn clock(env: &Env, options: Option<Unknown>) -> Result<Option<FunctionRef<(), Unknown<'static>>>> {
+  let options: FileTrackerOptions = read_options(env, options, "options")?;
+  let Some(now) = options.now.filter(|v| !is_nullish(v)) else { return Ok(None) };
+  if now.get_type()? != ValueType::Function {
+    return Err(error::throw(
+      env,
+      CoreError::option("now", format!("must be a function, got {}", read::js_type_name(&now))),
+    ));
+  }
+  let f: Function<(), Unknown<'static>> = Function::from_unknown(now)?;
+  Ok(Some(f.create_ref()?))
+}
+
+/// Options of {@link trimByPriority} and {@link trimWithPlaceholders}.
+#[napi(object, object_to_js = false)]
+#[derive(Default)]
+pub struct TrimOptions<'env> {
+  /// The budget in tokens for the whole request (messages and reply priming). Required.
+  #[napi(ts_type = "number")]
+  pub target_tokens: Option<Unknown<'env>>,
+  /// Messages at most this many steps old are recent turns (and tool results recent).
+  /// @default 2
+  #[napi(ts_type = "number")]
+  pub preserve_recent_turns: Option<Unknown<'env>>,
+  /// Decides which files count as modified (and what file placeholders say).
+  /// @default FileTracker.fromMessages(messages)
+  #[napi(ts_type = "FileTracker")]
+  pub file_tracker: Option<Unknown<'env>>,
+  /// Accepted for compatibility with the seed. Summaries of dropped content come with the
+  /// summaries feature; until then no `summary` is returned.
+  /// @default false
+  #[allow(dead_code, reason = "accepted and type-checked now; read once summaries land")]
+  pub summarize_dropped: Option<bool>,
+  /// A model name that picks the tokenizer (see {@link countTokens}).
+  pub model: Option<String>,
+  /// The encoding, which wins over `model`.
+  /// @default 'o200k_base'
+  #[napi(
+    ts_type = "'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'"
+  )]
+  pub encoding: Option<String>,
+  /// Your own agent-instruction markers (see {@link ClassificationContext}).
+  /// @default []
+  pub agent_instruction_markers: Option<Vec<String>>,
+}
+
+/// The result of {@link trimByPriority} and {@link trimWithPlaceholders}.
+#[napi(object, object_from_js = false)]
+pub struct TrimResult<'env> {
+  /// The trimmed messages, in order: kept ones are your own objects, placeholders are copies
+  /// (`{...original, content, _truncated: true, _originalTokens}`).
+  #[napi(ts_type = "Message[]")]
+  pub messages: Array<'env>,
+  /// The messages dropped or replaced by a placeholder (your own objects), in order.
+  pub dropped_messages: Vec<ClassifiedMessage<'env>>,
+  /// Tokens before minus tokens after.
+  pub saved_tokens: u32,
+  /// A summary of what was dropped. Not produced yet: it comes with the summaries feature.
+  pub summary: Option<String>,
+  /// Whether `totalTokens` is still above `targetTokens` because system, agent instructions,
+  /// the current task and modified files alone exceed it (they are never dropped).
+  pub over_budget: bool,
+  /// The tokens of the returned request.
+  pub total_tokens: u32,
+}
+
+/// Trims a conversation to `targetTokens`, dropping what matters least first
+/// ({@link ContentPriority}), oldest first within a priority, a tool call always with its
+/// results. System, agent instructions, the current task and modified files are never
+/// dropped: when they alone exceed the budget, `overBudget` is true.
+#[napi(catch_unwind, ts_args_type = "messages: Message[], options: TrimOptions")]
+pub fn trim_by_priority<'env>(
+  env: &'env Env,
+  messages: Unknown<'env>,
+  options: Unknown<'env>,
+) -> Result<TrimResult<'env>> {
+  run_priority(env, messages, options, core_trim_by_priority)
+}
+
+/// Like {@link trimByPriority}, but tool results become placeholders in place (the call stays,
+/// so pairs stay valid); other messages are removed. Placeholders count towards the budget;
+/// when they alone do not fit, the lowest units are removed whole.
+#[napi(catch_unwind, ts_args_type = "messages: Message[], options: TrimOptions")]
+pub fn trim_with_placeholders<'env>(
+  env: &'env Env,
+  messages: Unknown<'env>,
+  options: Unknown<'env>,
+) -> Result<TrimResult<'env>> {
+  run_priority(env, messages, options, core_trim_with_placeholders)
+}
+
+type PriorityStrategy =
+  fn(&Conversation<'_>, Option<&CoreTracker>, &PriorityOptions) -> PriorityTrim;
+
+fn run_priority<'env>(
+  env: &'env Env,
+  messages: Unknown<'env>,
+  options: Unknown<'env>,
+  strategy: PriorityStrategy,
+) -> Result<TrimResult<'env>> {
+  let throw = |e: CoreError| error::throw(env, e);
+  let input = read::read_messages(env, messages)?;
+  let opts: TrimOptions = read_options(env, Some(options), "options")?;
+  let Some(target) = integer_field(opts.target_tokens, "targetTokens").map_err(throw)? else {
+    return Err(throw(CoreError::option("targetTokens", "is required")));
+  };
+  let classify = classify_options(opts.preserve_recent_turns, None, opts.agent_instruction_markers)
+    .map_err(throw)?;
+  let encoding =
+    Encoding::resolve(opts.model.as_deref(), opts.encoding.as_deref()).map_err(throw)?;
+  let tracker = match opts.file_tracker.filter(|v| !is_nullish(v)) {
+    None => None,
+    Some(v) => {
+      let got = read::js_type_name(&v);
+      Some(ClassInstance::<FileTracker>::from_unknown(v).map_err(|_| {
+        throw(CoreError::option("fileTracker", format!("must be a FileTracker, got {got}")))
+      })?)
+    }
+  };
+  let conv = input.conversation(encoding);
+  let options = PriorityOptions { target_tokens: target, classify };
+  let trim = strategy(&conv, tracker.as_ref().map(|t| &t.inner), &options);
+  let out = write::apply_plan(env, &input, &trim.outcome.plan)?;
+  let dropped_messages = trim
+    .outcome
+    .dropped
+    .iter()
+    .filter_map(|&i| Some(classified(*input.objects.get(i)?, trim.classification.get(i)?.clone())))
+    .collect();
+  Ok(TrimResult {
+    messages: out,
+    dropped_messages,
+    saved_tokens: saturate(trim.outcome.saved_tokens),
+    summary: None,
+    over_budget: trim.outcome.over_budget,
+    total_tokens: saturate(trim.outcome.total_tokens),
+  })
+}
+
+/// Options of {@link trimConversation}.
+#[napi(object, object_to_js = false)]
+#[derive(Default)]
+pub struct TrimConversationOptions<'env> {
+  /// `priority-based` runs {@link trimWithPlaceholders}; `age-based` runs {@link trimByAge}.
+  /// @default 'priority-based'
+  #[napi(ts_type = "'age-based' | 'priority-based'")]
+  pub strategy: Option<String>,
+  /// See {@link TrimOptions.preserveRecentTurns} (priority-based only).
+  /// @default 2
+  #[napi(ts_type = "number")]
+  pub preserve_recent_turns: Option<Unknown<'env>>,
+  /// A model name that picks the tokenizer (see {@link countTokens}).
+  pub model: Option<String>,
+  /// The encoding, which wins over `model`.
+  /// @default 'o200k_base'
+  #[napi(
+    ts_type = "'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'"
+  )]
+  pub encoding: Option<String>,
+}
+
+/// Trims a conversation to `targetTokens` with the chosen strategy and returns the messages.
+#[napi(
+  catch_unwind,
+  ts_args_type = "messages: Message[], targetTokens: number, options?: TrimConversationOptions",
+  ts_return_type = "Message[]"
+)]
+pub fn trim_conversation<'env>(
+  env: &'env Env,
+  messages: Unknown<'env>,
+  target_tokens: Unknown<'env>,
+  options: Option<Unknown<'env>>,
+) -> Result<Array<'env>> {
+  let throw = |e: CoreError| error::throw(env, e);
+  let input = read::read_messages(env, messages)?;
+  let target = target_argument(&target_tokens).map_err(throw)?;
+  let opts: TrimConversationOptions = read_options(env, options, "options")?;
+  let encoding =
+    Encoding::resolve(opts.model.as_deref(), opts.encoding.as_deref()).map_err(throw)?;
+  let conv = input.conversation(encoding);
+  let plan = match opts.strategy.as_deref().unwrap_or("priority-based") {
+    "priority-based" => {
+      let classify = classify_options(opts.preserve_recent_turns, None, None).map_err(throw)?;
+      let options = PriorityOptions { target_tokens: target, classify };
+      core_trim_with_placeholders(&conv, None, &options).outcome.plan
+    }
+    "age-based" => core_trim_by_age(&conv, target).plan,
+    other => {
+      return Err(throw(CoreError::option(
+        "strategy",
+        format!("must be one of age-based, priority-based, got {other:?}"),
+      )))
+    }
+  };
+  write::apply_plan(env, &input, &plan)
+}
+
+/// Phase 1 trimming: drops the oldest messages first (a tool call with its results) until the
+/// request fits `targetTokens`, keeping system messages and the last message.
+#[napi(
+  catch_unwind,
+  ts_args_type = "messages: Message[], targetTokens: number, options?: TokenOptions",
+  ts_return_type = "Message[]"
+)]
+pub fn trim_by_age<'env>(
+  env: &'env Env,
+  messages: Unknown<'env>,
+  target_tokens: Unknown<'env>,
+  options: Option<Unknown<'env>>,
+) -> Result<Array<'env>> {
+  let throw = |e: CoreError| error::throw(env, e);
+  let input = read::read_messages(env, messages)?;
+  let target = target_argument(&target_tokens).map_err(throw)?;
+  let opts: TokenOptions = read_options(env, options, "options")?;
+  let conv = input.conversation(opts.encoding().map_err(throw)?);
+  write::apply_plan(env, &input, &core_trim_by_age(&conv, target).plan)
+}
+
+fn classify_options(
+  preserve_recent_turns: Option<Unknown<'_>>,
+  recent_threshold: Option<Unknown<'_>>,
+  markers: Option<Vec<String>>,
+) -> CoreResult<ClassifyOptions> {
+  let turns = integer_field(preserve_recent_turns, "preserveRecentTurns")?
+    .unwrap_or(DEFAULT_PRESERVE_RECENT_TURNS);
+  let threshold = integer_field(recent_threshold, "recentThreshold")?.unwrap_or(turns);
+  Ok(ClassifyOptions {
+    recent_threshold: threshold,
+    preserve_recent_turns: turns,
+    agent_markers: markers.unwrap_or_default(),
+  })
+}
+
+/// A numeric option: absent (`undefined`/`null`) or a non-negative integer.
+fn integer_field(value: Option<Unknown<'_>>, name: &str) -> CoreResult<Option<usize>> {
+  match value {
+    Some(v) if !is_nullish(&v) => {
+      integer_option(name, number(&v, ErrorKind::InvalidOption, name)?, 0.0).map(Some)
+    }
+    _ => Ok(None),
+  }
+}
+
+/// The positional `targetTokens`: validated as the option of the same name.
+fn target_argument(value: &Unknown<'_>) -> CoreResult<usize> {
+  let n = number(value, ErrorKind::InvalidOption, "targetTokens")?;
+  integer_option("targetTokens", n, 0.0)
+}
+
+fn number(value: &Unknown<'_>, kind: ErrorKind, name: &str) -> CoreResult<f64> {
+  if matches!(value.get_type(), Ok(ValueType::Number)) {
+    value
+      .coerce_to_number()
+      .and_then(|n| n.get_double())
+      .map_err(|e| CoreError::new(kind, name, e.reason))
+  } else {
+    Err(CoreError::new(kind, name, format!("must be a number, got {}", read::js_type_name(value))))
+  }
+}
+
+fn is_nullish(value: &Unknown<'_>) -> bool {
+  matches!(value.get_type(), Ok(ValueType::Undefined | ValueType::Null))
+}
+
+/// Reads a `Set<string>` or `string[]`.
+fn string_set(env: &Env, value: Unknown<'_>, name: &str) -> CoreResult<BTreeSet<String>> {
+  let bad = || CoreError::option(name, "must be a Set or an array of strings");
+  let array = if value.is_array().unwrap_or(false) {
+    value
+  } else if matches!(value.get_type(), Ok(ValueType::Object)) {
+    let from = || -> Result<Unknown<'_>> {
+      let array: Function<Unknown, Unknown> = env.get_global()?.get_named_property("Array")?;
+      let from: Function<Unknown, Unknown> = array.get_named_property("from")?;
+      from.apply(array, value)
+    };
+    from().map_err(|_| bad())?
+  } else {
+    return Err(bad());
+  };
+  let strings = Vec::<String>::from_unknown(array).map_err(|_| bad())?;
+  Ok(strings.into_iter().collect())
+}

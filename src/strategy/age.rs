@@ -1,0 +1,75 @@
+//! Phase 1 trimming: drop the oldest messages first.
+//!
+//! Units (a call with its results, or a single message) are dropped from the oldest until the
+//! request fits `target` tokens. A unit holding a `system`/`developer` message or the last
+//! message is never dropped; when the budget cannot be met without them the outcome is
+//! `over_budget`.
+
+use crate::conversation::Conversation;
+use crate::plan::Plan;
+use crate::strategy::{Outcome, Tally};
+
+/// Trims `conv` to `target` tokens, oldest units first.
+pub fn trim_by_age(conv: &Conversation<'_>, target: usize) -> Outcome {
+  let mut plan = Plan::keep_all(conv.len());
+  let mut tally = Tally::keep_all(conv);
+  let last = conv.len().checked_sub(1);
+  for (u, unit) in conv.units().iter().enumerate() {
+    if tally.total() <= target {
+      break;
+    }
+    let protected =
+      unit.members.iter().any(|&i| Some(i) == last || conv.messages()[i].role.is_instruction());
+    if !protected {
+      tally.drop_unit(conv, &mut plan, u);
+    }
+  }
+  Outcome::new(conv, plan, target)
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use crate::message::{Message, Role};
+  use crate::testing::{call, result};
+  use crate::tokens::Encoding;
+
+  #[test]
+  fn drops_oldest_units_first_keeping_system_and_the_last_message() {
+    let msgs = vec![
+      Message::text(Role::System, "system prompt"),
+      Message::text(Role::User, "old question ".repeat(20)),
+      call("a", "bash", "{}"),
+      result("a", &"output ".repeat(50)),
+      Message::text(Role::User, "recent question"),
+      Message::text(Role::Assistant, "recent answer"),
+    ];
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    let everything_but_1 = conv.total_tokens() - conv.tokens(1);
+    let out = trim_by_age(&conv, everything_but_1);
+    assert_eq!(out.plan.dropped(), vec![1]);
+    assert!(!out.over_budget);
+    assert_eq!(out.total_tokens, everything_but_1);
+    assert_eq!(out.saved_tokens, conv.tokens(1));
+    // One token less: the call and its result go together.
+    let out = trim_by_age(&conv, everything_but_1 - 1);
+    assert_eq!(out.plan.dropped(), vec![1, 2, 3]);
+    assert!(out.plan.check_units(&conv).is_ok());
+    // Nothing fits: the system prompt and the last message stay, over budget.
+    let out = trim_by_age(&conv, 0);
+    assert_eq!(out.plan.dropped(), vec![1, 2, 3, 4]);
+    assert!(out.over_budget);
+    assert_eq!(out.total_tokens, out.plan.total_tokens(&conv));
+    assert_eq!(out.dropped, vec![1, 2, 3, 4]);
+  }
+
+  #[test]
+  fn a_budget_already_met_changes_nothing() {
+    let msgs = vec![Message::text(Role::User, "hi")];
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    let out = trim_by_age(&conv, conv.total_tokens());
+    assert!(out.plan.is_identity() && !out.over_budget && out.saved_tokens == 0);
+    let empty = Conversation::new(&[], Encoding::O200kBase);
+    assert_eq!(trim_by_age(&empty, 0).total_tokens, 0);
+  }
+}
