@@ -436,7 +436,7 @@ function demoCommand(ct, positional, options, out) {
   printStats(statsReport(ct, sample, analysis, 5), analysis, parsed.messages, out, colour)
   out.write('\n')
   const html = options.html ?? join(tmpdir(), 'context-trim-demo-report.html')
-  const budget = '50%'
+  const budget = '27000'
   const priority = typeof ct.trimWithPlaceholders === 'function'
   const trimArgs = priority ? { budget, strategy: 'priority', placeholders: true } : { budget, strategy: 'roles' }
   const { report, result } = trim(ct, SAMPLE, trimArgs)
