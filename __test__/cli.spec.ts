@@ -4,7 +4,7 @@ import { join } from 'node:path'
 
 import { ct, transcript, transcripts, transcriptsDir, type CodedError } from './helpers.js'
 import { runCli, runCliInProcess, tempDir } from './cli-run.js'
-import type { Message } from '../index.js'
+import type { AnthropicMessage, Message } from '../index.js'
 
 const SAMPLE = 'samples/transcripts/openhands-ponyc-4595.json'
 const VERSION = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version as string
@@ -224,7 +224,8 @@ test('input errors are one line on stderr with exit code 1', async (t) => {
     ['colon.json', '[{"role" "user"}]', `:1:10: malformed JSON: expected ':' after a property name, found "\\""`],
     ['trailing.json', '[{"role": "user", "content": "hi"},]', `:1:36: malformed JSON: expected a value, found "]"`],
     ['end.json', '[{"role": "user",\n "content": "hi"}', `:2:18: malformed JSON: expected ',' or ']' after an array element, found end of input`],
-    ['string.json', '[{"role": "user", "content": "hi}]\n', `:1:29: malformed JSON: unterminated string`],
+    ['string.json', '[{"role": "user", "content": "hi}]', `:1:29: malformed JSON: unterminated string`],
+    ['control.json', '[{"role": "user", "content": "a\tb"}]', `:1:32: malformed JSON: unescaped control character in a string`],
     ['escape.json', '[{"role": "user", "content": "a\\qb"}]', `:1:31: malformed JSON: invalid escape in a string`],
     ['number.json', '[{"role": "user", "n": -x}]', `:1:23: malformed JSON: invalid number`],
     ['after.json', '[] []', `:1:4: malformed JSON: unexpected "[" after the JSON value`],
@@ -294,7 +295,7 @@ test('a conversation mixing two formats is rejected with the addon message; --fo
   }
   const path = file('mixed.json', JSON.stringify(mixed))
   t.deepEqual(runCli(['stats', path]), { code: 1, stdout: '', stderr: `context-trim: ${path}: ${expected}\n` })
-  const anthropic = [
+  const anthropic: AnthropicMessage[] = [
     { role: 'user', content: 'read a' },
     { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'read_file', input: { path: 'a' } }] },
     { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'contents of a' }] },
@@ -485,7 +486,7 @@ test('demo prints the stats and a trim report of the bundled sample, with its li
   t.true(r.stdout.startsWith(`context-trim stats ${SAMPLE}\n`))
   t.true(r.stdout.includes(`\ncontext-trim trim ${SAMPLE}\n`))
   t.true(r.stdout.includes('  strategy  priority with placeholders: trimWithPlaceholders'))
-  t.true(r.stdout.includes(`(the trim above is: context-trim trim ${SAMPLE} --budget 50% --placeholders)`))
+  t.true(r.stdout.includes(`(the trim above is: context-trim trim ${SAMPLE} --budget 27000 --placeholders)`))
   t.true(r.stdout.includes('its licence notice is in samples/transcripts/LICENSE-NOTICES.md'))
   t.true(r.stdout.includes(`wrote ${html}`))
   t.true(readFileSync(html, 'utf8').includes('openhands-ponyc-4595.json'))
