@@ -3,6 +3,7 @@ import test from 'ava'
 import { ct, transcript } from './helpers.js'
 import { ReplayClient, recordedTools, runAgent as runOpenAiLoop } from '../examples/openai-sdk-loop.js'
 import { runAgent as runAiSdkAgent, trimForStep } from '../examples/ai-sdk-prepare-step.js'
+import { policies, replay } from '../examples/prompt-cache-budget.js'
 import type { ModelMessage } from 'ai'
 
 test('the OpenAI SDK loop replays a real run, every request within the budget and valid', async (t) => {
@@ -46,4 +47,22 @@ test('trimForStep keeps an AI SDK conversation as the SDK gave it when it is sma
   t.is(sent.length, 2)
   t.is(sent[0], messages[0])
   t.is(sent[1], messages[1])
+})
+
+test('the prompt-cache replay: high/low-water marks keep the cache that trimming every call loses', (t) => {
+  const messages = transcript('sweagent-marshmallow-1867-fc.json')
+  const budget = Math.floor(ct.estimateTokens(messages) / 2)
+  const costs = Object.fromEntries(Object.entries(policies(budget)).map(([name, policy]) => [name, replay(messages, policy)]))
+  const none = costs['no trimming']
+  const every = costs['trim every call to the budget']
+  const marks = costs['high/low-water marks (100% / 70%)']
+  t.is(none.requests, messages.filter((m, i) => m.role === 'assistant' && i > 0).length)
+  for (const c of Object.values(costs)) t.is(c.requests, none.requests)
+  t.true(every.sent < none.sent)
+  t.true(every.cost > none.cost, 'trimming every call costs more than sending everything')
+  t.true(marks.cost < every.cost)
+  t.true(marks.cached / marks.sent > every.cached / every.sent)
+  t.true(marks.largest <= budget)
+  // The figures of docs/prompt-caching.md for this transcript.
+  t.deepEqual([none, every, marks].map((c) => Math.round(c.cost)), [15440, 28959, 15287])
 })
