@@ -222,50 +222,30 @@ export function render(source) {
   }
   out.push('## Options')
   out.push('')
-  for (const name of sortedOptions) {
-    const d = interfaces.get(name)
-    out.push(`### ${name}`)
-    out.push('')
-    out.push(summary(d.doc.text))
-    out.push('')
-    out.push('| option | type | default | meaning |')
-    out.push('| --- | --- | --- | --- |')
-    for (const m of d.members) {
-      const dflt = m.doc.defaultValue ?? (m.optional ? 'none' : 'required')
-      out.push(`| \`${m.name}\` | ${code(m.type ?? '')} | ${defaultCell(dflt)} | ${cell(sentence(m.doc.text))} |`)
+  /** A section per interface: its summary and a table of its fields. */
+  const interfaceSections = (names, withDefaults) => {
+    for (const name of names) {
+      const d = interfaces.get(name)
+      out.push(`### ${name}`, '', summary(d.doc.text), '')
+      out.push(withDefaults ? '| option | type | default | meaning |' : '| field | type | meaning |')
+      out.push(withDefaults ? '| --- | --- | --- | --- |' : '| --- | --- | --- |')
+      for (const m of d.members) {
+        const meaning = cell(sentence(m.doc.text))
+        if (withDefaults) {
+          const dflt = m.doc.defaultValue ?? (m.optional ? 'none' : 'required')
+          out.push(`| \`${m.name}\` | ${code(m.type ?? '')} | ${defaultCell(dflt)} | ${meaning} |`)
+        } else {
+          out.push(`| \`${m.name}${m.optional ? '?' : ''}\` | ${code(m.type ?? '')} | ${meaning} |`)
+        }
+      }
+      out.push('')
     }
-    out.push('')
   }
-  out.push('## Results')
-  out.push('')
-  out.push('What the functions return (fields the option objects do not have).')
-  out.push('')
-  for (const name of results) {
-    const d = interfaces.get(name)
-    out.push(`### ${name}`)
-    out.push('')
-    out.push(summary(d.doc.text))
-    out.push('')
-    out.push('| field | type | meaning |')
-    out.push('| --- | --- | --- |')
-    for (const m of d.members) out.push(`| \`${m.name}${m.optional ? '?' : ''}\` | ${code(m.type ?? '')} | ${cell(sentence(m.doc.text))} |`)
-    out.push('')
-  }
-  out.push('## Message types')
-  out.push('')
-  out.push('Unknown fields are allowed on every message and returned untouched (see [formats.md](formats.md)).')
-  out.push('')
-  for (const name of messageTypes) {
-    const d = interfaces.get(name)
-    out.push(`### ${name}`)
-    out.push('')
-    out.push(summary(d.doc.text))
-    out.push('')
-    out.push('| field | type | meaning |')
-    out.push('| --- | --- | --- |')
-    for (const m of d.members) out.push(`| \`${m.name}${m.optional ? '?' : ''}\` | ${code(m.type ?? '')} | ${cell(sentence(m.doc.text))} |`)
-    out.push('')
-  }
+  interfaceSections(sortedOptions, true)
+  out.push('## Results', '', 'What the functions return (fields the option objects do not have).', '')
+  interfaceSections(results, false)
+  out.push('## Message types', '', 'Unknown fields are allowed on every message and returned untouched (see [formats.md](formats.md)).', '')
+  interfaceSections(messageTypes, false)
   out.push('## Types')
   out.push('')
   out.push('| type | definition |')
