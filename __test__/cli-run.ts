@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -17,21 +17,25 @@ export interface CliRun {
 
 /**
  * Runs `node cli/context-trim.mjs ...args` from the repository root, with stdout and stderr
- * piped (not terminals) and without the colour variables of the calling environment.
+ * piped (not terminals) and without the colour variables of the calling environment. The child
+ * runs asynchronously, so a slow one never blocks the test runner.
  */
-export function runCli(args: string[], options: { input?: string; env?: Record<string, string> } = {}): CliRun {
+export function runCli(args: string[], options: { input?: string; env?: Record<string, string> } = {}): Promise<CliRun> {
   const env: Record<string, string> = {}
   for (const [k, v] of Object.entries(process.env)) {
     if (v !== undefined && k !== 'NO_COLOR' && k !== 'FORCE_COLOR') env[k] = v
   }
-  const r = spawnSync(process.execPath, [cliPath, ...args], {
-    cwd: root,
-    input: options.input ?? '',
-    env: { ...env, ...options.env },
-    encoding: 'utf8',
-    maxBuffer: 64 * 1024 * 1024,
+  const child = spawn(process.execPath, [cliPath, ...args], { cwd: root, env: { ...env, ...options.env } })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.setEncoding('utf8').on('data', (s: string) => void (stdout += s))
+  child.stderr.setEncoding('utf8').on('data', (s: string) => void (stderr += s))
+  child.stdin.on('error', () => {}) // a child that exits before reading its input
+  child.stdin.end(options.input ?? '')
+  return new Promise((resolve, reject) => {
+    child.on('error', reject)
+    child.on('close', (code) => resolve({ code, stdout, stderr }))
   })
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr }
 }
 
 /** A fresh temporary directory. */

@@ -10,12 +10,16 @@ const SAMPLE = 'samples/transcripts/openhands-ponyc-4595.json'
 const VERSION = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version as string
 const ANSI = /\x1b\[[0-9;]*m/
 
+// The tests run one at a time: each starts CLI processes that tokenise whole transcripts, and on a
+// busy machine running them all at once would leave the runner without a finished test for
+// longer than its timeout.
+
 /**
  * Runs the CLI (in this process, or in a child when there is standard input) and parses its
  * stdout as JSON, failing the test on a non-zero exit.
  */
 async function json(t: { is: (a: unknown, b: unknown, m?: string) => void }, args: string[], input?: string) {
-  const r = input === undefined ? await runCliInProcess(args) : runCli(args, { input })
+  const r = input === undefined ? await runCliInProcess(args) : await runCli(args, { input })
   t.is(r.code, 0, r.stderr)
   t.is(r.stderr, '')
   return JSON.parse(r.stdout)
@@ -47,9 +51,9 @@ function toolTokens(messages: Message[]): Map<string, { results: number; tokens:
 
 // --- help, version, usage -------------------------------------------------------------------
 
-test('--help and -h print the help on stdout and exit 0', async (t) => {
+test.serial('--help and -h print the help on stdout and exit 0', async (t) => {
   for (const flag of ['--help', '-h']) {
-    const r = runCli([flag])
+    const r = await runCli([flag])
     t.is(r.code, 0)
     t.is(r.stderr, '')
     t.true(r.stdout.startsWith("context-trim: keeps an LLM agent's conversation inside its context window"))
@@ -57,22 +61,22 @@ test('--help and -h print the help on stdout and exit 0', async (t) => {
       t.true(r.stdout.includes(word), word)
     }
   }
-  t.is(runCli(['trim', '--help']).code, 0)
+  t.is((await runCli(['trim', '--help'])).code, 0)
 })
 
-test('--version and -v print the package version', async (t) => {
-  t.deepEqual(runCli(['--version']), { code: 0, stdout: `context-trim ${VERSION}\n`, stderr: '' })
-  t.deepEqual(runCli(['-v']), { code: 0, stdout: `context-trim ${VERSION}\n`, stderr: '' })
+test.serial('--version and -v print the package version', async (t) => {
+  t.deepEqual(await runCli(['--version']), { code: 0, stdout: `context-trim ${VERSION}\n`, stderr: '' })
+  t.deepEqual(await runCli(['-v']), { code: 0, stdout: `context-trim ${VERSION}\n`, stderr: '' })
 })
 
-test('no command prints the usage on stderr and exits 2', async (t) => {
-  const r = runCli([])
+test.serial('no command prints the usage on stderr and exits 2', async (t) => {
+  const r = await runCli([])
   t.is(r.code, 2)
   t.is(r.stdout, '')
   t.true(r.stderr.startsWith('usage:\n  context-trim stats <file>'))
 })
 
-test('usage errors are one line on stderr and exit 2', async (t) => {
+test.serial('usage errors are one line on stderr and exit 2', async (t) => {
   const cases: Array<[string[], string]> = [
     [['frobnicate'], 'unknown command "frobnicate"'],
     [['stats'], 'stats needs a file (a path, or - for stdin)'],
@@ -95,7 +99,7 @@ test('usage errors are one line on stderr and exit 2', async (t) => {
     [['trim', SAMPLE, '--budget', '100', '-o'], '-o needs a value'],
   ]
   for (const [args, message] of cases) {
-    const r = runCli(args)
+    const r = await runCli(args)
     t.is(r.code, 2, args.join(' '))
     t.is(r.stderr, `context-trim: ${message} (see context-trim --help)\n`, args.join(' '))
     t.is(r.stdout, '')
@@ -104,7 +108,7 @@ test('usage errors are one line on stderr and exit 2', async (t) => {
 
 // --- stats ----------------------------------------------------------------------------------
 
-test('stats --json counts what the addon counts: tokens, steps, roles, tools, largest messages', async (t) => {
+test.serial('stats --json counts what the addon counts: tokens, steps, roles, tools, largest messages', async (t) => {
   const messages = transcript('openhands-ponyc-4595.json')
   const r = await json(t, ['stats', SAMPLE, '--json'])
   t.is(r.file, SAMPLE)
@@ -131,7 +135,7 @@ test('stats --json counts what the addon counts: tokens, steps, roles, tools, la
   t.is((await json(t, ['stats', SAMPLE, '--json', '--top', '2'])).largest.length, 2)
 })
 
-test('stats --json gives tokens by priority tier as classifyMessage classifies each message', async (t) => {
+test.serial('stats --json gives tokens by priority tier as classifyMessage classifies each message', async (t) => {
   for (const [name, messages] of transcripts()) {
     const r = await json(t, ['stats', join(transcriptsDir, name), '--json'])
     const expected = new Map<number, { messages: number; tokens: number }>()
@@ -148,7 +152,7 @@ test('stats --json gives tokens by priority tier as classifyMessage classifies e
   }
 })
 
-test('stats --json lists the files touched and modified, as FileTracker sees them', async (t) => {
+test.serial('stats --json lists the files touched and modified, as FileTracker sees them', async (t) => {
   for (const [name, messages] of transcripts()) {
     const r = await json(t, ['stats', join(transcriptsDir, name), '--json'])
     const tracker = ct.FileTracker.fromMessages(messages, { now: () => 0 })
@@ -163,8 +167,8 @@ test('stats --json lists the files touched and modified, as FileTracker sees the
   t.false(hello.modifiedFiles.includes('/workspace/hello.py'))
 })
 
-test('stats prints bar charts, plain when piped', async (t) => {
-  const r = runCli(['stats', SAMPLE])
+test.serial('stats prints bar charts, plain when piped', async (t) => {
+  const r = await runCli(['stats', SAMPLE])
   t.is(r.code, 0)
   t.is(r.stderr, '')
   t.false(ANSI.test(r.stdout))
@@ -175,18 +179,18 @@ test('stats prints bar charts, plain when piped', async (t) => {
   t.regex(r.stdout, /47 messages · 22 steps · 29,476 tokens/)
 })
 
-test('stats colours its output with FORCE_COLOR, never with NO_COLOR', async (t) => {
-  const coloured = runCli(['stats', SAMPLE], { env: { FORCE_COLOR: '1' } })
+test.serial('stats colours its output with FORCE_COLOR, never with NO_COLOR', async (t) => {
+  const coloured = await runCli(['stats', SAMPLE], { env: { FORCE_COLOR: '1' } })
   t.true(ANSI.test(coloured.stdout))
   t.true(coloured.stdout.includes('█'))
-  const plain = runCli(['stats', SAMPLE], { env: { FORCE_COLOR: '1', NO_COLOR: '1' } })
+  const plain = await runCli(['stats', SAMPLE], { env: { FORCE_COLOR: '1', NO_COLOR: '1' } })
   t.false(ANSI.test(plain.stdout))
-  t.is(plain.stdout, runCli(['stats', SAMPLE]).stdout)
+  t.is(plain.stdout, (await runCli(['stats', SAMPLE])).stdout)
 })
 
 // --- input forms ----------------------------------------------------------------------------
 
-test('a JSON array, an object with messages, JSON Lines and stdin give the same stats', async (t) => {
+test.serial('a JSON array, an object with messages, JSON Lines and stdin give the same stats', async (t) => {
   const messages = transcript('openhands-ponyc-4595.json')
   const text = JSON.stringify(messages)
   const jsonl = messages.map((m) => JSON.stringify(m)).join('\n') + '\n'
@@ -207,7 +211,7 @@ test('a JSON array, an object with messages, JSON Lines and stdin give the same 
   }
 })
 
-test('a single JSON object with a role is a one-message conversation', async (t) => {
+test.serial('a single JSON object with a role is a one-message conversation', async (t) => {
   const r = await json(t, ['stats', '-', '--json'], '{"role": "user", "content": "hello world"}\n')
   t.is(r.messages, 1)
   t.is(r.tokens, ct.estimateTokens([{ role: 'user', content: 'hello world' }]))
@@ -215,7 +219,7 @@ test('a single JSON object with a role is a one-message conversation', async (t)
 
 // --- input errors ---------------------------------------------------------------------------
 
-test('input errors are one line on stderr with exit code 1', async (t) => {
+test.serial('input errors are one line on stderr with exit code 1', async (t) => {
   const dir = tempDir()
   const cases: Array<[string, string, string]> = [
     // [file name, content, expected message after "context-trim: <path>"]
@@ -224,7 +228,7 @@ test('input errors are one line on stderr with exit code 1', async (t) => {
     ['colon.json', '[{"role" "user"}]', `:1:10: malformed JSON: expected ':' after a property name, found "\\""`],
     ['trailing.json', '[{"role": "user", "content": "hi"},]', `:1:36: malformed JSON: expected a value, found "]"`],
     ['end.json', '[{"role": "user",\n "content": "hi"}', `:2:18: malformed JSON: expected ',' or ']' after an array element, found end of input`],
-    ['string.json', '[{"role": "user", "content": "hi}]', `:1:29: malformed JSON: unterminated string`],
+    ['string.json', '[{"role": "user", "content": "hi}]', `:1:30: malformed JSON: unterminated string`],
     ['control.json', '[{"role": "user", "content": "a\tb"}]', `:1:32: malformed JSON: unescaped control character in a string`],
     ['escape.json', '[{"role": "user", "content": "a\\qb"}]', `:1:31: malformed JSON: invalid escape in a string`],
     ['number.json', '[{"role": "user", "n": -x}]', `:1:23: malformed JSON: invalid number`],
@@ -239,22 +243,22 @@ test('input errors are one line on stderr with exit code 1', async (t) => {
   for (const [name, content, message] of cases) {
     const path = join(dir, name)
     writeFileSync(path, content)
-    const r = runCli(['stats', path])
+    const r = await runCli(['stats', path])
     t.is(r.code, 1, name)
     t.is(r.stdout, '', name)
     t.is(r.stderr, `context-trim: ${path}${message}\n`, name)
   }
 })
 
-test('a missing file, a directory and an unwritable output are one line with exit code 1', async (t) => {
+test.serial('a missing file, a directory and an unwritable output are one line with exit code 1', async (t) => {
   const dir = tempDir()
-  t.deepEqual(runCli(['stats', join(dir, 'nope.json')]), { code: 1, stdout: '', stderr: `context-trim: cannot read ${join(dir, 'nope.json')}: no such file\n` })
-  t.deepEqual(runCli(['trim', dir, '--budget', '10']), { code: 1, stdout: '', stderr: `context-trim: cannot read ${dir}: is a directory\n` })
+  t.deepEqual(await runCli(['stats', join(dir, 'nope.json')]), { code: 1, stdout: '', stderr: `context-trim: cannot read ${join(dir, 'nope.json')}: no such file\n` })
+  t.deepEqual(await runCli(['trim', dir, '--budget', '10']), { code: 1, stdout: '', stderr: `context-trim: cannot read ${dir}: is a directory\n` })
   const out = join(dir, 'missing', 'out.json')
-  t.deepEqual(runCli(['trim', SAMPLE, '--budget', '50%', '--strategy', 'roles', '-o', out]), { code: 1, stdout: '', stderr: `context-trim: cannot write ${out}: no such directory\n` })
+  t.deepEqual(await runCli(['trim', SAMPLE, '--budget', '50%', '--strategy', 'roles', '-o', out]), { code: 1, stdout: '', stderr: `context-trim: cannot write ${out}: no such directory\n` })
 })
 
-test('invalid messages report the addon error, with the line for JSON Lines', async (t) => {
+test.serial('invalid messages report the addon error, with the line for JSON Lines', async (t) => {
   const cases: Array<[Message[] | unknown[], string]> = [
     [[{ role: 'bogus', content: 'x' }], '[{"role": "bogus", "content": "x"}]'],
     [[{ role: 'user', content: 'a' }, { role: 'assistant', content: null, tool_calls: [{ type: 'function', function: { name: 'f' } }] }], ''],
@@ -271,18 +275,18 @@ test('invalid messages report the addon error, with the line for JSON Lines', as
     }
     t.not(expected, '')
     const path = file('bad.json', JSON.stringify(messages))
-    t.deepEqual(runCli(['stats', path]), { code: 1, stdout: '', stderr: `context-trim: ${path}: ${expected}\n` })
-    t.deepEqual(runCli(['trim', '-', '--budget', '10'], { input: JSON.stringify(messages) }), { code: 1, stdout: '', stderr: `context-trim: <stdin>: ${expected}\n` })
+    t.deepEqual(await runCli(['stats', path]), { code: 1, stdout: '', stderr: `context-trim: ${path}: ${expected}\n` })
+    t.deepEqual(await runCli(['trim', '-', '--budget', '10'], { input: JSON.stringify(messages) }), { code: 1, stdout: '', stderr: `context-trim: <stdin>: ${expected}\n` })
   }
   const jsonl = file('bad.jsonl', '{"role": "user", "content": "a"}\n\n{"role": "robot", "content": "b"}\n')
-  t.deepEqual(runCli(['stats', jsonl]), {
+  t.deepEqual(await runCli(['stats', jsonl]), {
     code: 1,
     stdout: '',
     stderr: `context-trim: ${jsonl}: messages[1].role: must be one of system, developer, user, assistant, tool, got "robot" (line 3)\n`,
   })
 })
 
-test('a conversation mixing two formats is rejected with the addon message; --format settles it', async (t) => {
+test.serial('a conversation mixing two formats is rejected with the addon message; --format settles it', async (t) => {
   const mixed = [
     { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'f', input: {} }] },
     { role: 'tool', tool_call_id: 'c1', content: 'x' },
@@ -294,7 +298,7 @@ test('a conversation mixing two formats is rejected with the addon message; --fo
     expected = (e as Error).message
   }
   const path = file('mixed.json', JSON.stringify(mixed))
-  t.deepEqual(runCli(['stats', path]), { code: 1, stdout: '', stderr: `context-trim: ${path}: ${expected}\n` })
+  t.deepEqual(await runCli(['stats', path]), { code: 1, stdout: '', stderr: `context-trim: ${path}: ${expected}\n` })
   const anthropic: AnthropicMessage[] = [
     { role: 'user', content: 'read a' },
     { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'read_file', input: { path: 'a' } }] },
@@ -309,7 +313,7 @@ test('a conversation mixing two formats is rejected with the addon message; --fo
 
 const STRATEGIES: string[][] = [['--strategy', 'priority'], ['--placeholders'], ['--strategy', 'age'], ['--strategy', 'truncate'], ['--strategy', 'roles']]
 
-test('trim writes a valid conversation for every transcript and every strategy', async (t) => {
+test.serial('trim writes a valid conversation for every transcript and every strategy', async (t) => {
   const dir = tempDir()
   for (const [name, messages] of transcripts()) {
     for (const strategy of STRATEGIES) {
@@ -339,7 +343,7 @@ test('trim writes a valid conversation for every transcript and every strategy',
   }
 })
 
-test('trim reports what the addon decided: priority and placeholders', async (t) => {
+test.serial('trim reports what the addon decided: priority and placeholders', async (t) => {
   for (const [name, messages] of transcripts()) {
     const budget = Math.floor(ct.estimateTokens(messages) / 2)
     const path = join(transcriptsDir, name)
@@ -373,7 +377,7 @@ test('trim reports what the addon decided: priority and placeholders', async (t)
   }
 })
 
-test('trim reports the other strategies as the addon decides them', async (t) => {
+test.serial('trim reports the other strategies as the addon decides them', async (t) => {
   const messages = transcript('openhands-ponyc-4595.json')
   const total = ct.estimateTokens(messages)
   const cases: Array<[string[], Message[]]> = [
@@ -395,13 +399,13 @@ test('trim reports the other strategies as the addon decides them', async (t) =>
   t.regex(old.reason, /\d+ steps old, older than maxAge$/)
 })
 
-test('trim writes the input form: an object keeps its other fields, JSON Lines stay JSON Lines', async (t) => {
+test.serial('trim writes the input form: an object keeps its other fields, JSON Lines stay JSON Lines', async (t) => {
   const messages = transcript('sweagent-ctf-katy.json')
   const dir = tempDir()
   const wrapped = join(dir, 'in.json')
   writeFileSync(wrapped, JSON.stringify({ model: 'gpt-4o', temperature: 0, messages }))
   const out = join(dir, 'out.json')
-  t.is(runCli(['trim', wrapped, '--budget', '4000', '--strategy', 'roles', '-o', out]).code, 0)
+  t.is((await runCli(['trim', wrapped, '--budget', '4000', '--strategy', 'roles', '-o', out])).code, 0)
   const written = JSON.parse(readFileSync(out, 'utf8'))
   t.deepEqual(Object.keys(written), ['model', 'temperature', 'messages'])
   t.deepEqual(written.messages, ct.applyMaxContextTokens(messages, 4000, { dropOrder: ['assistant', 'user'], keepFirstSystem: true }))
@@ -409,24 +413,24 @@ test('trim writes the input form: an object keeps its other fields, JSON Lines s
   const jsonl = join(dir, 'in.jsonl')
   writeFileSync(jsonl, messages.map((m) => JSON.stringify(m)).join('\n'))
   const outl = join(dir, 'out.jsonl')
-  t.is(runCli(['trim', jsonl, '--budget', '4000', '--strategy', 'roles', '-o', outl]).code, 0)
+  t.is((await runCli(['trim', jsonl, '--budget', '4000', '--strategy', 'roles', '-o', outl])).code, 0)
   const lines = readFileSync(outl, 'utf8').trimEnd().split('\n')
   t.deepEqual(lines.map((l) => JSON.parse(l)), written.messages)
 })
 
-test('trim -o - writes the conversation to stdout and the report to stderr', async (t) => {
+test.serial('trim -o - writes the conversation to stdout and the report to stderr', async (t) => {
   const messages = transcript('sweagent-ctf-katy.json')
-  const r = runCli(['trim', '-', '--budget', '4000', '--strategy', 'roles', '-o', '-'], { input: JSON.stringify(messages) })
+  const r = await runCli(['trim', '-', '--budget', '4000', '--strategy', 'roles', '-o', '-'], { input: JSON.stringify(messages) })
   t.is(r.code, 0)
   t.deepEqual(JSON.parse(r.stdout), ct.applyMaxContextTokens(messages, 4000, { dropOrder: ['assistant', 'user'], keepFirstSystem: true }))
   t.true(r.stderr.startsWith('context-trim trim <stdin>\n'))
   t.true(r.stderr.includes('wrote <stdout>'))
-  const j = runCli(['trim', '-', '--budget', '4000', '--strategy', 'roles', '-o', '-', '--json'], { input: JSON.stringify(messages) })
+  const j = await runCli(['trim', '-', '--budget', '4000', '--strategy', 'roles', '-o', '-', '--json'], { input: JSON.stringify(messages) })
   t.is(JSON.parse(j.stderr).output, '<stdout>')
 })
 
-test('trim prints a before/after report with a line per message and the validity check', async (t) => {
-  const r = runCli(['trim', SAMPLE, '--budget', '50%', '--placeholders'])
+test.serial('trim prints a before/after report with a line per message and the validity check', async (t) => {
+  const r = await runCli(['trim', SAMPLE, '--budget', '50%', '--placeholders'])
   t.is(r.code, 0)
   t.is(r.stderr, '')
   t.false(ANSI.test(r.stdout))
@@ -448,15 +452,15 @@ test('trim prints a before/after report with a line per message and the validity
   })
 })
 
-test('trim reports a result over the budget', async (t) => {
+test.serial('trim reports a result over the budget', async (t) => {
   const r = await json(t, ['trim', SAMPLE, '--budget', '10', '--json'])
   t.true(r.overBudget)
   t.true(r.after.tokens > 10)
-  const text = runCli(['trim', SAMPLE, '--budget', '10']).stdout
+  const text = (await runCli(['trim', SAMPLE, '--budget', '10'])).stdout
   t.true(text.includes(`over budget by ${(r.after.tokens - 10).toLocaleString('en-US')}`))
 })
 
-test('trim counts tokens for --model', async (t) => {
+test.serial('trim counts tokens for --model', async (t) => {
   const messages = transcript('openhands-ponyc-4595.json')
   const r = await json(t, ['trim', SAMPLE, '--budget', '50%', '--strategy', 'roles', '--model', 'gpt-4', '--json'])
   t.is(r.before.tokens, ct.estimateTokens(messages, { model: 'gpt-4' }))
@@ -464,7 +468,7 @@ test('trim counts tokens for --model', async (t) => {
   t.is(r.model, 'gpt-4')
 })
 
-test('trim --html writes the report page', async (t) => {
+test.serial('trim --html writes the report page', async (t) => {
   const dir = tempDir()
   const html = join(dir, 'report.html')
   const r = await json(t, ['trim', SAMPLE, '--budget', '50%', '--placeholders', '--html', html, '--json'])
@@ -477,10 +481,10 @@ test('trim --html writes the report page', async (t) => {
 
 // --- demo -----------------------------------------------------------------------------------
 
-test('demo prints the stats and a trim report of the bundled sample, with its licence notice', async (t) => {
+test.serial('demo prints the stats and a trim report of the bundled sample, with its licence notice', async (t) => {
   const dir = tempDir()
   const html = join(dir, 'demo.html')
-  const r = runCli(['demo', '--html', html])
+  const r = await runCli(['demo', '--html', html])
   t.is(r.code, 0, r.stderr)
   t.is(r.stderr, '')
   t.true(r.stdout.startsWith(`context-trim stats ${SAMPLE}\n`))
@@ -490,5 +494,5 @@ test('demo prints the stats and a trim report of the bundled sample, with its li
   t.true(r.stdout.includes('its licence notice is in samples/transcripts/LICENSE-NOTICES.md'))
   t.true(r.stdout.includes(`wrote ${html}`))
   t.true(readFileSync(html, 'utf8').includes('openhands-ponyc-4595.json'))
-  t.is(runCli(['demo', 'extra']).code, 2)
+  t.is((await runCli(['demo', 'extra'])).code, 2)
 })

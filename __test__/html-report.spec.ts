@@ -54,7 +54,7 @@ const CASES: Array<[string, string[]]> = [
 ]
 
 for (const [label, args] of CASES) {
-  test(`the HTML report (${label}) loads in chromium without errors and shows the CLI's counts`, async (t) => {
+  test.serial(`the HTML report (${label}) loads in chromium without errors and shows the CLI's counts`, async (t) => {
     const html = join(tempDir(), 'report.html')
     const r = await runCliInProcess(['trim', SAMPLE, '--budget', '50%', ...args, '--html', html, '--json'])
     t.is(r.code, 0, r.stderr)

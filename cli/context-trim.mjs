@@ -218,6 +218,7 @@ function printStats(report, analysis, messages, out, colour) {
   lines.push(`  ${num(report.messages)} messages · ${num(report.steps)} steps · ${num(total)} tokens (with chat framing and reply priming)`)
   const chart = (title, entries, colourOf) => {
     lines.push('', s.bold(title))
+    if (entries.length === 0) return void lines.push(`  ${s.dim('(none)')}`)
     const width = Math.max(...entries.map((e) => e.label.length), 4)
     const max = Math.max(...entries.map((e) => e.tokens), 1)
     for (const e of entries) {
@@ -369,6 +370,7 @@ function printTrim(report, out, colour) {
   lines.push(`  result    ${s.green(`${kept} kept`)} · ${s.yellow(`${placeholder} shortened to a placeholder`)} · ${s.red(`${dropped} dropped`)}`)
   if (report.byPriority) {
     lines.push('', s.bold('Tokens by priority tier, before → after'))
+    if (report.byPriority.length === 0) lines.push(`  ${s.dim('(none)')}`)
     const max = Math.max(...report.byPriority.map((t) => t.before), 1)
     for (const t of report.byPriority) {
       const paint = s[TIER_COLOURS[t.tier]] ?? String
