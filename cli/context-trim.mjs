@@ -499,5 +499,10 @@ export function main(argv, { out = process.stdout, err = process.stderr } = {}) 
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === realpathSync(process.argv[1])) {
+  // `context-trim stats run.json | head`: the reader went away, which is not an error.
+  process.stdout.on('error', (e) => {
+    if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0)
+    throw e
+  })
   process.exitCode = main(process.argv.slice(2))
 }
