@@ -127,7 +127,7 @@ export declare class ContextPruner {
    * written atomically. Nothing is written when nothing is archived. The input is never
    * modified.
    */
-  prune<M extends AnyMessage>(messages: M[], metrics?: ContextMetrics): Omit<PruneResult, 'messages'> & { messages: M[] }
+  prune<M extends AnyMessage>(messages: M[], metrics?: ContextMetrics | null, options?: PruneOptions): Omit<PruneResult, 'messages'> & { messages: M[] }
   /**
    * Every message archived so far, in the order archived, with the prune that archived it.
    * An archive never written gives `[]`.
@@ -831,8 +831,33 @@ export interface MinKeep {
   tool?: number
 }
 
+/** Options of one {@link ContextPruner.prune}: a summary of what is archived. */
+export interface PruneOptions {
+  /**
+   * Return `summary`: a deterministic extractive summary of the archived messages (files,
+   * commands, errors, requests, decisions; see docs/summaries.md), also written to the
+   * markdown archive as its "Conversation Summary".
+   * @default false
+   */
+  summarizeDropped?: boolean
+  /**
+   * Insert the summary into the returned messages (a `user` message flagged `_summary: true`,
+   * before the first returned message that is not an instruction); its tokens count towards
+   * the target. Needs `summarizeDropped`.
+   * @default false
+   */
+  insertSummary?: boolean
+  /**
+   * The bound of the summary, in tokens (at least 64).
+   * @default 500
+   */
+  maxSummaryTokens?: number
+}
+
 /** What {@link ContextPruner.prune} did (the seed's `PruneResult`, plus the messages). */
 export interface PruneResult {
+  /** The summary of the archived messages, with `summarizeDropped`. */
+  summary?: string
   /** When the prune ran, from the pruner's clock. */
   timestamp: Date
   /** The request's tokens before (as {@link estimateTokens} counts them). */

@@ -350,3 +350,27 @@ test('every transcript prunes into a valid conversation in every format, at ever
     }
   }
 })
+
+test('prune can summarise what it archives, into the result, the archive and the messages', (t) => {
+  const messages = transcript('openhands-ponyc-4595.json')
+  const total = ct.estimateTokens(messages)
+  const p = pruner({ maxTokens: total, keepRecentMessages: 4 })
+  const plain = pruner({ maxTokens: total, keepRecentMessages: 4 }).prune(messages, { percentage: 95 })
+  t.is(plain.summary, undefined)
+  const result = p.prune(messages, { percentage: 95 }, { summarizeDropped: true, maxSummaryTokens: 300 })
+  t.true(result.archivedItems.length > 0)
+  t.true(result.summary!.startsWith('[context-trim summary]'))
+  t.true(ct.countTokens(result.summary!) <= 300)
+  t.true(readFileSync(p.config.archivePath, 'utf8').includes(`### Conversation Summary\n\n${result.summary}\n`))
+  t.false(result.messages.some((m) => (m as Message)._summary === true))
+  const inserted = pruner({ maxTokens: total, keepRecentMessages: 4 }).prune(messages, { percentage: 95 }, { summarizeDropped: true, insertSummary: true })
+  const summaries = inserted.messages.filter((m) => (m as Message)._summary === true)
+  t.is(summaries.length, 1)
+  t.is((summaries[0] as Message).content, inserted.summary)
+  t.is(ct.estimateTokens(inserted.messages), inserted.afterTokens)
+  t.deepEqual(ct.validateConversation(inserted.messages), [])
+  t.throws(() => pruner().prune(messages, null, { insertSummary: true }), {
+    code: 'INVALID_OPTION',
+    message: 'insertSummary: needs summarizeDropped: true',
+  })
+})

@@ -32,6 +32,7 @@ use crate::file_ops::{file_operations, FileOp, FileOpKind};
 use crate::file_tracker::FileTracker;
 use crate::plan::Plan;
 use crate::strategy::priority::{trim_by_priority_keeping, PriorityOptions};
+use crate::strategy::summarized::{trim_with_summary, Summary, SummaryOptions};
 
 /// Default `threshold`: prune from 80% of the window.
 pub const DEFAULT_THRESHOLD: f64 = 80.0;
@@ -344,8 +345,10 @@ pub struct Reread {
 /// What a prune decided.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Pruning {
-  /// The decisions: kept units and dropped (archived) units.
+  /// The decisions: kept units and dropped (archived) units, and an inserted summary.
   pub plan: Plan,
+  /// The summary of what was archived, when asked for ([`prune_summarized`]).
+  pub summary: Option<Summary>,
   /// Whether the prune used the emergency target.
   pub emergency: bool,
   /// The target in request tokens.
@@ -385,6 +388,20 @@ pub fn prune(
   window: usize,
   emergency: bool,
 ) -> Pruning {
+  prune_summarized(conv, config, window, emergency, None)
+}
+
+/// [`prune`], with a summary of what is archived when `summary` is given (see
+/// [`crate::strategy::summarized`]): returned in [`Pruning::summary`], written to the
+/// markdown archive's "Conversation Summary", and inserted into the messages if the options
+/// say so (its tokens then count towards the target).
+pub fn prune_summarized(
+  conv: &Conversation<'_>,
+  config: &PrunerConfig,
+  window: usize,
+  emergency: bool,
+  summary: Option<&SummaryOptions>,
+) -> Pruning {
   let target = config.target_tokens(window, emergency);
   let n = conv.len();
   let recent_from = n.saturating_sub(config.keep_recent_messages);
@@ -392,8 +409,14 @@ pub fn prune(
   for i in recent_from..n {
     keep[conv.unit_of(i)] = true;
   }
-  let options = PriorityOptions { target_tokens: target, classify: ClassifyOptions::default() };
-  let trim = trim_by_priority_keeping(conv, None, &options, &keep);
+  let run = |t: usize| {
+    let options = PriorityOptions { target_tokens: t, classify: ClassifyOptions::default() };
+    trim_by_priority_keeping(conv, None, &options, &keep)
+  };
+  let (trim, summary) = match summary {
+    Some(options) => trim_with_summary(conv, target, options, run),
+    None => (run(target), None),
+  };
   let plan = trim.outcome.plan;
   let mut kept = Vec::new();
   let mut archived = Vec::new();
@@ -415,6 +438,7 @@ pub fn prune(
   }
   let reconstruction = reconstruction(conv, &plan);
   Pruning {
+    summary,
     emergency,
     target_tokens: target,
     before_tokens: conv.total_tokens(),
@@ -627,6 +651,9 @@ pub fn archive_markdown(
     if !lines.is_empty() {
       md.push_str(&format!("\n### {title}\n{}\n", lines.join("\n")));
     }
+  }
+  if let Some(summary) = &pruning.summary {
+    md.push_str(&format!("\n### Conversation Summary\n\n{}\n", summary.text));
   }
   md.push_str("\n## Reconstruction Priority\n\n");
   if pruning.reconstruction.is_empty() {

@@ -17,6 +17,7 @@ use crate::tokens::Encoding;
 
 use super::clock::Clock;
 use super::options::{integer_option, is_nullish, read_options};
+use super::summary::{summary_request, SummaryFields};
 use super::{error, read, saturate, write};
 
 /// Options of a {@link ContextPruner}: the settings of `context-pruner.config.json`, plus the
@@ -75,6 +76,26 @@ pub struct ContextPrunerOptions<'env> {
     ts_type = "'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'"
   )]
   pub encoding: Option<String>,
+}
+
+/// Options of one {@link ContextPruner.prune}: a summary of what is archived.
+#[napi(object, object_to_js = false)]
+#[derive(Default)]
+pub struct PruneOptions<'env> {
+  /// Return `summary`: a deterministic extractive summary of the archived messages (files,
+  /// commands, errors, requests, decisions; see docs/summaries.md), also written to the
+  /// markdown archive as its "Conversation Summary".
+  /// @default false
+  pub summarize_dropped: Option<bool>,
+  /// Insert the summary into the returned messages (a `user` message flagged `_summary: true`,
+  /// before the first returned message that is not an instruction); its tokens count towards
+  /// the target. Needs `summarizeDropped`.
+  /// @default false
+  pub insert_summary: Option<bool>,
+  /// The bound of the summary, in tokens (at least 64).
+  /// @default 500
+  #[napi(ts_type = "number")]
+  pub max_summary_tokens: Option<Unknown<'env>>,
 }
 
 /// Options of {@link ContextPruner.fromConfigFile}: what a configuration file cannot hold.
@@ -160,6 +181,8 @@ pub struct FileToReread {
 /// What {@link ContextPruner.prune} did (the seed's `PruneResult`, plus the messages).
 #[napi(object, object_from_js = false)]
 pub struct PruneResult<'env> {
+  /// The summary of the archived messages, with `summarizeDropped`.
+  pub summary: Option<String>,
   /// When the prune ran, from the pruner's clock.
   #[napi(ts_type = "Date")]
   pub timestamp: JsDate<'env>,
@@ -359,7 +382,7 @@ impl ContextPruner {
   #[napi(
     catch_unwind,
     ts_generic_types = "M extends AnyMessage",
-    ts_args_type = "messages: M[], metrics?: ContextMetrics",
+    ts_args_type = "messages: M[], metrics?: ContextMetrics | null, options?: PruneOptions",
     ts_return_type = "Omit<PruneResult, 'messages'> & { messages: M[] }"
   )]
   pub fn prune<'env>(
@@ -367,13 +390,24 @@ impl ContextPruner {
     env: &'env Env,
     messages: Unknown<'env>,
     metrics: Option<Unknown<'env>>,
+    options: Option<Unknown<'env>>,
   ) -> Result<PruneResult<'env>> {
     let throw = |e: CoreError| error::throw(env, e);
+    let options: PruneOptions = read_options(env, options, "options")?;
+    let fields = SummaryFields {
+      summarize_dropped: options.summarize_dropped,
+      insert_summary: Some(options.insert_summary),
+      max_summary_tokens: options.max_summary_tokens,
+      summarizer: None,
+      summarizer_timeout_ms: None,
+    };
+    let summary = summary_request(fields, false).map_err(throw)?.map(|r| r.options);
     let input = read::read_messages(env, messages)?;
     let conv = input.conversation(self.encoding);
     let (window, percentage) = self.metrics(env, metrics, Some(&conv))?;
     let emergency = self.config.is_emergency(percentage);
-    let pruning = pruner::prune(&conv, &self.config, window, emergency);
+    let pruning =
+      pruner::prune_summarized(&conv, &self.config, window, emergency, summary.as_ref());
     let time = self.clock.now(env)?;
     let timestamp = iso8601(time).ok_or_else(|| {
       throw(CoreError::option(
@@ -407,6 +441,7 @@ impl ContextPruner {
       archived_items: archived_items(&conv, &pruning),
       kept_items: kept_items(&conv, &pruning),
       reduction: pruning.reduction(),
+      summary: pruning.summary.as_ref().map(|s| s.text.clone()),
       messages: write::apply_plan(env, &input, &pruning.plan)?,
       archived_indices: pruning.archived.iter().map(|&i| saturate(i)).collect(),
       emergency,
