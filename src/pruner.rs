@@ -899,6 +899,7 @@ mod tests {
       ]
     );
     let none = Pruning {
+      summary: None,
       plan,
       emergency: false,
       target_tokens: 0,
