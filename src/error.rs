@@ -117,6 +117,21 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// A number as JavaScript prints it in an error message (`NaN`, `Infinity`, `-1`, `0.5`).
+pub fn js_number(v: f64) -> String {
+  if v.is_nan() {
+    "NaN".into()
+  } else if v.is_infinite() {
+    if v > 0.0 {
+      "Infinity".into()
+    } else {
+      "-Infinity".into()
+    }
+  } else {
+    format!("{v}")
+  }
+}
+
 /// The result type of the core.
 pub type Result<T> = std::result::Result<T, Error>;
 
@@ -144,5 +159,18 @@ mod tests {
       "messages[0]: must be an object, got null"
     );
     assert_eq!(Error::option("x", "bad").code(), "INVALID_OPTION");
+  }
+
+  #[test]
+  fn numbers_print_as_in_javascript() {
+    for (v, text) in [
+      (f64::NAN, "NaN"),
+      (f64::INFINITY, "Infinity"),
+      (-f64::INFINITY, "-Infinity"),
+      (-1.0, "-1"),
+      (0.5, "0.5"),
+    ] {
+      assert_eq!(js_number(v), text);
+    }
   }
 }

@@ -12,9 +12,11 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod archive;
 pub mod classify;
 pub mod conversation;
 pub mod cut;
+pub mod dedup;
 pub mod detect;
 pub mod error;
 pub mod file_ops;
@@ -24,9 +26,11 @@ pub mod format;
 pub mod fuzzing;
 pub mod message;
 pub mod plan;
+pub mod pruner;
 pub mod repair;
 pub mod span_index;
 pub mod strategy;
+pub mod summary;
 pub mod tokens;
 pub mod validate;
 

@@ -4,13 +4,17 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod clock;
+mod dedup;
 mod error;
 mod instance;
 mod options;
 mod priority;
+mod pruner;
 mod read;
 mod roles;
 mod rolling;
+mod summary;
 mod task;
 mod validate;
 mod write;
