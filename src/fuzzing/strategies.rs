@@ -6,8 +6,10 @@
 use crate::classify::{classify_conversation, ClassifyOptions};
 use crate::conversation::Conversation;
 use crate::cut::MIN_CUT_BUDGET;
+use crate::dedup::{deduplicate, DedupOptions};
 use crate::message::Role;
 use crate::plan::Plan;
+use crate::pruner::{prune, PrunerConfig};
 use crate::strategy::age::trim_by_age;
 use crate::strategy::priority::{trim_by_priority, trim_with_placeholders, PriorityOptions};
 use crate::strategy::roles::{apply_max_context_tokens, MaxContextOptions};
@@ -95,14 +97,33 @@ pub const STRATEGIES: &[Strategy] = &[
     name: "truncate_old_tool_outputs",
     run: |conv, _, bits| conformed(conv, truncate_old_tool_outputs(conv, &truncation_config(bits))),
     guards: truncation_guards,
-    promises: Promises {
-      drops_only: false,
-      unchanged_within_budget: false,
-      fits_unless_protected: false,
-      idempotent: true,
+    promises: REWRITES,
+  },
+  Strategy {
+    name: "deduplicate",
+    run: |conv, budget, bits| {
+      // Half the time always, half the time from a threshold at the budget.
+      let threshold_tokens = (bits & 1 == 1).then_some(budget);
+      deduplicate(conv, &DedupOptions { threshold_tokens, ..DedupOptions::default() }).plan
     },
+    guards: dedup_guards,
+    promises: REWRITES,
+  },
+  Strategy {
+    name: "prune",
+    run: |conv, budget, bits| prune(conv, &pruner_config(bits), budget, false).plan,
+    guards: pruner_guards,
+    promises: BUDGETED,
   },
 ];
+
+/// What a strategy that rewrites tool results in place (no budget) promises.
+const REWRITES: Promises = Promises {
+  drops_only: false,
+  unchanged_within_budget: false,
+  fits_unless_protected: false,
+  idempotent: true,
+};
 
 /// The plan as the binding returns it (see [`Plan::conform`]).
 fn conformed(conv: &Conversation<'_>, mut plan: Plan) -> Plan {
@@ -168,6 +189,16 @@ fn truncation_config(bits: u64) -> TruncationConfig {
   }
 }
 
+/// A pruner configuration from bits: `keepRecentMessages` 0–7, and a target of the whole
+/// window (the budget is passed as the window).
+fn pruner_config(bits: u64) -> PrunerConfig {
+  PrunerConfig {
+    keep_recent_messages: Bits(bits).take(3) as usize,
+    target_percentage: 100.0,
+    ..PrunerConfig::default()
+  }
+}
+
 /// Guards of every member of the units of `anchors`.
 fn unit_guards(
   conv: &Conversation<'_>,
@@ -213,8 +244,11 @@ fn age_guards(conv: &Conversation<'_>, _: u64) -> Vec<Guard> {
 /// What the priority strategies never touch: the units holding a message of a protected
 /// priority (system, agent instructions, the current task, modified files).
 fn priority_guards(conv: &Conversation<'_>, bits: u64) -> Vec<Guard> {
-  let options = priority_options(0, bits);
-  let classification = classify_conversation(conv, None, &options.classify);
+  priority_guards_with(conv, &priority_options(0, bits).classify)
+}
+
+fn priority_guards_with(conv: &Conversation<'_>, options: &ClassifyOptions) -> Vec<Guard> {
+  let classification = classify_conversation(conv, None, options);
   let anchors =
     classification.iter().enumerate().filter(|(_, c)| c.priority.is_protected()).map(|(i, _)| i);
   unit_guards(conv, anchors, Guard::Untouched)
@@ -228,6 +262,36 @@ fn truncation_guards(conv: &Conversation<'_>, _: u64) -> Vec<Guard> {
     .iter()
     .map(|m| if m.is_tool_result() && !m.is_error { Guard::Returned } else { Guard::Untouched })
     .collect()
+}
+
+/// What the deduplication never touches: messages that are not tool results, results flagged
+/// as errors, and messages carrying several results.
+fn dedup_guards(conv: &Conversation<'_>, _: u64) -> Vec<Guard> {
+  conv
+    .messages()
+    .iter()
+    .map(|m| {
+      if m.is_tool_result() && !m.is_error && m.answers.len() <= 1 {
+        Guard::Returned
+      } else {
+        Guard::Untouched
+      }
+    })
+    .collect()
+}
+
+/// What the pruner always keeps: what the priority trimmer never drops (default
+/// classification), and the units of the last `keepRecentMessages` messages.
+fn pruner_guards(conv: &Conversation<'_>, bits: u64) -> Vec<Guard> {
+  let config = pruner_config(bits);
+  let mut guards = priority_guards_with(conv, &ClassifyOptions::default());
+  let recent = conv.len().saturating_sub(config.keep_recent_messages)..conv.len();
+  for (j, g) in unit_guards(conv, recent, Guard::Returned).into_iter().enumerate() {
+    if guards[j] == Guard::Free {
+      guards[j] = g;
+    }
+  }
+  guards
 }
 
 #[cfg(test)]
