@@ -1,6 +1,10 @@
 // Every public entry point of the addon that reads messages or options, called in one uniform
 // way, for the hostile-input suite. `index.d.ts is covered` in hostile.spec.ts fails when an
 // exported function is missing here.
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
 import { ct } from './helpers.js'
 
 /** An entry point as the hostile suite calls it. */
@@ -14,6 +18,8 @@ export interface EntryPoint {
   formats: boolean
   /** Whether its options take `encoding`/`model` (it counts tokens). */
   counts: boolean
+  /** Whether it counts tokens exactly with no way to ask for the `approximate` encoding. */
+  exact?: boolean
   /** The messages it returns, if it returns messages (kept ones are the caller's own objects). */
   returned?: (result: unknown) => unknown[]
 }
@@ -23,6 +29,9 @@ export const SMALL_BUDGET = 50
 
 const asMessages = (r: unknown) => r as unknown[]
 const trimmed = (r: unknown) => (r as { messages: unknown[] }).messages
+/** A scratch folder for the pruner's archive (removed by the suites that prune). */
+export const scratch = mkdtempSync(join(tmpdir(), 'context-trim-hostile-'))
+const pruner = new ct.ContextPruner({ archivePath: join(scratch, 'archive.md'), maxTokens: 200, keepRecentMessages: 1 })
 const rolling = new ct.RollingContext({ enabled: true, config: { maxAge: 0, smallOutputTokens: 0, encoding: 'approximate' } })
 
 /** Every entry point that takes an array of messages. */
@@ -95,6 +104,34 @@ export const messageEntryPoints: EntryPoint[] = [
     counts: true,
     returned: asMessages,
   },
+  {
+    name: 'trimByPriorityAsync',
+    call: (m, o) => ct.trimByPriorityAsync(m as never, (o ?? { targetTokens: SMALL_BUDGET }) as never),
+    options: 'options',
+    formats: false,
+    counts: true,
+    returned: trimmed,
+  },
+  {
+    name: 'trimWithPlaceholdersAsync',
+    call: (m, o) => ct.trimWithPlaceholdersAsync(m as never, (o ?? { targetTokens: SMALL_BUDGET }) as never),
+    options: 'options',
+    formats: false,
+    counts: true,
+    returned: trimmed,
+  },
+  {
+    name: 'trimConversationAsync',
+    call: (m, o) => ct.trimConversationAsync(m as never, SMALL_BUDGET, (o ?? { strategy: 'priority-based' }) as never),
+    options: 'options',
+    formats: false,
+    counts: true,
+    returned: asMessages,
+  },
+  { name: 'deduplicateToolResults', exact: true, call: (m, o) => ct.deduplicateToolResults(m as never, (o ?? { deduplicationThreshold: 0 }) as never), options: 'options', formats: false, counts: false, returned: trimmed },
+  { name: 'deduplicateToolResultsAsync', exact: true, call: (m, o) => ct.deduplicateToolResultsAsync(m as never, (o ?? { deduplicationThreshold: 0 }) as never), options: 'options', formats: false, counts: false, returned: trimmed },
+  { name: 'ContextPruner#prune', exact: true, call: (m, o) => pruner.prune(m as never, null, o as never), options: 'options', formats: false, counts: false, returned: trimmed },
+  { name: 'ContextPruner#measure', exact: true, call: (m) => pruner.measure(m as never), formats: false, counts: false },
   { name: 'RollingContext#prepare', call: (m) => rolling.prepare(m as never), formats: false, counts: false, returned: asMessages },
   { name: 'FileTracker.fromMessages', call: (m, o) => ct.FileTracker.fromMessages(m as never, o as never), options: 'options', formats: false, counts: false },
 ]
@@ -112,7 +149,7 @@ export const otherEntryPoints: Array<[string, string]> = [
 ]
 
 /** Classes: their methods taking messages are in `messageEntryPoints`, the others are checked apart. */
-export const classes = ['FileTracker', 'RollingContext']
+export const classes = ['ContextPruner', 'FileTracker', 'RollingContext']
 
 /** The outcome of a call that may throw or return a Promise that rejects. */
 export type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown }

@@ -1,16 +1,20 @@
 // Hostile input: whatever a caller passes to any public function, the addon answers with a
 // clear coded error or a documented lenient result (docs/robustness.md), never crashes, and
 // never changes what it was given.
-import { readFileSync } from 'node:fs'
+import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 
 import test from 'ava'
 
 import { toAiSdk, toAnthropic } from './convert.js'
-import { classes, messageEntryPoints, otherEntryPoints, outcome, type EntryPoint, type Outcome } from './entry-points.js'
+import { classes, messageEntryPoints, otherEntryPoints, outcome, scratch, type EntryPoint, type Outcome } from './entry-points.js'
 import { ct, snapshot, transcript, transcriptsDir, type CodedError } from './helpers.js'
 import type { Message } from '../index.js'
 
+test.after.always(() => rmSync(scratch, { recursive: true, force: true }))
+
+// Serial: the large inputs block the thread for seconds each, and ava's timeout counts from the
+// last finished test.
 const CODES = new Set(['INVALID_MESSAGES', 'INVALID_MESSAGE', 'INVALID_OPTION', 'INVALID_ARGUMENT'])
 
 function deep(levels: number): Record<string, unknown> {
@@ -143,7 +147,7 @@ function checkReturned(t: import('ava').ExecutionContext, entry: EntryPoint, inp
   }
 }
 
-test('index.d.ts is covered: every exported function is in the entry-point tables', (t) => {
+test.serial('index.d.ts is covered: every exported function is in the entry-point tables', (t) => {
   const dts = readFileSync(join(transcriptsDir, '..', '..', 'index.d.ts'), 'utf8')
   const exported = [...dts.matchAll(/^export declare function (\w+)/gm)].map((m) => m[1]).sort()
   const covered = [...messageEntryPoints.map((e) => e.name), ...otherEntryPoints.map(([n]) => n)].filter((n) => !/[#.]/.test(n)).sort()
@@ -152,7 +156,7 @@ test('index.d.ts is covered: every exported function is in the entry-point table
 })
 
 for (const entry of messageEntryPoints) {
-  test(`${entry.name} rejects malformed messages with a coded TypeError naming the field, and changes nothing`, async (t) => {
+  test.serial(`${entry.name} rejects malformed messages with a coded TypeError naming the field, and changes nothing`, async (t) => {
     for (const [what, input, message] of rejected) {
       const before = tryClone(input)
       const err = coded(t, await outcome(() => entry.call(input)), `${entry.name}: ${what}`)
@@ -161,7 +165,7 @@ for (const entry of messageEntryPoints) {
     }
   })
 
-  test(`${entry.name} reads hostile but well-formed messages leniently and returns them untouched`, async (t) => {
+  test.serial(`${entry.name} reads hostile but well-formed messages leniently and returns them untouched`, async (t) => {
     const lenient: Array<[string, unknown[]]> = [
       ['no message', []],
       ['lone surrogates', [{ role: 'user', content: '\ud800 lone high surrogate and \udfff lone low' }]],
@@ -193,7 +197,7 @@ for (const entry of messageEntryPoints) {
     t.is(({} as Record<string, unknown>).polluted, undefined)
   })
 
-  test(`${entry.name} reads the same hostile shapes in every format`, async (t) => {
+  test.serial(`${entry.name} reads the same hostile shapes in every format`, async (t) => {
     const base: Message[] = [
       { role: 'system', content: 'rules 🚀' },
       { role: 'user', content: '\ud800 task 汉字' },
@@ -214,7 +218,7 @@ for (const entry of messageEntryPoints) {
 
   if (entry.options) {
     const name = entry.options
-    test(`${entry.name} rejects options of the wrong type with a coded TypeError`, async (t) => {
+    test.serial(`${entry.name} rejects options of the wrong type with a coded TypeError`, async (t) => {
       const bad: Array<[unknown, string]> = [
         [5, `${name}: must be an object, got number`],
         ['x', `${name}: must be an object, got string`],
@@ -245,7 +249,7 @@ for (const entry of messageEntryPoints) {
   }
 }
 
-test('applyMaxContextTokens rejects budgets and options out of range, sync and async alike', async (t) => {
+test.serial('applyMaxContextTokens rejects budgets and options out of range, sync and async alike', async (t) => {
   const messages = [{ role: 'user', content: 'x' }]
   const budgets: Array<[unknown, string]> = [
     [-1, 'maxContextTokens: must be an integer of at least 0, got -1'],
@@ -286,7 +290,7 @@ test('applyMaxContextTokens rejects budgets and options out of range, sync and a
   }
 })
 
-test('the other strategies and classes reject budgets, options and arguments out of range', async (t) => {
+test.serial('the other strategies and classes reject budgets, options and arguments out of range', async (t) => {
   const m = [{ role: 'user', content: 'x' }] as Message[]
   const cases: Array<[string, () => unknown, string, string | RegExp]> = [
     ['trimByAge -1', () => ct.trimByAge(m, -1), 'INVALID_OPTION', 'targetTokens: must be an integer of at least 0, got -1'],
@@ -323,7 +327,7 @@ test('the other strategies and classes reject budgets, options and arguments out
   }
 })
 
-test('countTokens and estimateMessageTokens reject what they cannot read with coded errors', (t) => {
+test.serial('countTokens and estimateMessageTokens reject what they cannot read with coded errors', (t) => {
   for (const [text, message] of [[5, 'text: must be a string, got number'], [null, 'text: must be a string, got null'], [undefined, 'text: must be a string, got undefined'], [{}, 'text: must be a string, got object'], [Symbol('s'), 'text: must be a string, got symbol']] as const) {
     t.throws(() => ct.countTokens(text as never), { instanceOf: TypeError, code: 'INVALID_ARGUMENT', message })
   }
@@ -349,23 +353,50 @@ test('countTokens and estimateMessageTokens reject what they cannot read with co
   }
 })
 
-test('a 100 MB string passes through every entry point', async (t) => {
-  const big = 'a'.repeat(100 * 1024 * 1024)
+// The large inputs, made once; each entry point gets its own test so that ava sees progress.
+const big = 'a'.repeat(100 * 1024 * 1024)
+const bigMessages: Message[] = [{ role: 'user', content: 'question' }, { role: 'assistant', content: big }, { role: 'user', content: 'and?' }]
+const many: Message[] = Array.from({ length: 1_000_000 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: 'hi' }))
+const defaultCapacity = ct.messageCacheStats().capacity
+// Room for all of them in the message cache, so that each is read once (with the default bound
+// of 100,000 every call would read the million messages again).
+test.before(() => ct.setMessageCacheCapacity(1_100_000))
+test.after.always(() => ct.setMessageCacheCapacity(defaultCapacity))
+
+test.serial('a 100 MB string is counted', (t) => {
   t.is(ct.countTokens(big, { encoding: 'approximate' }), (100 * 1024 * 1024) / 4)
-  const messages: Message[] = [{ role: 'user', content: 'question' }, { role: 'assistant', content: big }, { role: 'user', content: 'and?' }]
-  for (const entry of messageEntryPoints) {
-    const result = await outcome(() => entry.call(messages, entry.counts ? { targetTokens: 1000, encoding: 'approximate' } : undefined))
-    t.true(result.ok, entry.name)
-    if (result.ok) checkReturned(t, entry, messages, result.value, entry.name)
-  }
-  t.true(ct.estimateTokens(messages, { encoding: 'approximate' }) > 26_000_000)
+  t.true(ct.estimateTokens(bigMessages, { encoding: 'approximate' }) > 26_000_000)
   // Over the budget, the oldest go first until it fits; the last message stays.
-  t.deepEqual(ct.applyMaxContextTokens(messages, 1000, { encoding: 'approximate' }), [messages[2]])
-  // Drop the cached 100 MB copy.
-  ct.setMessageCacheCapacity(ct.messageCacheStats().capacity)
+  t.deepEqual(ct.applyMaxContextTokens(bigMessages, 1000, { encoding: 'approximate' }), [bigMessages[2]])
 })
 
-test('a whitespace run of a million characters is counted exactly enough instead of failing', (t) => {
+test.serial('a million tiny messages are counted and capped', (t) => {
+  t.is(ct.countSteps(many), 0)
+  t.is(ct.estimateTokens(many), 1_000_000 * 5 + 3)
+  // 5 tokens a message, 3 of reply priming: the last 19 fit in 100.
+  const capped = ct.applyMaxContextTokens(many, 100)
+  t.is(capped.length, 19)
+  t.is(capped[18], many[999_999])
+})
+
+for (const entry of messageEntryPoints) {
+  // Exact counting is linear but slow in a debug build (minutes for 100 MB of one letter): an
+  // entry point that cannot be asked for the approximate encoding gets 10 MB.
+  const size = entry.exact ? '10 MB' : '100 MB'
+  test.serial(`${entry.name} passes a ${size} string`, async (t) => {
+    const input = entry.exact ? [bigMessages[0], { role: 'assistant', content: big.slice(0, 10 * 1024 * 1024) }, bigMessages[2]] : bigMessages
+    const result = await outcome(() => entry.call(input, entry.counts ? { targetTokens: 1000, encoding: 'approximate' } : undefined))
+    t.true(result.ok, `${entry.name}: ${result.ok ? '' : (result.error as Error).message}`)
+    if (result.ok) checkReturned(t, entry, input, result.value, entry.name)
+  })
+
+  test.serial(`${entry.name} passes a million tiny messages`, async (t) => {
+    const result = await outcome(() => entry.call(many))
+    t.true(result.ok, `${entry.name}: ${result.ok ? '' : (result.error as Error).message}`)
+  })
+}
+
+test.serial('a whitespace run of a million characters is counted exactly enough instead of failing', (t) => {
   // tiktoken-rs's regex gives up on such a run and panicked; it is now counted in pieces.
   const run = ' '.repeat(1_100_000)
   const n = ct.countTokens(`a${run}b`)
@@ -373,26 +404,7 @@ test('a whitespace run of a million characters is counted exactly enough instead
   t.is(ct.estimateTokens([{ role: 'user', content: run }]), ct.countTokens(run) + ct.estimateTokens([{ role: 'user', content: '' }]))
 })
 
-test('a million tiny messages pass through every entry point', async (t) => {
-  const many: Message[] = Array.from({ length: 1_000_000 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: 'hi' }))
-  // Room for all of them in the message cache, so that each is read once (with the default
-  // bound of 100,000 every call would read them all again).
-  const capacity = ct.messageCacheStats().capacity
-  ct.setMessageCacheCapacity(1_000_000)
-  for (const entry of messageEntryPoints) {
-    const result = await outcome(() => entry.call(many))
-    t.true(result.ok, `${entry.name}: ${result.ok ? '' : (result.error as Error).message}`)
-  }
-  t.is(ct.countSteps(many), 0)
-  t.is(ct.estimateTokens(many), 1_000_000 * 5 + 3)
-  // 5 tokens a message, 3 of reply priming: the last 19 fit in 100.
-  const capped = ct.applyMaxContextTokens(many, 100)
-  t.is(capped.length, 19)
-  t.is(capped[18], many[999_999])
-  ct.setMessageCacheCapacity(capacity)
-})
-
-test('real transcripts in every format survive every entry point unchanged', async (t) => {
+test.serial('real transcripts in every format survive every entry point unchanged', async (t) => {
   const base = transcript('openhands-resolver-dark-mode.json')
   for (const messages of [base, toAnthropic(base), toAiSdk(base)] as unknown[][]) {
     const before = snapshot(messages)

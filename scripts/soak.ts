@@ -12,7 +12,8 @@
 // (validateConversation) whenever the input did; a count is a non-negative integer. The exit
 // code is 1 on any failed check, or when RSS grows by more than 25% (and 64 MB) between the end
 // of the warm-up (30% of the calls) and the end.
-import { readFileSync, readdirSync } from 'node:fs'
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -90,6 +91,11 @@ interface Entry {
 }
 const asMessages = (r: unknown) => r as unknown[]
 const trimmed = (r: unknown) => (r as { messages: unknown[] }).messages
+// The pruner writes its archive: into a scratch folder, emptied as the run goes.
+const scratch = mkdtempSync(join(tmpdir(), 'context-trim-soak-'))
+const archivePath = join(scratch, 'archive.md')
+const pruner = new ct.ContextPruner({ archivePath, maxTokens: 4000, keepRecentMessages: 3 })
+let prunes = 0
 const rolling = new ct.RollingContext({ enabled: true, config: { maxAge: 2, maxTokensPerOutput: 300 } })
 
 /** Every strategy and reader, with its share of the mix. Add each new one here. */
@@ -132,6 +138,22 @@ const calls: Entry[] = [
     run: (c, _, random) => ct.truncateOldToolOutputs(c.messages as never, { maxAge: Math.floor(random() * 6), maxTokensPerOutput: 200 + Math.floor(random() * 2000) }),
   },
   { name: 'truncateOldToolOutputsAsync', weight: 1, returned: asMessages, copies: true, run: (c) => ct.truncateOldToolOutputsAsync(c.messages as never, {}) },
+  { name: 'trimByPriorityAsync', weight: 1, returned: trimmed, run: (c, budget) => ct.trimByPriorityAsync(c.messages as never, { targetTokens: budget }) },
+  { name: 'trimWithPlaceholdersAsync', weight: 1, returned: trimmed, copies: true, run: (c, budget) => ct.trimWithPlaceholdersAsync(c.messages as never, { targetTokens: budget }) },
+  { name: 'trimConversationAsync', weight: 1, returned: asMessages, copies: true, run: (c, budget) => ct.trimConversationAsync(c.messages as never, budget) },
+  { name: 'deduplicateToolResults', weight: 2, returned: trimmed, copies: true, run: (c, budget, random) => ct.deduplicateToolResults(c.messages as never, random() < 0.5 ? { deduplicationThreshold: 0 } : { contextWindow: budget + 1 }) },
+  { name: 'deduplicateToolResultsAsync', weight: 1, returned: trimmed, copies: true, run: (c) => ct.deduplicateToolResultsAsync(c.messages as never, { deduplicationThreshold: 0 }) },
+  {
+    name: 'ContextPruner#prune',
+    weight: 1,
+    returned: trimmed,
+    copies: true,
+    run: (c, budget) => {
+      if (++prunes % 1000 === 0) rmSync(archivePath, { force: true })
+      return pruner.prune(c.messages as never, { currentTokens: budget + 1, maxTokens: Math.max(1, budget) })
+    },
+  },
+  { name: 'ContextPruner#measure', weight: 1, run: (c) => pruner.measure(c.messages as never).currentTokens },
   { name: 'RollingContext#prepare', weight: 1, returned: asMessages, copies: true, run: (c) => rolling.prepare(c.messages as never) },
   { name: 'repairConversation', weight: 1, returned: trimmed, copies: true, formatAware: true, run: (c) => ct.repairConversation(c.messages as never, { format: c.format }) },
   { name: 'validateConversation', weight: 1, run: (c) => ct.validateConversation(c.messages as never, { format: c.format }) },
@@ -302,9 +324,14 @@ async function main() {
 }
 
 if (isMainThread) {
-  await main()
+  try {
+    await main()
+  } finally {
+    rmSync(scratch, { recursive: true, force: true })
+  }
 } else {
   const { calls: count, seed, every } = workerData as { calls: number; seed: number; every: number }
   const progress = await run(count, seed, every, (p) => parentPort?.postMessage({ progress: p, done: false }))
+  rmSync(scratch, { recursive: true, force: true })
   parentPort?.postMessage({ progress, done: true })
 }
