@@ -12,6 +12,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod cache_policy;
 pub mod classify;
 pub mod conversation;
 pub mod cut;
