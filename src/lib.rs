@@ -24,6 +24,7 @@ pub mod format;
 pub mod message;
 pub mod plan;
 pub mod repair;
+pub mod simulate;
 pub mod span_index;
 pub mod strategy;
 pub mod tokens;
