@@ -4,6 +4,7 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod cache_policy;
 mod error;
 mod instance;
 mod options;
@@ -11,6 +12,7 @@ mod priority;
 mod read;
 mod roles;
 mod rolling;
+mod simulate;
 mod task;
 mod validate;
 mod write;
