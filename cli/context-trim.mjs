@@ -5,13 +5,15 @@ import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
+import { SIMULATE_HELP, SIMULATE_USAGE, runSimulate } from './simulate.mjs'
+
 const require = createRequire(import.meta.url)
 const ct = require('../index.js')
 const here = dirname(fileURLToPath(import.meta.url))
 const sample = join(here, '..', 'samples', 'transcripts', 'openhands-ponyc-4595.json')
 
 function usage() {
-  return `usage: context-trim demo | context-trim stats <file.json>`
+  return `usage: context-trim demo | context-trim stats <file.json>\n       ${SIMULATE_USAGE}\n\n${SIMULATE_HELP}`
 }
 
 function load(file) {
@@ -44,11 +46,12 @@ const [cmd, ...args] = process.argv.slice(2)
 try {
   if (cmd === 'demo') stats(sample)
   else if (cmd === 'stats' && args[0]) stats(args[0])
+  else if (cmd === 'simulate') process.exitCode = runSimulate(args, { ct })
   else {
     console.log(usage())
     process.exitCode = cmd ? 2 : 0
   }
 } catch (e) {
   console.error(`context-trim: ${e.message}`)
-  process.exitCode = 1
+  process.exitCode = e.exitCode ?? 1
 }
