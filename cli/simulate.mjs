@@ -329,7 +329,7 @@ export function renderHtml(result, { file }) {
 <style>
 body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #222 }
 table { border-collapse: collapse; margin: 12px 0 24px }
-th, td { padding: 4px 10px; border-bottom: 1px solid #ddd; text-align: right }
+th, td { padding: 4px 10px; border-bottom: 1px solid #ddd; text-align: right; white-space: nowrap }
 th:first-child, td:first-child { text-align: left }
 .key { display: inline-block; width: 10px; height: 10px; margin-right: 6px }
 svg { display: block; margin: 8px 0 24px }
