@@ -2,7 +2,7 @@ import test from 'ava'
 
 import { toAiSdk, toAnthropic } from './convert.js'
 import { ct, snapshot, transcripts } from './helpers.js'
-import type { AnyMessage } from '../index.js'
+import type { AnyMessage, Message } from '../index.js'
 
 test('auto detection reads each format and counts the same steps in all three', (t) => {
   for (const [name, messages] of transcripts()) {
@@ -58,4 +58,93 @@ test('converted transcripts are not mutated by reading them', (t) => {
   const before = snapshot(anthropic)
   ct.estimateTokens(anthropic)
   t.deepEqual(anthropic, before)
+})
+
+/**
+ * Which input messages a strategy returned as they were (`keep`), shortened (`replace`) or left
+ * out (`drop`), by input index. Kept messages are the caller's own objects; a shortened one is
+ * a copy, found by position.
+ */
+function decisions(input: readonly object[], output: readonly object[]): string[] {
+  const out = new Set(output)
+  const kept = input.map((m) => out.has(m))
+  const result: string[] = []
+  let j = 0
+  for (let i = 0; i < input.length; i++) {
+    if (kept[i]) {
+      while (j < output.length && output[j] !== input[i]) j++
+      result.push('keep')
+      j++
+    } else if (j < output.length && !input.includes(output[j]) && (i + 1 >= input.length || output[j] !== input[i + 1])) {
+      // A copy in this position: the message was shortened in place.
+      result.push('replace')
+      j++
+    } else {
+      result.push('drop')
+    }
+  }
+  return result
+}
+
+/**
+ * OpenAI messages as the other formats carry them: no `name` on tool results, and arguments
+ * as compact JSON (the other formats hold an object, which serialises compactly).
+ */
+function asOtherFormatsCarryThem(messages: Message[]): Message[] {
+  return messages.map((m) => {
+    if (m.role === 'tool') {
+      const { name: _name, ...rest } = m
+      return rest as Message
+    }
+    if (!m.tool_calls) return m
+    const compact = (args: unknown) => {
+      if (typeof args !== 'string') return args
+      try {
+        return JSON.stringify(JSON.parse(args))
+      } catch {
+        return args
+      }
+    }
+    return { ...m, tool_calls: m.tool_calls.map((c) => ({ ...c, function: { ...c.function, arguments: compact(c.function.arguments) as string } })) }
+  })
+}
+
+test('every strategy decides the same on a transcript in all three formats', (t) => {
+  type Strategy = (m: AnyMessage[], budget: number) => readonly object[]
+  const strategies: Array<[string, Strategy]> = [
+    ['trimByPriority', (m, b) => ct.trimByPriority(m as Message[], { targetTokens: b, preserveRecentTurns: 2 }).messages],
+    ['trimWithPlaceholders', (m, b) => ct.trimWithPlaceholders(m as Message[], { targetTokens: b, preserveRecentTurns: 2 }).messages],
+    ['trimConversation', (m, b) => ct.trimConversation(m as Message[], b, { strategy: 'priority-based', preserveRecentTurns: 2 })],
+    ['trimByAge', (m, b) => ct.trimByAge(m as Message[], b)],
+    ['applyMaxContextTokens', (m, b) => ct.applyMaxContextTokens(m, b, { truncationPriority: ['tool', 'assistant'] })],
+    ['truncateOldToolOutputs', (m) => ct.truncateOldToolOutputs(m, { maxAge: 3, maxTokensPerOutput: 500 })],
+  ]
+  for (const [name, original] of transcripts()) {
+    const openai = asOtherFormatsCarryThem(original)
+    const anthropic = toAnthropic(openai)
+    const aiSdk = toAiSdk(openai)
+    // The converters map message to message when no assistant turn makes parallel calls.
+    if (anthropic.length !== openai.length) continue
+    const total = ct.estimateTokens(openai)
+    t.is(ct.estimateTokens(anthropic), total, `${name}: the same tokens in anthropic format`)
+    t.is(ct.estimateTokens(aiSdk), total, `${name}: the same tokens in ai-sdk format`)
+    for (const [strategy, run] of strategies) {
+      for (const share of [0.25, 0.5, 0.75]) {
+        const budget = Math.floor(total * share)
+        const expected = decisions(openai, run(openai, budget))
+        // Anthropic also requires a user message first: where a strategy dropped the opening
+        // user message, the latest user message before the first returned one is kept again,
+        // and nothing else differs.
+        const got = decisions(anthropic, run(anthropic, budget))
+        const firstReturned = got.findIndex((d, i) => d !== 'drop' && anthropic[i].role !== 'system')
+        const differing = got.flatMap((d, i) => (d === expected[i] ? [] : [i]))
+        const userBroughtBack = (i: number) => i === firstReturned && got[i] === 'keep' && expected[i] === 'drop'
+        t.true(differing.every(userBroughtBack), `${name} ${strategy} ${share}: anthropic differs at ${differing}`)
+        if (firstReturned >= 0) t.is(anthropic[firstReturned].role, 'user', `${name} ${strategy} ${share}: anthropic starts with a user message`)
+        t.deepEqual(decisions(aiSdk, run(aiSdk, budget)), expected, `${name} ${strategy} ${share}: ai-sdk`)
+        t.deepEqual(ct.validateConversation(run(anthropic, budget) as AnyMessage[]), [], `${name} ${strategy} ${share}: valid anthropic`)
+        t.deepEqual(ct.validateConversation(run(aiSdk, budget) as AnyMessage[]), [], `${name} ${strategy} ${share}: valid ai-sdk`)
+      }
+    }
+  }
 })

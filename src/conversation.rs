@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use crate::format::Format;
 use crate::message::Message;
 use crate::tokens::{message_tokens, Encoding, REPLY_PRIMING};
 
@@ -31,6 +32,7 @@ impl Unit {
 pub struct Conversation<'a> {
   messages: Vec<&'a Message>,
   encoding: Encoding,
+  format: Format,
   tokens: Vec<usize>,
   steps: Vec<usize>,
   current_step: usize,
@@ -101,6 +103,7 @@ impl<'a> Conversation<'a> {
     Conversation {
       messages,
       encoding,
+      format: Format::default(),
       tokens,
       steps,
       current_step: step,
@@ -108,6 +111,18 @@ impl<'a> Conversation<'a> {
       unit_of,
       answered_call,
     }
+  }
+
+  /// The same conversation, read in `format`: strategies' plans are made to follow its
+  /// provider's rules (see [`crate::Plan::conform`]).
+  pub fn with_format(mut self, format: Format) -> Self {
+    self.format = format;
+    self
+  }
+
+  /// The format the messages were read in (OpenAI unless set with [`Conversation::with_format`]).
+  pub fn format(&self) -> Format {
+    self.format
   }
 
   /// The messages.

@@ -300,85 +300,169 @@ fn nested_text(v: Option<&Value>) -> String {
   }
 }
 
-fn anthropic_message(value: &Value, index: usize) -> Result<Message> {
+/// Reads one typed item of a content array (its `type`, its fields, where it is) into the
+/// message: a part to keep in `content`, or `None` when it went elsewhere (a tool call).
+type PartReader = fn(&str, &Map<String, Value>, &Block, &mut Message) -> Result<Option<Part>>;
+
+/// The envelope the Anthropic and AI SDK formats share: a role among `roles`, and content that
+/// is a string or an array of typed objects, each read by `part` into the message. `noun`
+/// names the array's items in errors (`content block`, `part`).
+fn block_message(
+  value: &Value,
+  index: usize,
+  roles: &[Role],
+  noun: &str,
+  part: PartReader,
+) -> Result<Message> {
   let o = object(value, index)?;
-  let role = role(o, index, &[Role::System, Role::User, Role::Assistant])?;
+  let role = role(o, index, roles)?;
   let mut m = Message::text(role, "");
   m.content = Content::Empty;
-  let blocks = match o.get("content") {
+  let items = match o.get("content") {
     None | Some(Value::Null) => return Ok(m),
     Some(Value::String(s)) => {
       m.content = Content::Text(s.clone());
       return Ok(m);
     }
-    Some(Value::Array(blocks)) => blocks,
+    Some(Value::Array(items)) => items,
     Some(other) => {
-      return Err(Error::message(
-        index,
-        "content",
-        format!("must be a string or an array of content blocks, got {}", type_name(other)),
-      ))
+      let detail = format!("must be a string or an array of {noun}s, got {}", type_name(other));
+      return Err(Error::message(index, "content", detail));
     }
   };
-  let mut parts = Vec::with_capacity(blocks.len());
-  for (b, block) in blocks.iter().enumerate() {
-    let path = format!("content[{b}]");
-    let bo = match block {
-      Value::Object(bo) => bo,
-      other => {
-        return Err(Error::message(
-          index,
-          path,
-          format!("must be a content block object, got {}", type_name(other)),
-        ))
-      }
+  let mut parts = Vec::with_capacity(items.len());
+  for (i, item) in items.iter().enumerate() {
+    let path = format!("content[{i}]");
+    let Value::Object(fields) = item else {
+      let detail = format!("must be a {noun} object, got {}", type_name(item));
+      return Err(Error::message(index, path, detail));
     };
-    let kind = match bo.get("type") {
-      Some(Value::String(k)) => k.as_str(),
-      _ => {
-        return Err(Error::message(
-          index,
-          format!("{path}.type"),
-          "is required and must be a string",
-        ))
-      }
+    let Some(Value::String(kind)) = fields.get("type") else {
+      return Err(Error::message(
+        index,
+        format!("{path}.type"),
+        "is required and must be a string",
+      ));
     };
-    match kind {
-      "text" => parts.push(Part::Text(text_of(bo, "text", index, &path)?)),
-      "image" => parts.push(Part::Image),
-      "thinking" => parts.push(Part::Other {
-        kind: kind.into(),
-        text: bo.get("thinking").and_then(Value::as_str).map(String::from),
-      }),
-      "tool_use" | "server_tool_use" => {
-        if role != Role::Assistant {
-          return Err(Error::message(
-            index,
-            path,
-            "a tool_use block must be in an assistant message",
-          ));
-        }
-        m.tool_calls.push(ToolCall {
-          id: string_field(bo, "id", index, &path)?,
-          name: string_field(bo, "name", index, &path)?,
-          arguments: input_text(bo.get("input")),
-        });
-      }
-      "tool_result" => {
-        let call_id = string_field(bo, "tool_use_id", index, &path)?;
-        let is_error = matches!(bo.get("is_error"), Some(Value::Bool(true)));
-        m.is_error |= is_error;
-        m.answers.push(call_id.clone());
-        parts.push(Part::ToolResult { call_id, content: nested_text(bo.get("content")), is_error });
-      }
-      _ => parts.push(Part::Other {
-        kind: kind.into(),
-        text: bo.get("text").and_then(Value::as_str).map(String::from),
-      }),
-    }
+    let block = Block { index, path, role };
+    parts.extend(part(kind, fields, &block, &mut m)?);
   }
   m.content = Content::Parts(parts);
   Ok(m)
+}
+
+/// Where a block being read sits, for its errors.
+struct Block {
+  index: usize,
+  path: String,
+  role: Role,
+}
+
+impl Block {
+  fn string(&self, fields: &Map<String, Value>, key: &str) -> Result<String> {
+    string_field(fields, key, self.index, &self.path)
+  }
+
+  fn text(&self, fields: &Map<String, Value>, key: &str) -> Result<String> {
+    text_of(fields, key, self.index, &self.path)
+  }
+
+  /// A tool call, which only an assistant message may make.
+  fn tool_call(
+    &self,
+    kind: &str,
+    id: String,
+    name: String,
+    input: Option<&Value>,
+  ) -> Result<ToolCall> {
+    if self.role != Role::Assistant {
+      let detail = format!("a {kind} must be in an assistant message");
+      return Err(Error::message(self.index, self.path.clone(), detail));
+    }
+    Ok(ToolCall { id, name, arguments: input_text(input) })
+  }
+}
+
+/// A part that only carries text under `key` (thinking, reasoning, unknown kinds).
+fn other_part(kind: &str, fields: &Map<String, Value>, key: &str) -> Part {
+  Part::Other { kind: kind.into(), text: fields.get(key).and_then(Value::as_str).map(String::from) }
+}
+
+/// Records a tool result in the message and returns its part.
+fn tool_result(m: &mut Message, call_id: String, content: String, is_error: bool) -> Part {
+  m.is_error |= is_error;
+  m.answers.push(call_id.clone());
+  Part::ToolResult { call_id, content, is_error }
+}
+
+fn anthropic_message(value: &Value, index: usize) -> Result<Message> {
+  block_message(
+    value,
+    index,
+    &[Role::System, Role::User, Role::Assistant],
+    "content block",
+    |kind, f, b, m| {
+      Ok(Some(match kind {
+        "text" => Part::Text(b.text(f, "text")?),
+        "image" => Part::Image,
+        "thinking" => other_part(kind, f, "thinking"),
+        "tool_use" | "server_tool_use" => {
+          let call = b.tool_call(
+            "tool_use block",
+            b.string(f, "id")?,
+            b.string(f, "name")?,
+            f.get("input"),
+          )?;
+          m.tool_calls.push(call);
+          return Ok(None);
+        }
+        "tool_result" => {
+          let is_error = matches!(f.get("is_error"), Some(Value::Bool(true)));
+          tool_result(m, b.string(f, "tool_use_id")?, nested_text(f.get("content")), is_error)
+        }
+        _ => other_part(kind, f, "text"),
+      }))
+    },
+  )
+}
+
+fn ai_sdk_message(value: &Value, index: usize) -> Result<Message> {
+  let roles = [Role::System, Role::User, Role::Assistant, Role::Tool];
+  block_message(value, index, &roles, "part", |kind, f, b, m| {
+    Ok(Some(match kind {
+      "text" => Part::Text(b.text(f, "text")?),
+      "image" => Part::Image,
+      "reasoning" => other_part(kind, f, "text"),
+      "tool-call" => {
+        let call = b.tool_call(
+          "tool-call part",
+          b.string(f, "toolCallId")?,
+          b.string(f, "toolName")?,
+          f.get("input"),
+        )?;
+        m.tool_calls.push(call);
+        return Ok(None);
+      }
+      "tool-result" => {
+        let output = f.get("output");
+        let is_error = output
+          .and_then(|o| o.get("type"))
+          .and_then(Value::as_str)
+          .is_some_and(|t| t.starts_with("error"));
+        let content = match output {
+          Some(Value::Object(out)) => match out.get("value") {
+            Some(Value::String(s)) => s.clone(),
+            Some(v @ Value::Array(_)) => nested_text(Some(v)),
+            Some(v) => v.to_string(),
+            None => String::new(),
+          },
+          other => nested_text(other),
+        };
+        tool_result(m, b.string(f, "toolCallId")?, content, is_error)
+      }
+      _ => other_part(kind, f, "text"),
+    }))
+  })
 }
 
 fn text_of(o: &Map<String, Value>, key: &str, index: usize, path: &str) -> Result<String> {
@@ -391,98 +475,6 @@ fn text_of(o: &Map<String, Value>, key: &str, index: usize, path: &str) -> Resul
       format!("must be a string, got {}", type_name(other)),
     )),
   }
-}
-
-fn ai_sdk_message(value: &Value, index: usize) -> Result<Message> {
-  let o = object(value, index)?;
-  let role = role(o, index, &[Role::System, Role::User, Role::Assistant, Role::Tool])?;
-  let mut m = Message::text(role, "");
-  m.content = Content::Empty;
-  let items = match o.get("content") {
-    None | Some(Value::Null) => return Ok(m),
-    Some(Value::String(s)) => {
-      m.content = Content::Text(s.clone());
-      return Ok(m);
-    }
-    Some(Value::Array(items)) => items,
-    Some(other) => {
-      return Err(Error::message(
-        index,
-        "content",
-        format!("must be a string or an array of parts, got {}", type_name(other)),
-      ))
-    }
-  };
-  let mut parts = Vec::with_capacity(items.len());
-  for (p, item) in items.iter().enumerate() {
-    let path = format!("content[{p}]");
-    let po = match item {
-      Value::Object(po) => po,
-      other => {
-        return Err(Error::message(
-          index,
-          path,
-          format!("must be a part object, got {}", type_name(other)),
-        ))
-      }
-    };
-    let kind = match po.get("type") {
-      Some(Value::String(k)) => k.as_str(),
-      _ => {
-        return Err(Error::message(
-          index,
-          format!("{path}.type"),
-          "is required and must be a string",
-        ))
-      }
-    };
-    match kind {
-      "text" => parts.push(Part::Text(text_of(po, "text", index, &path)?)),
-      "image" => parts.push(Part::Image),
-      "reasoning" => parts.push(Part::Other {
-        kind: kind.into(),
-        text: po.get("text").and_then(Value::as_str).map(String::from),
-      }),
-      "tool-call" => {
-        if role != Role::Assistant {
-          return Err(Error::message(
-            index,
-            path,
-            "a tool-call part must be in an assistant message",
-          ));
-        }
-        m.tool_calls.push(ToolCall {
-          id: string_field(po, "toolCallId", index, &path)?,
-          name: string_field(po, "toolName", index, &path)?,
-          arguments: input_text(po.get("input")),
-        });
-      }
-      "tool-result" => {
-        let call_id = string_field(po, "toolCallId", index, &path)?;
-        let output = po.get("output");
-        let out_type = output.and_then(|o| o.get("type")).and_then(Value::as_str).unwrap_or("");
-        let is_error = out_type.starts_with("error");
-        let content = match output {
-          Some(Value::Object(out)) => match out.get("value") {
-            Some(Value::String(s)) => s.clone(),
-            Some(v @ Value::Array(_)) => nested_text(Some(v)),
-            Some(v) => v.to_string(),
-            None => String::new(),
-          },
-          other => nested_text(other),
-        };
-        m.is_error |= is_error;
-        m.answers.push(call_id.clone());
-        parts.push(Part::ToolResult { call_id, content, is_error });
-      }
-      _ => parts.push(Part::Other {
-        kind: kind.into(),
-        text: po.get("text").and_then(Value::as_str).map(String::from),
-      }),
-    }
-  }
-  m.content = Content::Parts(parts);
-  Ok(m)
 }
 
 /// Parses messages in `format`, or in the detected format when `format` is `None`.

@@ -139,6 +139,31 @@ impl Plan {
     self.actions.iter().all(|a| matches!(a, Action::Keep))
   }
 
+  /// Makes the plan follow the provider rules of the conversation's format that removals can
+  /// break. Today that is Anthropic's "the first message after the instructions is a user
+  /// message": when a strategy dropped the opening user message, the latest user message
+  /// before the first returned one is kept again (so the request may exceed the strategy's
+  /// budget by that message, which a strategy's result reports). Nothing else changes; when
+  /// the input itself starts with another role, nothing is done.
+  pub fn conform(&mut self, conv: &Conversation<'_>) {
+    if !conv.format().rules().first_must_be_user {
+      return;
+    }
+    let is_turn = |i: usize| {
+      let m = conv.message(i);
+      m.role == crate::message::Role::User && m.answers.is_empty()
+    };
+    let first =
+      (0..conv.len()).find(|&i| !self.is_dropped(i) && !conv.message(i).role.is_instruction());
+    let Some(first) = first else { return };
+    if is_turn(first) {
+      return;
+    }
+    if let Some(user) = (0..first).rev().find(|&i| is_turn(i)) {
+      self.keep_unit(conv, conv.unit_of(user));
+    }
+  }
+
   /// Checks that no unit is split: every unit is either wholly dropped or wholly returned.
   ///
   /// # Errors
@@ -252,5 +277,44 @@ mod tests {
     let expected =
       Conversation::new(&[Message::text(Role::Tool, "[cut]")], Encoding::O200kBase).tokens(0);
     assert_eq!(r.tokens, expected);
+  }
+
+  #[test]
+  fn conform_brings_back_the_opening_user_message_in_anthropic_format_only() {
+    let mut call = Message::text(Role::Assistant, "");
+    call.tool_calls.push(crate::message::ToolCall {
+      id: "a".into(),
+      name: "x".into(),
+      arguments: "{}".into(),
+    });
+    let mut res = Message::text(Role::User, "");
+    res.answers.push("a".into());
+    let msgs = vec![
+      Message::text(Role::System, "s"),
+      Message::text(Role::User, "task"),
+      call,
+      res,
+      Message::text(Role::User, "go on"),
+    ];
+    let drop_task = |conv: &Conversation<'_>| {
+      let mut plan = Plan::keep_all(5);
+      plan.drop_unit(conv, conv.unit_of(1));
+      plan
+    };
+    let openai = Conversation::new(&msgs, Encoding::O200kBase);
+    let mut plan = drop_task(&openai);
+    plan.conform(&openai);
+    assert_eq!(plan.dropped(), vec![1]);
+    let anthropic =
+      Conversation::new(&msgs, Encoding::O200kBase).with_format(crate::Format::Anthropic);
+    let mut plan = drop_task(&anthropic);
+    plan.conform(&anthropic);
+    assert_eq!(plan.dropped(), Vec::<usize>::new());
+    // A conversation that starts with the assistant is left as it is.
+    let starts_with_call =
+      Conversation::new(&msgs[2..], Encoding::O200kBase).with_format(crate::Format::Anthropic);
+    let mut plan = Plan::keep_all(3);
+    plan.conform(&starts_with_call);
+    assert!(plan.is_identity());
   }
 }

@@ -76,7 +76,7 @@ impl JsMessages<'_> {
 
   /// The conversation, analysed with counts in `encoding`.
   pub fn conversation(&self, encoding: Encoding) -> Conversation<'_> {
-    Conversation::from_refs(self.refs(), encoding)
+    Conversation::from_refs(self.refs(), encoding).with_format(self.format)
   }
 }
 

@@ -161,5 +161,6 @@ fn prepare<'env>(
   let (options, encoding) = options.normalize().map_err(|e| error::throw(env, e))?;
   let plan: Box<dyn FnMut(&crate::Conversation<'_>) -> crate::Plan + Send> =
     Box::new(move |conv| roles::apply_max_context_tokens(conv, max, &options));
-  Ok((input, task::PlanOnly { encoding, plan }))
+  let format = input.format;
+  Ok((input, task::PlanOnly { encoding, format, plan }))
 }

@@ -188,7 +188,8 @@ fn prepare_truncation<'env>(
   let input = read::read_messages(env, messages)?;
   let plan: Box<dyn FnMut(&Conversation<'_>) -> crate::Plan + Send> =
     Box::new(move |conv| rolling::truncate_old_tool_outputs(conv, &config));
-  Ok((input, task::PlanOnly { encoding, plan }))
+  let format = input.format;
+  Ok((input, task::PlanOnly { encoding, format, plan }))
 }
 
 /// Options of a {@link RollingContext}.

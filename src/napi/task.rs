@@ -110,6 +110,8 @@ impl<O: Operation> Task for PlanTask<O> {
 pub(crate) struct PlanOnly<F> {
   /// The encoding to count in.
   pub encoding: crate::tokens::Encoding,
+  /// The format the messages were read in.
+  pub format: Format,
   /// The strategy.
   pub plan: F,
 }
@@ -121,8 +123,11 @@ where
   type Output = crate::plan::Plan;
 
   fn compute(&mut self, messages: &[&Message]) -> crate::plan::Plan {
-    let conv = crate::conversation::Conversation::from_refs(messages.to_vec(), self.encoding);
-    (self.plan)(&conv)
+    let conv = crate::conversation::Conversation::from_refs(messages.to_vec(), self.encoding)
+      .with_format(self.format);
+    let mut plan = (self.plan)(&conv);
+    plan.conform(&conv);
+    plan
   }
 
   fn to_js<'env>(

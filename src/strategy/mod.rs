@@ -27,7 +27,8 @@ pub struct Outcome {
 
 impl Outcome {
   /// Sums up `plan` against `target` tokens.
-  pub fn new(conv: &Conversation<'_>, plan: Plan, target: usize) -> Self {
+  pub fn new(conv: &Conversation<'_>, mut plan: Plan, target: usize) -> Self {
+    plan.conform(conv);
     let total_tokens = plan.total_tokens(conv);
     let dropped = (0..conv.len()).filter(|&i| !matches!(plan.action(i), Action::Keep)).collect();
     Outcome {

@@ -1,0 +1,182 @@
+// What a user gets from `npm i context-trim` on linux-x64-gnu: the root package and the
+// platform package are packed with `npm pack`, installed offline from the tarballs into an
+// empty project with no Rust toolchain on PATH, then used with require, import and the types.
+// The binary is the one `npm test` builds first (`npm run build`, at the repository root).
+import test from 'ava'
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { delimiter, join } from 'node:path'
+
+import { ct, transcript, transcriptsDir } from './helpers.js'
+// Plain .mjs scripts (run by npm scripts with no compile step; typed by their .d.mts).
+import { checkBinary, checkLoader, checkPackageJson } from '../scripts/check-artifacts.mjs'
+import { cleanEnv, packPackage, packPlatform, type Pack } from '../scripts/pack-platforms.mjs'
+import { platformNamed, root, rootPackage } from '../scripts/platforms.mjs'
+
+const require = createRequire(import.meta.url)
+const platform = platformNamed('linux-x64-gnu')
+const rootBinary = join(root, 'context-trim.linux-x64-gnu.node')
+const work = mkdtempSync(join(tmpdir(), 'context-trim-pack-'))
+const app = join(work, 'app')
+const sample = join(transcriptsDir, 'openhands-ponyc-4595.json')
+
+/** PATH without the Rust toolchain (rustup's ~/.cargo/bin and anything naming cargo or rustup). */
+const pathWithoutRust = (process.env.PATH ?? '')
+  .split(delimiter)
+  .filter((d) => !/[/\\]\.cargo[/\\]|[/\\]\.rustup[/\\]|cargo|rustup/i.test(`${d}/`))
+  .join(delimiter)
+const env = cleanEnv({ PATH: pathWithoutRust })
+delete env.NAPI_RS_NATIVE_LIBRARY_PATH
+
+function inApp(cmd: string, args: string[]): SpawnSyncReturns<string> {
+  return spawnSync(cmd, args, { cwd: app, env, encoding: 'utf8' })
+}
+
+let rootPack: Pack
+let platformPack: Pack
+let install: SpawnSyncReturns<string>
+
+test.before(() => {
+  if (!existsSync(rootBinary)) throw new Error(`${rootBinary} is missing: run \`npm run build\` (npm test does)`)
+  rootPack = packPackage(root, join(work, 'packs'))
+  platformPack = packPlatform(platform, join(work, 'packs'), rootBinary)
+  rmSync(app, { recursive: true, force: true })
+  mkdirSync(app, { recursive: true })
+  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }))
+  install = inApp('npm', ['install', '--offline', '--no-audit', '--no-fund', rootPack.path, platformPack.path])
+})
+
+test.after.always(() => {
+  rmSync(work, { recursive: true, force: true })
+})
+
+test('the binary npm test built is a linux-x64-gnu addon exporting the napi symbol', (t) => {
+  const { facts, problems } = checkBinary(platform, rootBinary, { release: false })
+  t.deepEqual(problems, [])
+  t.is(facts?.arch, 'x86-64')
+  t.is(facts?.libc, 'glibc')
+  t.true(facts?.exports.includes('napi_register_module_v1'))
+})
+
+test('the artifact check names the file and the mismatch when a binary is not its platform', (t) => {
+  const { problems } = checkBinary(platformNamed('linux-arm64-musl'), rootBinary)
+  t.true(problems.includes('context-trim.linux-x64-gnu.node: architecture is x86-64, expected aarch64'), problems.join('\n'))
+  t.true(problems.some((p) => p.startsWith('context-trim.linux-x64-gnu.node: links glibc (DT_NEEDED: ')), problems.join('\n'))
+  const macos = checkBinary(platformNamed('darwin-arm64'), rootBinary).problems
+  t.deepEqual(macos, ['context-trim.linux-x64-gnu.node: is elf, expected a thin 64-bit Mach-O'])
+})
+
+test('the artifact check names the package.json field that is wrong and what it should be', (t) => {
+  const good = JSON.parse(readFileSync(join(root, 'npm', 'linux-arm64-musl', 'package.json'), 'utf8'))
+  t.deepEqual(checkPackageJson(platformNamed('linux-arm64-musl'), good), [])
+  const bad = { ...good, version: '0.0.1', cpu: ['x64'], libc: undefined, main: 'index.node' }
+  t.deepEqual(checkPackageJson(platformNamed('linux-arm64-musl'), bad), [
+    `npm/linux-arm64-musl/package.json: version is "0.0.1", expected "${rootPackage.version}"`,
+    'npm/linux-arm64-musl/package.json: cpu is ["x64"], expected ["arm64"]',
+    'npm/linux-arm64-musl/package.json: libc is missing, expected ["musl"]',
+    'npm/linux-arm64-musl/package.json: main is "index.node", expected "context-trim.linux-arm64-musl.node"',
+  ])
+})
+
+test('the artifact check finds a loader generated for another version', (t) => {
+  t.deepEqual(checkLoader(), [])
+  t.deepEqual(checkLoader("if (bindingPackageVersion !== '0.0.9' && process.env.X) {}"), [
+    `index.js: checks platform packages against version 0.0.9, expected ${rootPackage.version} (run \`npx napi build --platform\` after a version bump)`,
+  ])
+})
+
+test('the root tarball holds the loader and the types but no binary', (t) => {
+  const files = rootPack.files.map((f) => f.path)
+  t.true(files.includes('index.js'))
+  t.true(files.includes('index.d.ts'))
+  t.true(files.includes('package.json'))
+  t.deepEqual(
+    files.filter((f) => f.endsWith('.node')),
+    [],
+  )
+})
+
+test('the linux-x64-gnu tarball holds its package.json, README and binary only', (t) => {
+  t.is(platformPack.filename, `context-trim-linux-x64-gnu-${rootPackage.version}.tgz`)
+  t.deepEqual(platformPack.files.map((f) => f.path).sort(), ['README.md', 'context-trim.linux-x64-gnu.node', 'package.json'])
+})
+
+test('both tarballs install offline into an empty project with no Rust toolchain on PATH', (t) => {
+  t.is(spawnSync('cargo', ['--version'], { env }).error?.message, 'spawnSync cargo ENOENT')
+  t.is(spawnSync('rustc', ['--version'], { env }).error?.message, 'spawnSync rustc ENOENT')
+  t.is(install.status, 0, install.stderr)
+  const installed = readdirSync(join(app, 'node_modules')).filter((f) => !f.startsWith('.'))
+  t.deepEqual(installed.sort(), ['context-trim', 'context-trim-linux-x64-gnu'])
+  t.deepEqual(
+    readdirSync(join(app, 'node_modules', 'context-trim')).filter((f) => f.endsWith('.node')),
+    [],
+  )
+})
+
+test('require loads the binary from the platform package and counts like the repository build', (t) => {
+  const script = `
+    const ct = require('context-trim')
+    const messages = require(${JSON.stringify(sample)})
+    console.log(JSON.stringify({
+      hello: ct.countTokens('hello world'),
+      estimate: ct.estimateTokens(messages),
+      steps: ct.countSteps(messages),
+      native: Object.keys(require.cache).filter((f) => f.endsWith('.node')),
+    }))`
+  const r = inApp('node', ['-e', script])
+  t.is(r.status, 0, r.stderr)
+  const messages = transcript('openhands-ponyc-4595.json')
+  t.deepEqual(JSON.parse(r.stdout), {
+    hello: 2,
+    estimate: ct.estimateTokens(messages),
+    steps: ct.countSteps(messages),
+    native: [join(app, 'node_modules', 'context-trim-linux-x64-gnu', 'context-trim.linux-x64-gnu.node')],
+  })
+})
+
+test('import gives the named exports and the default export', (t) => {
+  const script = `
+    import ct, { countTokens, estimateTokens } from 'context-trim'
+    console.log(JSON.stringify([countTokens('hello world', { model: 'gpt-4' }), estimateTokens([{ role: 'user', content: 'hi' }]), ct.countTokens === countTokens]))`
+  const r = inApp('node', ['--input-type=module', '-e', script])
+  t.is(r.status, 0, r.stderr)
+  t.deepEqual(JSON.parse(r.stdout), [2, ct.estimateTokens([{ role: 'user', content: 'hi' }]), true])
+})
+
+/** Runs the repository's tsc on `files` inside the installed project. */
+function tsc(files: Record<string, string>): SpawnSyncReturns<string> {
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(app, name), text)
+  const tsconfig = {
+    compilerOptions: { strict: true, noEmit: true, module: 'nodenext', moduleResolution: 'nodenext', types: [], skipLibCheck: false },
+    files: Object.keys(files),
+  }
+  const config = `tsconfig.${Object.keys(files)[0]}.json`
+  writeFileSync(join(app, config), JSON.stringify(tsconfig))
+  return inApp('node', [require.resolve('typescript/bin/tsc'), '-p', config])
+}
+
+const consumer = `import { countTokens, estimateTokens, tokenCacheStats, type Message, type TokenCacheStats } from 'context-trim'
+const messages: Message[] = [{ role: 'user', content: 'hi' }, { role: 'assistant', content: null, tool_calls: [] }]
+export const total: number = estimateTokens(messages, { model: 'gpt-4o' }) + countTokens('x', { encoding: 'cl100k_base' })
+export const stats: TokenCacheStats = tokenCacheStats()
+`
+
+test('the installed types check a CommonJS and an ES module consumer with tsc --noEmit', (t) => {
+  const r = tsc({ 'consumer.ts': consumer, 'consumer.mts': consumer })
+  t.is(r.status, 0, r.stdout + r.stderr)
+})
+
+test('the installed types reject a wrong call', (t) => {
+  const r = tsc({ 'wrong.ts': `import { countTokens, estimateTokens } from 'context-trim'\ncountTokens(42)\nestimateTokens([{ role: 'robot' }])\n` })
+  t.is(r.status, 2)
+  const errors = r.stdout.trim().split('\n').filter((l) => l.startsWith('wrong.ts'))
+  t.is(errors.length, 2, r.stdout)
+  t.is(errors[0], "wrong.ts(2,13): error TS2345: Argument of type 'number' is not assignable to parameter of type 'string'.")
+  // The order tsc prints a union in depends on its internals, so the roles are checked as a set.
+  const union = `wrong.ts(3,19): error TS2322: Type '"robot"' is not assignable to type '`
+  t.true(errors[1].startsWith(union), errors[1])
+  const roles = errors[1].slice(union.length, -2).split(' | ').sort()
+  t.deepEqual(roles, ['"assistant"', '"developer"', '"system"', '"tool"', '"user"'])
+})
