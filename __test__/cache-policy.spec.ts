@@ -2,25 +2,31 @@ import test from 'ava'
 import type { ExecutionContext } from 'ava'
 
 import { CacheAwareTrimmer, estimateTokens, truncateOldToolOutputs, validateConversation } from '../index.js'
-import type { CacheAwareTrimmerOptions, Message } from '../index.js'
+import type { AnyMessage, CacheAwareTrimmerOptions, Message } from '../index.js'
+import { toAnthropic } from './convert.js'
 import type { CodedError } from './helpers.js'
 import { snapshot } from './helpers.js'
-import { replayedSession, requests } from './replayed-session.js'
+import { buildMessages as replayedSession } from '../benchmark/data.js'
 
-/** 300 messages of replayed agent sessions (about 120,000 tokens). */
+/** The request of every turn: the messages before each assistant message (none empty). */
+function requests<M extends AnyMessage>(session: M[]): M[][] {
+  return session.flatMap((m, i) => (i > 0 && m.role === 'assistant' ? [session.slice(0, i)] : []))
+}
+
+/** 300 messages of the benchmark's replayed agent session (about 96,000 tokens). */
 const session = replayedSession(300)
 const fullTokens = estimateTokens(session)
 /** A window a third of the session: trims are needed. */
 const window = Math.floor(fullTokens / 3)
 
 interface Call {
-  sent: Message[]
+  sent: AnyMessage[]
   decision: string
   totalTokens: number
 }
 
 /** Calls `trimmer` before every assistant message of `messages`, as an agent loop does. */
-function replay(trimmer: CacheAwareTrimmer, messages: Message[]): Call[] {
+function replay(trimmer: CacheAwareTrimmer, messages: AnyMessage[]): Call[] {
   return requests(messages).map((request) => {
     const r = trimmer.trim(request)
     return { sent: r.messages, decision: r.decision, totalTokens: r.totalTokens }
@@ -28,13 +34,14 @@ function replay(trimmer: CacheAwareTrimmer, messages: Message[]): Call[] {
 }
 
 /** Checks the window, the estimate and, between trims, that the previous call's messages come back first. */
-function checkCalls(t: ExecutionContext, calls: Call[], label: string) {
+function checkCalls(t: ExecutionContext, calls: Call[], label: string, format?: 'anthropic') {
   let unstable = 0
   calls.forEach((call, k) => {
     t.true(call.totalTokens <= window, `${label}: call ${k} sends ${call.totalTokens} tokens, over ${window}`)
     t.is(call.totalTokens, estimateTokens(call.sent), `${label}: call ${k}`)
-    // Every call sends a valid conversation: no tool call without its result, nor the reverse.
-    t.deepEqual(validateConversation(call.sent).filter((p) => p.severity === 'error'), [], `${label}: call ${k}`)
+    // Every call sends a valid conversation: no tool call without its result, nor the reverse
+    // (and in Anthropic format, a user message first).
+    t.deepEqual(validateConversation(call.sent, { format }).filter((p) => p.severity === 'error'), [], `${label}: call ${k}`)
     if (k === 0 || call.decision === 'trimmed' || call.decision === 'forced') return
     const before = calls[k - 1].sent
     if (JSON.stringify(call.sent.slice(0, before.length)) !== JSON.stringify(before)) unstable++
@@ -54,6 +61,14 @@ for (const strategy of STRATEGIES) {
     t.true(trims * 8 < calls.length, `${strategy}: ${trims} trims in ${calls.length} calls`)
   })
 }
+
+test('in Anthropic format, every call starts with a user message and the prefix is byte-stable between trims', (t) => {
+  const anthropic = toAnthropic(session)
+  const trimmer = new CacheAwareTrimmer({ contextWindow: window, strategy: 'age' })
+  const calls = replay(trimmer, anthropic)
+  checkCalls(t, calls, 'anthropic age', 'anthropic')
+  t.true(calls.filter((c) => c.decision === 'trimmed').length >= 2)
+})
 
 test('between trims, kept messages are the caller own objects and the last call decides the same', (t) => {
   const trimmer = new CacheAwareTrimmer({ contextWindow: window })

@@ -9,7 +9,7 @@ import test from 'ava'
 import { simulate, simulateAsync } from '../index.js'
 import type { Message, SimulateOptions, CacheAwareTrimmerOptions, SimulatedPolicy } from '../index.js'
 import type { CodedError } from './helpers.js'
-import { replayedSession } from './replayed-session.js'
+import { buildMessages as replayedSession } from '../benchmark/data.js'
 
 const cli = join(dirname(fileURLToPath(import.meta.url)), '..', 'cli', 'context-trim.mjs')
 

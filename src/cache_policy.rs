@@ -373,7 +373,8 @@ impl CachePolicy {
 
   /// The strategy's plan down to the low-water mark, with every removal of `current` kept as
   /// it is and the last message's unit sent, completed by [`drop_oldest`] down to the
-  /// low-water mark when the strategy stops above it.
+  /// low-water mark when the strategy stops above it, and made to follow the format's rules
+  /// ([`Plan::conform`]).
   fn replan(&self, conv: &Conversation<'_>, current: &Plan) -> Plan {
     let low = self.options.low_tokens();
     let mut plan = self.options.strategy.plan(conv, low);
@@ -384,6 +385,7 @@ impl CachePolicy {
     if plan.total_tokens(conv) > low {
       plan = drop_oldest(conv, plan, low);
     }
+    plan.conform(conv);
     plan
   }
 }
@@ -651,6 +653,25 @@ mod tests {
     assert!(step.total_tokens <= p.options().low_tokens());
     assert!(!step.plan.is_dropped(0) && !step.plan.is_dropped(40));
     assert!(step.plan.is_dropped(1));
+  }
+
+  #[test]
+  fn in_anthropic_format_a_replan_keeps_a_user_message_first() {
+    let mut msgs = session(40);
+    msgs[1] = user(&big("task", 40));
+    let window = Conversation::new(&msgs, ENC).total_tokens() / 2;
+    let mut p = policy(window, Strategy::Age);
+    let mut trims = 0;
+    for end in (4..=msgs.len()).step_by(2) {
+      let conv = Conversation::new(&msgs[..end], ENC).with_format(crate::format::Format::Anthropic);
+      let step = p.step(&conv);
+      trims += usize::from(step.decision.replanned());
+      // The task is the only user message: it stays first after the system prompt.
+      let first = (1..end).find(|&i| !step.plan.is_dropped(i));
+      assert_eq!(first, Some(1), "at {end}");
+      assert!(step.total_tokens <= window);
+    }
+    assert!(trims >= 2, "{trims} trims");
   }
 
   #[test]

@@ -31,6 +31,7 @@ use std::hash::{Hash, Hasher};
 use crate::cache_policy::{fit_window, CachePolicy, CachePolicyOptions, Decision};
 use crate::conversation::Conversation;
 use crate::error::{Error, Result};
+use crate::format::Format;
 use crate::message::{quote, Message, Role};
 use crate::plan::{Action, MetaValue, Plan};
 use crate::tokens::Encoding;
@@ -150,6 +151,9 @@ pub struct SimulateOptions {
   pub policies: Vec<PolicyKind>,
   /// The encoding tokens are counted in.
   pub encoding: Encoding,
+  /// The format the messages were read in, whose provider rules trimmed requests follow
+  /// ([`Plan::conform`]).
+  pub format: Format,
 }
 
 /// One simulated model call.
@@ -268,12 +272,15 @@ fn run(
   let mut turns = Vec::with_capacity(ends.len());
   let mut totals = Totals::default();
   for &end in ends {
-    let conv = Conversation::from_refs(messages[..end].to_vec(), options.encoding);
+    let conv = Conversation::from_refs(messages[..end].to_vec(), options.encoding)
+      .with_format(options.format);
     let (plan, decision) = match kind {
       PolicyKind::None => (Plan::keep_all(conv.len()), None),
       PolicyKind::EveryTurn => {
-        let plan = options.policy.strategy.plan(&conv, budget);
-        (fit_window(&conv, plan, window, budget), None)
+        let mut plan =
+          fit_window(&conv, options.policy.strategy.plan(&conv, budget), window, budget);
+        plan.conform(&conv);
+        (plan, None)
       }
       PolicyKind::HighLow => {
         let step = policy.step(&conv);
@@ -378,6 +385,7 @@ mod tests {
       pricing: Pricing::ANTHROPIC,
       policies,
       encoding: Encoding::Approximate,
+      format: Format::OpenAi,
     }
   }
 

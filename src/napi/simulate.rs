@@ -231,6 +231,7 @@ fn prepare<'env>(
     pricing,
     policies,
     encoding: setup.encoding,
+    format: input.format,
   };
   Ok((input, SimulateOp { options }))
 }
