@@ -30,7 +30,7 @@
 
 use crate::classify::ClassifyOptions;
 use crate::conversation::Conversation;
-use crate::error::{Error, Result};
+use crate::error::{js_number, Error, Result};
 use crate::plan::{Action, Plan};
 use crate::strategy::age::{drop_oldest, trim_by_age};
 use crate::strategy::priority::{trim_by_priority, trim_with_placeholders, PriorityOptions};
@@ -176,13 +176,16 @@ impl CachePolicyOptions {
     if !(high.is_finite() && high > 0.0 && high <= 1.0) {
       return Err(Error::option(
         "highWater",
-        format!("must be a fraction of the window in (0, 1], got {}", number(high)),
+        format!("must be a fraction of the window in (0, 1], got {}", js_number(high)),
       ));
     }
     if !(low.is_finite() && (0.0..=high).contains(&low)) {
       return Err(Error::option(
         "lowWater",
-        format!("must be a fraction of the window in [0, highWater = {high}], got {}", number(low)),
+        format!(
+          "must be a fraction of the window in [0, highWater = {high}], got {}",
+          js_number(low)
+        ),
       ));
     }
     Ok(())
@@ -208,17 +211,6 @@ pub fn default_clear_at_least(context_window: usize) -> usize {
 fn fraction_of(tokens: usize, fraction: f64) -> usize {
   // Exact for windows below 2^53 tokens; the product is non-negative and at most `tokens`.
   (tokens as f64 * fraction).floor() as usize
-}
-
-/// A number as JavaScript prints it, for error messages.
-fn number(v: f64) -> String {
-  if v.is_nan() {
-    "NaN".into()
-  } else if v.is_infinite() {
-    if v > 0.0 { "Infinity" } else { "-Infinity" }.into()
-  } else {
-    format!("{v}")
-  }
 }
 
 /// What a [`CachePolicy`] did on one call.
@@ -473,35 +465,19 @@ mod tests {
 
   #[test]
   fn options_are_checked() {
-    let bad = |f: &dyn Fn(&mut CachePolicyOptions)| {
-      let mut o = CachePolicyOptions::new(1000, Strategy::Age);
-      f(&mut o);
-      CachePolicy::new(o).unwrap_err().to_string()
-    };
-    assert_eq!(
-      bad(&|o| o.context_window = 0),
-      "contextWindow: must be an integer of at least 1, got 0"
-    );
-    assert_eq!(
-      bad(&|o| o.high_water = 1.5),
-      "highWater: must be a fraction of the window in (0, 1], got 1.5"
-    );
-    assert_eq!(
-      bad(&|o| o.high_water = f64::NAN),
-      "highWater: must be a fraction of the window in (0, 1], got NaN"
-    );
-    assert_eq!(
-      bad(&|o| o.high_water = 0.0),
-      "highWater: must be a fraction of the window in (0, 1], got 0"
-    );
-    assert_eq!(
-      bad(&|o| o.low_water = 0.9),
-      "lowWater: must be a fraction of the window in [0, highWater = 0.85], got 0.9"
-    );
-    assert_eq!(
-      bad(&|o| o.low_water = -0.1),
-      "lowWater: must be a fraction of the window in [0, highWater = 0.85], got -0.1"
-    );
+    let base = CachePolicyOptions::new(1000, Strategy::Age);
+    let fraction = "must be a fraction of the window in";
+    for (context_window, high_water, low_water, message) in [
+      (0, 0.85, 0.6, "contextWindow: must be an integer of at least 1, got 0".to_string()),
+      (1000, 1.5, 0.6, format!("highWater: {fraction} (0, 1], got 1.5")),
+      (1000, f64::NAN, 0.6, format!("highWater: {fraction} (0, 1], got NaN")),
+      (1000, 0.0, 0.0, format!("highWater: {fraction} (0, 1], got 0")),
+      (1000, 0.85, 0.9, format!("lowWater: {fraction} [0, highWater = 0.85], got 0.9")),
+      (1000, 0.85, -0.1, format!("lowWater: {fraction} [0, highWater = 0.85], got -0.1")),
+    ] {
+      let o = CachePolicyOptions { context_window, high_water, low_water, ..base.clone() };
+      assert_eq!(CachePolicy::new(o).unwrap_err().to_string(), message);
+    }
     let o = CachePolicyOptions::new(128_000, Strategy::Age);
     assert_eq!((o.high_tokens(), o.low_tokens(), o.clear_at_least), (108_800, 76_800, 6_400));
   }

@@ -117,6 +117,18 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// A number as JavaScript prints it (`NaN`, `Infinity`, `-1`, `0.5`), for error messages about
+/// numeric options.
+pub fn js_number(v: f64) -> String {
+  if v.is_nan() {
+    "NaN".into()
+  } else if v.is_infinite() {
+    if v > 0.0 { "Infinity" } else { "-Infinity" }.into()
+  } else {
+    format!("{v}")
+  }
+}
+
 /// The result type of the core.
 pub type Result<T> = std::result::Result<T, Error>;
 
@@ -131,6 +143,13 @@ mod tests {
     assert_eq!(e.code(), "INVALID_MESSAGE");
     assert_eq!(e.index(), Some(3));
     assert!(e.is_type_error());
+  }
+
+  #[test]
+  fn numbers_print_as_in_javascript() {
+    let printed: Vec<String> =
+      [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -1.0, 0.5, 3.0].map(js_number).into();
+    assert_eq!(printed, ["NaN", "Infinity", "-Infinity", "-1", "0.5", "3"]);
   }
 
   #[test]

@@ -127,37 +127,21 @@ impl CacheAwareTrimmerOptions<'_> {
     let strategy = match name {
       "priority" => Strategy::Priority(classify()?),
       "placeholders" => Strategy::Placeholders(classify()?),
-      "truncate" => {
-        let config = self.truncation.as_ref();
-        for (field, given) in [
-          ("truncation.model", config.is_some_and(|c| c.model.is_some())),
-          ("truncation.encoding", config.is_some_and(|c| c.encoding.is_some())),
-        ] {
-          if given {
-            return Err(set_on_the_options(field));
-          }
+      "truncate" => match &self.truncation {
+        None => Strategy::Truncate(Default::default()),
+        Some(c) => {
+          set_on_the_options("truncation", &[("model", &c.model), ("encoding", &c.encoding)])?;
+          Strategy::Truncate(c.normalize()?.0)
         }
-        Strategy::Truncate(match config {
-          Some(c) => c.normalize()?.0,
-          None => Default::default(),
-        })
-      }
-      "roles" => {
-        let roles = self.roles.as_ref();
-        for (field, given) in [
-          ("roles.model", roles.is_some_and(|r| r.model.is_some())),
-          ("roles.encoding", roles.is_some_and(|r| r.encoding.is_some())),
-          ("roles.format", roles.is_some_and(|r| r.format.is_some())),
-        ] {
-          if given {
-            return Err(set_on_the_options(field));
-          }
+      },
+      "roles" => match &self.roles {
+        None => Strategy::Roles(Default::default()),
+        Some(r) => {
+          let fields = [("model", &r.model), ("encoding", &r.encoding), ("format", &r.format)];
+          set_on_the_options("roles", &fields)?;
+          Strategy::Roles(r.normalize()?.0)
         }
-        Strategy::Roles(match roles {
-          Some(r) => r.normalize()?.0,
-          None => Default::default(),
-        })
-      }
+      },
       "age" => Strategy::Age,
       other => {
         return Err(CoreError::option(
@@ -182,8 +166,16 @@ impl CacheAwareTrimmerOptions<'_> {
   }
 }
 
-fn set_on_the_options(field: &str) -> CoreError {
-  CoreError::option(field, "cannot be set here: set it on the options themselves")
+/// Refuses the fields of a nested option object (`truncation`, `roles`) that are set on the
+/// options themselves (`model`, `encoding`, `format`).
+fn set_on_the_options(nested: &str, fields: &[(&str, &Option<String>)]) -> CoreResult<()> {
+  match fields.iter().find(|(_, value)| value.is_some()) {
+    Some((field, _)) => Err(CoreError::option(
+      format!("{nested}.{field}"),
+      "cannot be set here: set it on the options themselves",
+    )),
+    None => Ok(()),
+  }
 }
 
 /// The options a {@link CacheAwareTrimmer} runs with, every default filled in.

@@ -100,17 +100,4 @@ fn checked_integer(value: f64, min: f64) -> std::result::Result<usize, String> {
   }
 }
 
-/// A number as JavaScript prints it (`NaN`, `Infinity`, `-1`, `0.5`).
-pub(crate) fn js_number(v: f64) -> String {
-  if v.is_nan() {
-    "NaN".into()
-  } else if v.is_infinite() {
-    if v > 0.0 {
-      "Infinity".into()
-    } else {
-      "-Infinity".into()
-    }
-  } else {
-    format!("{v}")
-  }
-}
+pub(crate) use crate::error::js_number;
