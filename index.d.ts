@@ -112,6 +112,67 @@ export declare class CacheAwareTrimmer {
 }
 
 /**
+ * Watches the context window and, when it fills up, prunes the conversation: what matters
+ * least goes to an archive (markdown for reading, JSONL with every archived message), what
+ * matters most stays. See docs/context-pruner.md.
+ *
+ * ```ts
+ * const pruner = ContextPruner.fromConfigFile() // context-pruner.config.json, or the defaults
+ * const metrics = pruner.measure(messages)
+ * if (pruner.shouldPrune(metrics)) {
+ *   const result = pruner.prune(messages, metrics)
+ *   messages = result.messages
+ * }
+ * ```
+ */
+export declare class ContextPruner {
+  /** A pruner with the settings given, the defaults for the others. */
+  constructor(options?: ContextPrunerOptions)
+  /**
+   * A pruner configured by the JSON file at `path` (relative to the working directory): the
+   * settings it has, the defaults for the others. A missing file gives the defaults; a file
+   * that is not JSON, not an object, or has an unknown, mistyped or out-of-range setting throws
+   * `INVALID_CONFIG` naming the file and the setting; an unreadable file throws `IO_ERROR`.
+   */
+  static fromConfigFile(path?: string, options?: ContextPrunerFileOptions): ContextPruner
+  /** The configuration in use, every setting filled in. */
+  get config(): ResolvedPrunerConfig
+  /** The JSONL file that holds the archived messages (`archivePath` with `.jsonl`). */
+  get archiveDataPath(): string
+  /** Whether the window is full enough to prune: `percentage >= threshold`. */
+  shouldPrune(metrics: ContextMetrics): boolean
+  /**
+   * Whether the window is full enough for an emergency prune: `percentage >=
+   * emergencyThreshold`.
+   */
+  isEmergency(metrics: ContextMetrics): boolean
+  /** How full the window (`maxTokens`) is with `messages`, and when this pruner last pruned. */
+  measure(messages: AnyMessage[]): ContextUsage
+  /**
+   * Prunes `messages` down to `targetPercentage` of the window (`emergencyTargetPercentage`
+   * when the metrics are at or above `emergencyThreshold`; without metrics, the messages'
+   * own count against `maxTokens` decides). Keeps system and developer messages, agent
+   * instructions, the current task, results about modified files, the last
+   * `keepRecentMessages` messages with their tool pairs, and whatever fits the target after
+   * the lowest-priority units are gone. Archives the rest: appended to the JSONL file
+   * verbatim (`JSON.stringify` of your objects) and described in the markdown archive, both
+   * written atomically. Nothing is written when nothing is archived. The input is never
+   * modified.
+   */
+  prune<M extends AnyMessage>(messages: M[], metrics?: ContextMetrics): Omit<PruneResult, 'messages'> & { messages: M[] }
+  /**
+   * Every message archived so far, in the order archived, with the prune that archived it.
+   * An archive never written gives `[]`.
+   */
+  readArchive(): Array<ArchiveRecord>
+  /**
+   * Every archived message, in the order archived: what was pruned, byte for byte
+   * (`JSON.stringify` of each equals that of your original).
+   */
+  reconstruct(): AnyMessage[]
+}
+
+/**
  * The files a session read, created, edited or deleted, by path, with the step of their last
  * access. Build one from a conversation with {@link FileTracker.fromMessages}, or fill it with
  * {@link FileTracker.trackAccess}; pass it to {@link trimByPriority} as `fileTracker` to decide
@@ -212,6 +273,21 @@ export declare function applyMaxContextTokens<M extends AnyMessage>(messages: M[
  * thread, the cap is computed on a worker, and the Promise resolves to the returned messages.
  */
 export declare function applyMaxContextTokensAsync<M extends AnyMessage>(messages: M[], maxContextTokens: number, options?: MaxContextTokensOptions): Promise<M[]>
+
+/** An archived message as the archive holds it. */
+export interface ArchiveRecord {
+  /** The number of the prune that archived it (1 for the first). */
+  prune: number
+  /** When that prune ran (ISO 8601). */
+  timestamp: string
+  /** Its index in the messages given to that prune. */
+  index: number
+  /**
+   * The message: `JSON.stringify(message)` is exactly the string `JSON.stringify` gave for
+   * your original.
+   */
+  message: AnyMessage
+}
 
 /** Options of {@link CacheAwareTrimmer} (and of {@link simulate}). */
 export interface CacheAwareTrimmerOptions {
@@ -444,6 +520,121 @@ export declare enum ContentPriority {
   SUMMARIZED = 20,
 }
 
+/**
+ * How full the context window is (the seed's `ContextMetrics`). Give `percentage`, or
+ * `currentTokens` (and `maxTokens`, else the pruner's `maxTokens`).
+ */
+export interface ContextMetrics {
+  /** The request's tokens (e.g. the provider's `usage.prompt_tokens`). */
+  currentTokens?: number
+  /**
+   * The context window.
+   * @default the pruner's maxTokens
+   */
+  maxTokens?: number
+  /** `currentTokens` as a percentage of `maxTokens`; wins over them when given. */
+  percentage?: number
+  /** Accepted for compatibility with the seed; not used. */
+  lastPruneTime?: Date | null
+}
+
+/** Options of {@link ContextPruner.fromConfigFile}: what a configuration file cannot hold. */
+export interface ContextPrunerFileOptions {
+  /**
+   * The clock (see {@link ContextPrunerOptions.now}).
+   * @default Date.now
+   */
+  now?: () => number | Date
+  /** A model name that picks the encoding (see {@link TokenOptions.model}). */
+  model?: string
+  /**
+   * The encoding, which wins over `model`.
+   * @default 'o200k_base'
+   */
+  encoding?: 'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'
+}
+
+/**
+ * Options of a {@link ContextPruner}: the settings of `context-pruner.config.json`, plus the
+ * clock and the tokenizer.
+ */
+export interface ContextPrunerOptions {
+  /**
+   * {@link ContextPruner.shouldPrune} is true from this percentage of the window (0–100).
+   * @default 80
+   */
+  threshold?: number
+  /**
+   * From this percentage (0–100, at least `threshold`) a prune is an emergency and goes down
+   * to `emergencyTargetPercentage`.
+   * @default 90
+   */
+  emergencyThreshold?: number
+  /**
+   * How many of the last messages a prune always keeps (extended so that no tool call is
+   * separated from its results).
+   * @default 10
+   */
+  keepRecentMessages?: number
+  /**
+   * The markdown archive; the archived messages go to the same path with `.jsonl` instead of
+   * `.md`. Relative paths are relative to the working directory.
+   * @default 'context-archive.md'
+   */
+  archivePath?: string
+  /**
+   * Whether {@link ContextPruner.prune} returns the files to read again and a note for the
+   * agent saying so (`reconstruction`, `reconstructionNote`). The archive lists them anyway.
+   * @default true
+   */
+  autoReconstruct?: boolean
+  /**
+   * The context window in tokens, when the metrics do not give one.
+   * @default 128000
+   */
+  maxTokens?: number
+  /**
+   * A prune brings the request down to this percentage of the window (0–100, at most
+   * `threshold`).
+   * @default 50
+   */
+  targetPercentage?: number
+  /**
+   * An emergency prune brings the request down to this percentage of the window (0–100, at
+   * most `targetPercentage`).
+   * @default 30
+   */
+  emergencyTargetPercentage?: number
+  /**
+   * The clock that stamps prunes: milliseconds since the epoch, or a `Date`. Pass a fixed
+   * clock for archives that are the same on every run.
+   * @default Date.now
+   */
+  now?: () => number | Date
+  /** A model name that picks the encoding (see {@link TokenOptions.model}). */
+  model?: string
+  /**
+   * The encoding, which wins over `model`.
+   * @default 'o200k_base'
+   */
+  encoding?: 'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'
+}
+
+/**
+ * How full the context window is, as {@link ContextPruner.measure} counts it. It can be passed
+ * back as metrics.
+ */
+export interface ContextUsage {
+  /** The request's tokens, as {@link estimateTokens} counts them. */
+  currentTokens: number
+  /** The pruner's context window. */
+  maxTokens: number
+  /** `currentTokens` as a percentage of `maxTokens`. */
+  percentage: number
+  /** When this pruner last pruned, if it did. */
+  lastPruneTime: Date | null | null
+}
+
 /** Something in a conversation that the provider would reject. */
 export interface ConversationProblem {
   /** The index of the offending message. */
@@ -502,6 +693,143 @@ export declare function countSteps(messages: AnyMessage[]): number
 export declare function countTokens(text: string, options?: TokenOptions): number
 
 /**
+ * Replaces every tool result that a newer one supersedes with a short placeholder naming it,
+ * e.g. `[superseded by a newer read of src/a.ts at step 12]`, once the request reaches
+ * `deduplicationThreshold` of `contextWindow` (below it the messages come back unchanged).
+ *
+ * Files (`io-content`): a newer read or whole write of the same path supersedes older reads,
+ * writes and edits it covers (a read of lines 100–150 supersedes one of lines 110–120); an
+ * edit supersedes only when its result shows the whole file. Listings (`survey-directory`): a
+ * newer listing of the same directory supersedes an older one when it is at least as
+ * inclusive. Failed operations are never touched. Nothing is dropped or moved, so every tool
+ * call keeps its result. The input is never modified.
+ *
+ * ```ts
+ * const { messages, savedTokens, superseded } = deduplicateToolResults(history, { contextWindow: 128_000 })
+ * ```
+ */
+export declare function deduplicateToolResults<M extends AnyMessage>(messages: M[], options?: DeduplicationOptions): Omit<DeduplicationResult, 'messages'> & { messages: M[] }
+
+/**
+ * {@link deduplicateToolResults} on the libuv thread pool: the Promise resolves to the same
+ * result.
+ */
+export declare function deduplicateToolResultsAsync<M extends AnyMessage>(messages: M[], options?: DeduplicationOptions): Promise<Omit<DeduplicationResult, 'messages'> & { messages: M[] }>
+
+/** Options of {@link deduplicateToolResults}. A list given replaces its default. */
+export interface DeduplicationOptions {
+  /** The model's context window, in tokens. Required unless `deduplicationThreshold` is 0. */
+  contextWindow?: number
+  /**
+   * The fraction of `contextWindow` the request must reach before history is rewritten (0 to
+   * 1). Below it the messages come back unchanged: rewriting history busts the provider's
+   * prompt cache, which only pays once the conversation is big. 0 deduplicates at any size.
+   * @default 0.75
+   */
+  deduplicationThreshold?: number
+  /**
+   * Which deduplicators run: `io-content` (files read, written, edited) and
+   * `survey-directory` (directory listings).
+   * @default ['io-content', 'survey-directory']
+   */
+  deduplicators?: Array<'io-content' | 'survey-directory'>
+  /**
+   * Tools that read a file (the whole file, or the range their arguments give), besides the
+   * built-in detection (`read_file`, `str_replace_editor view`, `open`… see
+   * docs/deduplication.md).
+   * @default []
+   */
+  readTools?: Array<string>
+  /**
+   * Tools that write a whole file, besides the built-in detection.
+   * @default []
+   */
+  writeTools?: Array<string>
+  /**
+   * Tools that change part of a file, besides the built-in detection.
+   * @default []
+   */
+  editTools?: Array<string>
+  /**
+   * Argument keys naming the file of `readTools`, `writeTools` and `editTools`.
+   * @default ['path', 'file_path', 'filePath', 'file', 'filename']
+   */
+  pathKeys?: Array<string>
+  /**
+   * Tools that run shell commands: their `ls` and `cat` commands are recognised when simple.
+   * @default ['bash', 'Bash', 'execute_bash', 'terminal', 'shell', 'run_shell_command', 'run_terminal_cmd', 'execute_command']
+   */
+  shellTools?: Array<string>
+  /**
+   * Argument keys holding a shell tool's command line.
+   * @default ['command', 'cmd']
+   */
+  shellCommandKeys?: Array<string>
+  /**
+   * Tools that list a directory.
+   * @default ['list_dir', 'list_directory', 'list_files', 'listDir', 'listDirectory', 'listFiles', 'ls', 'LS']
+   */
+  listTools?: Array<string>
+  /**
+   * Argument keys naming a listing's directory (absent: `.`).
+   * @default ['path', 'directory', 'dir', 'dir_path', 'directory_path', 'target_directory', 'relative_workspace_path']
+   */
+  listPathKeys?: Array<string>
+  /**
+   * Boolean argument keys that make a listing recursive.
+   * @default ['recursive']
+   */
+  recursiveKeys?: Array<string>
+  /**
+   * Numeric argument keys limiting a listing's depth.
+   * @default ['depth', 'max_depth', 'maxDepth']
+   */
+  depthKeys?: Array<string>
+  /**
+   * Argument keys holding a listing's exclusion filters (a string or an array of strings).
+   * @default ['ignore', 'exclude', 'excludes', 'ignore_patterns', 'ignore_globs', 'exclude_patterns']
+   */
+  excludeKeys?: Array<string>
+  /** A model name that picks the encoding (see {@link TokenOptions.model}). */
+  model?: string
+  /**
+   * The encoding, which wins over `model`.
+   * @default 'o200k_base'
+   */
+  encoding?: 'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'
+  /**
+   * The message format (see {@link TokenOptions.format}).
+   * @default 'auto'
+   */
+  format?: MessageFormat
+}
+
+/** The result of {@link deduplicateToolResults}. */
+export interface DeduplicationResult {
+  /**
+   * The messages: your own objects, except each superseded tool result, which is a copy with
+   * `content` = `[superseded by a newer read of src/a.ts at step 12]`, `_superseded: true`,
+   * `_supersededBy` (the index of the result that supersedes it) and `_originalTokens`.
+   */
+  messages: AnyMessage[]
+  /** Whether the request reached the threshold; when false, nothing was changed. */
+  deduplicated: boolean
+  /** The request's tokens before minus after. */
+  savedTokens: number
+  /** The request's tokens after. */
+  totalTokens: number
+  /**
+   * The token count from which history is rewritten (`deduplicationThreshold` ×
+   * `contextWindow`, rounded up); absent when deduplicating at any size.
+   */
+  thresholdTokens?: number
+  /** The replaced results, by index. */
+  superseded: Array<SupersededResult>
+  /** The kept results that supersede others, by index. */
+  supersedes: Array<SupersedingResult>
+}
+
+/**
  * The defaults of {@link TruncationConfig}, as the rolling-context design names them:
  * `{ maxAge: 5, maxTokensPerOutput: 2000, placeholder: '[content truncated - {age} steps ago]',
  * smallOutputTokens: 100, minQuotedChars: 40, stablePlaceholders: false }`. A copy: changing it changes no default.
@@ -538,14 +866,22 @@ export interface FileReference {
   lineCount?: number
 }
 
+/** A file to read again after a prune. */
+export interface FileToReread {
+  /** The file's path. */
+  path: string
+  /** Whether the session modified it. */
+  modified: boolean
+}
+
 /** Options of {@link FileTracker}. */
 export interface FileTrackerOptions {
   /**
-   * The clock that stamps `lastAccessTime`, in milliseconds. Pass a fixed clock
-   * (`() => 0`) for results that are the same on every run.
+   * The clock that stamps `lastAccessTime`: milliseconds since the epoch, or a `Date`. Pass a
+   * fixed clock (`() => 0`) for results that are the same on every run.
    * @default Date.now
    */
-  now?: () => number
+  now?: () => number | Date
 }
 
 /** Options of {@link applyMaxContextTokens}. */
@@ -650,6 +986,51 @@ export interface PricingTable {
   cacheWrite: number
 }
 
+/** What {@link ContextPruner.prune} did (the seed's `PruneResult`, plus the messages). */
+export interface PruneResult {
+  /** When the prune ran, from the pruner's clock. */
+  timestamp: Date
+  /** The request's tokens before (as {@link estimateTokens} counts them). */
+  beforeTokens: number
+  /** The request's tokens after. */
+  afterTokens: number
+  /** One line per archived message, e.g. `messages[12] read of src/a.ts (1,234 tokens)`. */
+  archivedItems: Array<string>
+  /**
+   * One line per kept message with why it was kept, e.g. `messages[0] system (120 tokens,
+   * kept: system): You are…`.
+   */
+  keptItems: Array<string>
+  /** `(beforeTokens - afterTokens) / beforeTokens` in percent, to one decimal. */
+  reduction: number
+  /** The pruned messages: your own objects, in order, tool calls with their results. */
+  messages: AnyMessage[]
+  /** The indices of the archived messages. */
+  archivedIndices: Array<number>
+  /** Whether the metrics were at or above `emergencyThreshold` (the lower target was used). */
+  emergency: boolean
+  /** The target in tokens: `targetPercentage` (or `emergencyTargetPercentage`) of the window. */
+  targetTokens: number
+  /** Whether `afterTokens` is still above the target: what is always kept exceeds it. */
+  overBudget: boolean
+  /** The markdown archive written to. */
+  archivePath: string
+  /** The JSONL file holding the archived messages. */
+  archiveDataPath: string
+  /** The prune's number in the archive; absent when nothing was archived (nothing is written). */
+  prune?: number
+  /**
+   * With `autoReconstruct`: the files whose content was archived and is not shown by a kept
+   * message, modified files first, then the most recently accessed. Empty otherwise.
+   */
+  reconstruction: Array<FileToReread>
+  /**
+   * With `autoReconstruct` and something archived: a note for the agent naming the archive
+   * and the files to read again, to add to the conversation as you see fit.
+   */
+  reconstructionNote?: string
+}
+
 /**
  * Repairs what {@link validateConversation} finds, without inventing content: drops orphan,
  * duplicate and misplaced results, tool messages without `tool_call_id` and empty messages,
@@ -683,6 +1064,26 @@ export interface ResolvedCacheAwareOptions {
   lowWaterTokens: number
   /** The strategy that re-plans. */
   strategy: 'priority' | 'placeholders' | 'truncate' | 'roles' | 'age'
+}
+
+/** A pruner's configuration, every setting filled in. */
+export interface ResolvedPrunerConfig {
+  /** Percentage of the window from which to prune. */
+  threshold: number
+  /** Percentage of the window from which a prune is an emergency. */
+  emergencyThreshold: number
+  /** How many of the last messages a prune keeps. */
+  keepRecentMessages: number
+  /** The markdown archive. */
+  archivePath: string
+  /** Whether prunes return the files to read again. */
+  autoReconstruct: boolean
+  /** The context window, when the metrics do not give one. */
+  maxTokens: number
+  /** Percentage of the window a prune goes down to. */
+  targetPercentage: number
+  /** Percentage of the window an emergency prune goes down to. */
+  emergencyTargetPercentage: number
 }
 
 /**
@@ -749,7 +1150,7 @@ export declare function simulateAsync(messages: AnyMessage[], options: CacheAwar
 /** One policy replayed over the session. */
 export interface SimulatedPolicy {
   /** The policy. */
-  policy: 'none' | 'every-turn' | 'high-low'
+  policy: 'none' | 'every-turn' | 'high-low' | 'dedup'
   /** Every turn, in order. */
   turns: Array<SimulatedTurn>
   /** Their sums. */
@@ -803,10 +1204,11 @@ export interface SimulateOptions {
   /**
    * The policies to replay, in this order: `none` (everything sent, turns over the window
    * marked), `every-turn` (the strategy trims to `everyTurnBudget` on every turn),
-   * `high-low` (a {@link CacheAwareTrimmer}).
-   * @default ['none', 'every-turn', 'high-low']
+   * `high-low` (a {@link CacheAwareTrimmer}), `dedup` (only {@link deduplicateToolResults},
+   * from 75% of the window; turns over the window marked).
+   * @default ['none', 'every-turn', 'high-low', 'dedup']
    */
-  policies?: Array<'none' | 'every-turn' | 'high-low'>
+  policies?: Array<'none' | 'every-turn' | 'high-low' | 'dedup'>
 }
 
 /** What {@link simulate} returns. */
@@ -846,6 +1248,41 @@ export interface SimulationTotals {
   replans: number
   /** The largest request in tokens. */
   maxInputTokens: number
+}
+
+/** Where a returned summary comes from. */
+export type SummarySource = 'extractive' | 'callback' | 'fallback-error' | 'fallback-timeout'
+
+/** A tool result that was replaced because a newer one supersedes it. */
+export interface SupersededResult {
+  /** Its index (the same in the input and the output: nothing is removed). */
+  index: number
+  /** The id of the tool call it answers. */
+  toolCallId?: string
+  /** The index of the newest result that supersedes it (kept whole). */
+  supersededBy: number
+  /** The id of the tool call the superseding result answers. */
+  supersededByToolCallId?: string
+  /** The file or directory both are about. */
+  path: string
+  /** What the superseding result is. */
+  kind: 'read' | 'write' | 'edit' | 'listing'
+  /** The step of the superseding result. */
+  step: number
+  /** Tokens the placeholder saves. */
+  savedTokens: number
+}
+
+/** A kept tool result and the older results it supersedes (seed 003's `supersedes`). */
+export interface SupersedingResult {
+  /** Its index. */
+  index: number
+  /** The id of the tool call it answers. */
+  toolCallId?: string
+  /** The indices of the results it supersedes, ascending. */
+  supersedes: Array<number>
+  /** The ids of their tool calls (the seed's `supersedes: list[str]`), in the same order. */
+  supersedesToolCallIds: Array<string>
 }
 
 /** A message with the step it belongs to. */
@@ -915,8 +1352,17 @@ export declare function trimByAge(messages: Message[], targetTokens: number, opt
  */
 export declare function trimByPriority(messages: Message[], options: TrimOptions): TrimResult
 
+/** {@link trimByPriority} on the libuv thread pool; the only way to use a `summarizer`. */
+export declare function trimByPriorityAsync(messages: Message[], options: TrimOptions): Promise<TrimResult>
+
 /** Trims a conversation to `targetTokens` with the chosen strategy and returns the messages. */
 export declare function trimConversation(messages: Message[], targetTokens: number, options?: TrimConversationOptions): Message[]
+
+/**
+ * {@link trimConversation} on the libuv thread pool; the only way to use a `summarizer` with
+ * it.
+ */
+export declare function trimConversationAsync(messages: Message[], targetTokens: number, options?: TrimConversationOptions): Promise<Message[]>
 
 /** Options of {@link trimConversation}. */
 export interface TrimConversationOptions {
@@ -930,6 +1376,25 @@ export interface TrimConversationOptions {
    * @default 2
    */
   preserveRecentTurns?: number
+  /**
+   * Inserts a summary of what was dropped into the returned messages (see
+   * {@link TrimOptions.insertSummary}: this function only returns messages, so the summary is
+   * always inserted).
+   * @default false
+   */
+  summarizeDropped?: boolean
+  /**
+   * See {@link TrimOptions.maxSummaryTokens}.
+   * @default 500
+   */
+  maxSummaryTokens?: number
+  /** {@link trimConversationAsync} only: see {@link TrimOptions.summarizer}. */
+  summarizer?: (dropped: Message[], draft: string) => Promise<string> | string
+  /**
+   * See {@link TrimOptions.summarizerTimeoutMs}.
+   * @default 10000
+   */
+  summarizerTimeoutMs?: number
   /** A model name that picks the tokenizer (see {@link countTokens}). */
   model?: string
   /**
@@ -939,7 +1404,10 @@ export interface TrimConversationOptions {
   encoding?: 'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'
 }
 
-/** Options of {@link trimByPriority} and {@link trimWithPlaceholders}. */
+/**
+ * Options of {@link trimByPriority} and {@link trimWithPlaceholders} (and of their async
+ * variants).
+ */
 export interface TrimOptions {
   /** The budget in tokens for the whole request (messages and reply priming). Required. */
   targetTokens?: number
@@ -954,11 +1422,39 @@ export interface TrimOptions {
    */
   fileTracker?: FileTracker
   /**
-   * Accepted for compatibility with the seed. Summaries of dropped content come with the
-   * summaries feature; until then no `summary` is returned.
+   * Returns `summary`: a deterministic summary of the messages dropped or replaced (files,
+   * commands, errors, user requests, the assistant's decisions), starting with
+   * `[context-trim summary]`. See docs/summaries.md.
    * @default false
    */
   summarizeDropped?: boolean
+  /**
+   * Also inserts the summary into `messages`: one `user` message flagged `_summary: true`,
+   * right after the leading system/developer messages. Its tokens count towards
+   * `targetTokens` (more is trimmed to make room), and an earlier summary is folded into it.
+   * Needs `summarizeDropped`.
+   * @default false
+   */
+  insertSummary?: boolean
+  /**
+   * The bound of the summary's text, in tokens (at least 64).
+   * @default 500
+   */
+  maxSummaryTokens?: number
+  /**
+   * Async functions only: writes the summary instead of the extractive one. Called on the JS
+   * thread with the dropped messages (your own objects) and the extractive draft; its text is
+   * given the `[context-trim summary]` marker if it lacks it and cut to `maxSummaryTokens`.
+   * If it throws, rejects, resolves to something other than a non-empty string or does not
+   * settle within `summarizerTimeoutMs`, the draft is used (see `summarySource`). Passing it to
+   * a sync function is an `INVALID_OPTION` error. Needs `summarizeDropped`.
+   */
+  summarizer?: (dropped: Message[], draft: string) => Promise<string> | string
+  /**
+   * How long the summarizer may take, in milliseconds (1 to 2147483647).
+   * @default 10000
+   */
+  summarizerTimeoutMs?: number
   /** A model name that picks the tokenizer (see {@link countTokens}). */
   model?: string
   /**
@@ -977,21 +1473,32 @@ export interface TrimOptions {
 export interface TrimResult {
   /**
    * The trimmed messages, in order: kept ones are your own objects, placeholders are copies
-   * (`{...original, content, _truncated: true, _originalTokens}`).
+   * (`{...original, content, _truncated: true, _originalTokens}`), and with `insertSummary`
+   * the summary is a new `{role: 'user', content, _summary: true}` message.
    */
   messages: Message[]
   /** The messages dropped or replaced by a placeholder (your own objects), in order. */
   droppedMessages: Array<ClassifiedMessage>
   /** Tokens before minus tokens after. */
   savedTokens: number
-  /** A summary of what was dropped. Not produced yet: it comes with the summaries feature. */
+  /**
+   * With `summarizeDropped`, when something was dropped or replaced: the summary of it,
+   * starting with `[context-trim summary]`.
+   */
   summary?: string
+  /**
+   * Where `summary` comes from: `'extractive'` without a summarizer; `'callback'`,
+   * `'fallback-error'` or `'fallback-timeout'` with one.
+   */
+  summarySource?: SummarySource
+  /** Why the summarizer's text was not used (with `'fallback-error'` and `'fallback-timeout'`). */
+  summaryError?: string
   /**
    * Whether `totalTokens` is still above `targetTokens` because system, agent instructions,
    * the current task and modified files alone exceed it (they are never dropped).
    */
   overBudget: boolean
-  /** The tokens of the returned request. */
+  /** The tokens of the returned request (an inserted summary included). */
   totalTokens: number
 }
 
@@ -1001,6 +1508,9 @@ export interface TrimResult {
  * when they alone do not fit, the lowest units are removed whole.
  */
 export declare function trimWithPlaceholders(messages: Message[], options: TrimOptions): TrimResult
+
+/** {@link trimWithPlaceholders} on the libuv thread pool; the only way to use a `summarizer`. */
+export declare function trimWithPlaceholdersAsync(messages: Message[], options: TrimOptions): Promise<TrimResult>
 
 /**
  * Replaces tool outputs older than `maxAge` steps with a placeholder, and cuts younger ones

@@ -35,7 +35,7 @@ const tokens = (p: SimulatedPolicy) => p.turns.map((t) => [t.inputTokens, t.cach
 test('the arithmetic of a hand-computed session', (t) => {
   const sim = simulate(small, { contextWindow: 100, encoding: 'approximate', strategy: 'age' })
   t.like(sim, { turns: 3, contextWindow: 100, strategy: 'age', pricing: { input: 3, cacheRead: 0.3, cacheWrite: 3.75 } })
-  t.deepEqual(sim.policies.map((p) => p.policy), ['none', 'every-turn', 'high-low'])
+  t.deepEqual(sim.policies.map((p) => p.policy), ['none', 'every-turn', 'high-low', 'dedup'])
   for (const p of sim.policies) {
     // Turn 1 sends [0, 1]: 15 + 13 + 3 = 31. Turn 2 adds 8 + 8: 47, of which [0, 1] (28) was
     // the previous request. Turn 3 adds 8 + 9: 64, of which [0..3] (44) was.
@@ -54,7 +54,7 @@ test('the arithmetic of a hand-computed session', (t) => {
 
 test('the arithmetic when the policies trim', (t) => {
   const sim = simulate(small, { contextWindow: 50, encoding: 'approximate', strategy: 'age', pricing: 'openai' })
-  const [none, every, highLow] = sim.policies
+  const [none, every, highLow, dedup] = sim.policies
   // No trimming: turn 3 (64 tokens) is over the window.
   t.deepEqual(none.turns.map((turn) => turn.overWindow), [false, false, true])
   // Every turn, oldest first to 50: turn 3 drops [1] and [2] and sends [0, 3, 4, 5] = 43, of
@@ -65,6 +65,9 @@ test('the arithmetic when the policies trim', (t) => {
   t.deepEqual(tokens(highLow), [[31, 0, 31], [26, 15, 11], [27, 15, 12]])
   t.deepEqual(highLow.turns.map((turn) => turn.decision), ['kept', 'trimmed', 'trimmed'])
   t.is(none.turns[0].decision, undefined)
+  // Deduplication finds nothing superseded in plain text: what none sends, over the window too.
+  t.deepEqual(tokens(dedup), tokens(none))
+  t.is(dedup.totals.overWindowTurns, 1)
   // OpenAI: $1.25 a cached token, $2.50 an uncached one, per million.
   t.true(Math.abs(every.totals.cost * 1e6 - (0 * 1.25 + 31 * 2.5 + 28 * 1.25 + 19 * 2.5 + 15 * 1.25 + 28 * 2.5)) < 1e-9)
   // A custom table and a subset of policies, in the order asked.
@@ -84,7 +87,7 @@ test('invalid simulate options are INVALID_OPTION type errors naming the option'
     [{ contextWindow: 100, pricing: 'gemini' }, 'pricing: must be anthropic, openai or a price table, got "gemini"'],
     [{ contextWindow: 100, pricing: 3 }, 'pricing: must be anthropic, openai or a price table, got number'],
     [{ contextWindow: 100, pricing: { input: 1, cacheRead: -1, cacheWrite: 1 } }, 'pricing.cacheRead: must be a non-negative number of dollars per million tokens, got -1'],
-    [{ contextWindow: 100, policies: ['none', 'dedup'] }, 'policies[1]: must be one of none, every-turn, high-low, got "dedup"'],
+    [{ contextWindow: 100, policies: ['none', 'lru'] }, 'policies[1]: must be one of none, every-turn, high-low, dedup, got "lru"'],
     [{ contextWindow: 100, everyTurnBudget: 0 }, 'everyTurnBudget: must be an integer of at least 1, got 0'],
     [{ contextWindow: 100, lowWater: 0.9 }, 'lowWater: must be a fraction of the window in [0, highWater = 0.85], got 0.9'],
   ]
@@ -96,8 +99,8 @@ test('invalid simulate options are INVALID_OPTION type errors naming the option'
 })
 
 test('on the replayed 1,000-message session (128k window, Anthropic prices) high-low meets the issue targets', (t) => {
-  const sim = simulate(replayedSession(1000), { contextWindow: 128_000, pricing: 'anthropic', policies: ['every-turn', 'high-low'] })
-  const [every, highLow] = sim.policies
+  const sim = simulate(replayedSession(1000), { contextWindow: 128_000, pricing: 'anthropic' })
+  const [none, every, highLow, dedup] = sim.policies
   t.is(sim.turns, 494)
   // Never over the window.
   t.is(highLow.totals.overWindowTurns, 0)
@@ -106,6 +109,10 @@ test('on the replayed 1,000-message session (128k window, Anthropic prices) high
   t.true(highLow.totals.cachedFraction >= 0.8, `${highLow.totals.cachedFraction}`)
   // At most half the cost of trimming every turn.
   t.true(highLow.totals.cost <= every.totals.cost / 2, `${highLow.totals.cost} vs ${every.totals.cost}`)
+  // Neither sending everything nor deduplicating alone stays inside the window.
+  t.true(none.totals.overWindowTurns > 300)
+  t.true(dedup.totals.overWindowTurns > 0 && dedup.totals.replans > 0)
+  t.true(dedup.totals.maxInputTokens < none.totals.maxInputTokens)
 })
 
 // The command line.
@@ -123,10 +130,10 @@ test('context-trim simulate prints a table and plots for every policy', (t) => {
   const r = run(sessionFile, '--window', '20000')
   t.is(r.status, 0, r.stderr)
   t.regex(r.stdout, /^context-trim simulate .*session\.json\n {2}49 turns · window 20,000 tokens · strategy priority\n/)
-  for (const policy of ['none', 'every-turn', 'high-low']) t.regex(r.stdout, new RegExp(`\\n  ${policy} +[0-9,]+ +[0-9,]+ +[0-9,]+ +[0-9.]+% +\\$[0-9.]+ +[0-9.]+x `))
+  for (const policy of ['none', 'every-turn', 'high-low', 'dedup']) t.regex(r.stdout, new RegExp(`\\n  ${policy} +[0-9,]+ +[0-9,]+ +[0-9,]+ +[0-9.]+% +\\$[0-9.]+ +[0-9.]+x `))
   t.regex(r.stdout, /\n {2}none +[0-9,]+ .* [0-9]+ turns /)
   t.regex(r.stdout, /Tokens sent per turn[^\n]*\n {2}none {8}[▁▂▃▄▅▆▇█!]{49}\n/)
-  t.regex(r.stdout, /Cumulative cost[^\n]*\n(?: {2}[a-z-]+ +[▁▂▃▄▅▆▇█]{49} \$[0-9.]+\n){3}/)
+  t.regex(r.stdout, /Cumulative cost[^\n]*\n(?: {2}[a-z-]+ +[▁▂▃▄▅▆▇█]{49} \$[0-9.]+\n){4}/)
 })
 
 test('context-trim simulate --json prints what simulate returns, and --html writes a page with SVG charts', (t) => {
@@ -137,7 +144,7 @@ test('context-trim simulate --json prints what simulate returns, and --html writ
   t.deepEqual(JSON.parse(r.stdout), JSON.parse(JSON.stringify(expected)))
   const page = readFileSync(html, 'utf8')
   t.is(page.match(/<svg /g)?.length, 3)
-  t.is(page.match(/<polyline /g)?.length, 9)
+  t.is(page.match(/<polyline /g)?.length, 12)
   t.true(page.includes('<td><span class="key" style="background:#2e7d32"></span>high-low</td>'))
   t.true(page.trimEnd().endsWith('</html>'))
 })
@@ -164,7 +171,7 @@ test('context-trim simulate reports usage errors with status 2 and bad input wit
   const refused: Array<[string[], string]> = [
     [['--strategy', 'lru'], '--strategy must be one of priority, placeholders, truncate, roles, age, got "lru"'],
     [['--high', '0.5'], '--low must be a fraction of the window in [0, highWater = 0.5], got 0.6'],
-    [['--policies', 'none,dedup'], '--policies must be one of none, every-turn, high-low, got "dedup"'],
+    [['--policies', 'none,lru'], '--policies must be one of none, every-turn, high-low, dedup, got "lru"'],
     [['--window', '0'], '--window must be an integer of at least 1, got 0'],
   ]
   for (const [args, message] of refused) {

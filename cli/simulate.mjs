@@ -2,22 +2,27 @@
 // prints what each costs with a provider's prompt cache (a table, terminal plots, and an HTML
 // page with inline SVG charts). The addon's `simulate` does the work; this module reads
 // arguments and renders.
-import { readFileSync, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
+
+import { CliError, displayName, parseConversation, readInput } from './input.mjs'
+import { num, pct } from './terminal.mjs'
 
 export const SIMULATE_USAGE = `context-trim simulate <file> [--window N] [--high F] [--low F] [--clear-at-least N]
                    [--strategy priority|placeholders|truncate|roles|age] [--pricing anthropic|openai]
                    [--price-input X] [--price-cache-read X] [--price-cache-write X]
-                   [--every-turn-budget N] [--policies none,every-turn,high-low]
+                   [--every-turn-budget N] [--policies none,every-turn,high-low,dedup]
                    [--model M] [--format F] [--turns] [--json] [--html FILE]`
 
-export const SIMULATE_HELP = `simulate  replays <file> turn by turn (each assistant message answers every message before
-          it) under three policies: none (everything sent; turns over the window are marked),
-          every-turn (the strategy trims to the window on every turn, the seeds' way) and
-          high-low (CacheAwareTrimmer: the same decisions until the request crosses the
-          high-water mark, then a trim down to the low-water mark). Per turn: tokens sent,
-          tokens read from the provider's cache (the leading messages the previous request sent
-          identically), tokens written, and the cost.
+export const SIMULATE_HELP = `  simulate  replays <file> turn by turn (each assistant message answers every message before
+            it) under four policies: none (everything sent; turns over the window are marked),
+            every-turn (the strategy trims to the window on every turn, the seeds' way),
+            high-low (CacheAwareTrimmer: the same decisions until the request crosses the
+            high-water mark, then a trim down to the low-water mark) and dedup (only
+            deduplicateToolResults, from 75% of the window). Per turn: tokens sent,
+            tokens read from the provider's cache (the leading messages the previous request
+            sent identically), tokens written, and the cost`
 
+export const SIMULATE_OPTIONS = `simulate options:
   --window N            the context window in tokens (default 128000)
   --high F, --low F     the water marks, fractions of the window (default 0.85 and 0.6)
   --clear-at-least N    the fewest tokens a trim must free (default 5% of the window)
@@ -27,10 +32,11 @@ export const SIMULATE_HELP = `simulate  replays <file> turn by turn (each assist
   --price-input X, --price-cache-read X, --price-cache-write X
                         override one price of the table, in dollars per million tokens
   --every-turn-budget N the budget every-turn trims to (default: the window)
-  --policies LIST       comma-separated, in order (default none,every-turn,high-low)
+  --policies LIST       comma-separated, in order (default none,every-turn,high-low,dedup)
   --turns               also prints the table of every turn
   --json                prints the addon's result as JSON
-  --html FILE           writes a self-contained HTML page with the table and SVG charts`
+  --html FILE           writes a self-contained HTML page with the table and SVG charts
+  (--model and --format as above)`
 
 const OPTIONS = {
   window: 'integer',
@@ -75,11 +81,8 @@ const FLAGS = {
 }
 
 /** A usage error: exit status 2. */
-export class SimulateUsageError extends Error {
-  constructor(message) {
-    super(`${message} (see context-trim --help)`)
-    this.exitCode = 2
-  }
+function usageError(message) {
+  return new CliError(`${message} (see context-trim --help)`, 2)
 }
 
 /** Parses the arguments after `simulate`: the file and the options. */
@@ -95,19 +98,19 @@ export function parseSimulateArguments(argv) {
     const eq = arg.indexOf('=')
     const name = arg.slice(2, eq === -1 ? undefined : eq)
     const kind = OPTIONS[name]
-    if (kind === undefined) throw new SimulateUsageError(`unknown option ${arg} for simulate`)
+    if (kind === undefined) throw usageError(`unknown option ${arg} for simulate`)
     if (kind === 'flag') {
-      if (eq !== -1) throw new SimulateUsageError(`--${name} takes no value`)
+      if (eq !== -1) throw usageError(`--${name} takes no value`)
       options[name] = true
       continue
     }
     const value = eq === -1 ? argv[++i] : arg.slice(eq + 1)
-    if (value === undefined) throw new SimulateUsageError(`--${name} needs a value`)
-    if (kind === 'integer' && !/^[0-9]+$/.test(value)) throw new SimulateUsageError(`--${name} must be a non-negative integer, got "${value}"`)
-    if (kind === 'number' && !/^[0-9]*\.?[0-9]+$/.test(value)) throw new SimulateUsageError(`--${name} must be a non-negative number, got "${value}"`)
+    if (value === undefined) throw usageError(`--${name} needs a value`)
+    if (kind === 'integer' && !/^[0-9]+$/.test(value)) throw usageError(`--${name} must be a non-negative integer, got "${value}"`)
+    if (kind === 'number' && !/^[0-9]*\.?[0-9]+$/.test(value)) throw usageError(`--${name} must be a non-negative number, got "${value}"`)
     options[name] = kind === 'string' ? value : Number(value)
   }
-  if (positional.length !== 1) throw new SimulateUsageError(`simulate takes one file, got ${positional.length}`)
+  if (positional.length !== 1) throw usageError(`simulate takes one file, got ${positional.length}`)
   return { file: positional[0], options }
 }
 
@@ -115,7 +118,7 @@ export function parseSimulateArguments(argv) {
 export function simulateOptions(options) {
   const name = options.pricing ?? 'anthropic'
   const table = PRICINGS[name]
-  if (!table) throw new SimulateUsageError(`--pricing must be one of ${Object.keys(PRICINGS).join(', ')}, got "${name}"`)
+  if (!table) throw usageError(`--pricing must be one of ${Object.keys(PRICINGS).join(', ')}, got "${name}"`)
   const overrides = { input: options['price-input'], cacheRead: options['price-cache-read'], cacheWrite: options['price-cache-write'] }
   const pricing = Object.values(overrides).some((v) => v !== undefined)
     ? Object.fromEntries(Object.entries(table).map(([k, v]) => [k, overrides[k] ?? v]))
@@ -134,35 +137,10 @@ export function simulateOptions(options) {
   }
 }
 
-/** Reads a JSON array of messages, an object with a `messages` array, or JSON Lines (`-`: stdin). */
-export function readMessages(path) {
-  const text = readFileSync(path === '-' ? 0 : path, 'utf8').trim()
-  let data
-  try {
-    data = JSON.parse(text)
-  } catch (e) {
-    if (text.startsWith('[')) throw new Error(`${path}: ${e.message}`)
-    // JSON Lines: one message a line.
-    return text.split('\n').flatMap((line, i) => {
-      if (line.trim() === '') return []
-      try {
-        return [JSON.parse(line)]
-      } catch (e) {
-        throw new Error(`${path}:${i + 1}: ${e.message}`)
-      }
-    })
-  }
-  if (Array.isArray(data)) return data
-  if (Array.isArray(data?.messages)) return data.messages
-  throw new Error(`${path}: expected an array of messages or an object with a "messages" array`)
-}
-
 // ---------------------------------------------------------------------------------------------
 // Rendering
 
-const num = (n) => Math.round(n).toLocaleString('en-US')
 const dollars = (n) => `$${n.toFixed(n < 10 ? 3 : 2)}`
-const pct = (f) => `${(100 * f).toFixed(1)}%`
 const SPARKS = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█']
 
 /** One character per column: `values` bucketed into `width` columns (the bucket's `pick`). */
@@ -209,7 +187,7 @@ export function renderText(result, { file, showTurns = false, width = 60 } = {})
     num(r.inputTokens),
     num(r.cachedTokens),
     num(r.writtenTokens),
-    pct(r.cachedFraction),
+    pct(r.cachedFraction, 1),
     dollars(r.cost),
     r.vsEveryTurn === null ? '-' : `${r.vsEveryTurn.toFixed(2)}x`,
     r.overWindowTurns ? `${num(r.overWindowTurns)} turns` : 'never',
@@ -258,7 +236,7 @@ function table(header, rows) {
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)]
 }
 
-const COLOURS = { none: '#9e9e9e', 'every-turn': '#d9534f', 'high-low': '#2e7d32' }
+const COLOURS = { none: '#9e9e9e', 'every-turn': '#d9534f', 'high-low': '#2e7d32', dedup: '#1565c0' }
 const escape = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c])
 
 /** An SVG line chart: one polyline per series, an optional horizontal reference line. */
@@ -320,7 +298,7 @@ export function renderHtml(result, { file }) {
   const rows = summaryRows(result)
     .map(
       (r) =>
-        `<tr><td><span class="key" style="background:${COLOURS[r.policy] ?? '#1565c0'}"></span>${escape(r.policy)}</td><td>${num(r.inputTokens)}</td><td>${num(r.cachedTokens)}</td><td>${num(r.writtenTokens)}</td><td>${pct(r.cachedFraction)}</td><td>${dollars(r.cost)}</td><td>${r.vsEveryTurn === null ? '-' : `${r.vsEveryTurn.toFixed(2)}×`}</td><td>${r.overWindowTurns ? `${num(r.overWindowTurns)} turns` : 'never'}</td><td>${num(r.replans)}</td><td>${num(r.maxInputTokens)}</td></tr>`,
+        `<tr><td><span class="key" style="background:${COLOURS[r.policy] ?? '#1565c0'}"></span>${escape(r.policy)}</td><td>${num(r.inputTokens)}</td><td>${num(r.cachedTokens)}</td><td>${num(r.writtenTokens)}</td><td>${pct(r.cachedFraction, 1)}</td><td>${dollars(r.cost)}</td><td>${r.vsEveryTurn === null ? '-' : `${r.vsEveryTurn.toFixed(2)}×`}</td><td>${r.overWindowTurns ? `${num(r.overWindowTurns)} turns` : 'never'}</td><td>${num(r.replans)}</td><td>${num(r.maxInputTokens)}</td></tr>`,
     )
     .join('\n')
   const { pricing } = result
@@ -350,13 +328,14 @@ ${cost}
 }
 
 /**
- * Runs `simulate` with the arguments after the command name. `ct` is the addon; `out` the
- * stream the report goes to; `read` reads a file of messages (default: {@link readMessages}).
- * Returns the exit status; throws a {@link SimulateUsageError} (status 2) on bad arguments.
+ * Runs `simulate` with the arguments after the command name: `ct` is the addon, `out` the stream
+ * the report goes to. Returns the exit status; throws a `CliError` (status 2 for bad arguments or
+ * option values, 1 for unreadable or invalid input).
  */
-export function runSimulate(argv, { ct, out = process.stdout, read = readMessages }) {
+export function runSimulate(argv, { ct, out = process.stdout }) {
   const { file, options } = parseSimulateArguments(argv)
-  const messages = read(file)
+  const name = displayName(file)
+  const { messages } = parseConversation(readInput(file), name)
   let result
   try {
     result = ct.simulate(messages, simulateOptions(options))
@@ -365,15 +344,15 @@ export function runSimulate(argv, { ct, out = process.stdout, read = readMessage
       // An option's value the addon refuses: a usage error naming the flag.
       const m = /^([A-Za-z.]+)(?:\[\d+\])?: (.*)$/s.exec(e.message)
       const flag = m && FLAGS[m[1]]
-      throw new SimulateUsageError(flag ? `${flag} ${m[2]}` : e.message)
+      throw usageError(flag ? `${flag} ${m[2]}` : e.message)
     }
-    if (typeof e.code === 'string' && e.code.startsWith('INVALID_')) throw new Error(`${file}: ${e.message}`)
+    if (typeof e.code === 'string' && e.code.startsWith('INVALID_')) throw new CliError(`${name}: ${e.message}`)
     throw e
   }
-  if (options.html) writeFileSync(options.html, renderHtml(result, { file }))
+  if (options.html) writeFileSync(options.html, renderHtml(result, { file: name }))
   if (options.json) out.write(JSON.stringify(result, null, 2) + '\n')
   else {
-    out.write(renderText(result, { file, showTurns: options.turns }))
+    out.write(renderText(result, { file: name, showTurns: options.turns }))
     if (options.html) out.write(`wrote ${options.html}\n`)
   }
   return 0

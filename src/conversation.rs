@@ -225,22 +225,34 @@ impl<'a> Conversation<'a> {
   /// agent's tool loop, such as a tool error an agent framework reports as a user message, does
   /// not. When no user message opens a turn, the last user message is the task.
   pub fn current_task(&self) -> Option<usize> {
+    let opens = self.turn_openers();
+    let task = opens.iter().rposition(|&o| o);
+    task.or_else(|| self.messages.iter().rposition(|m| is_plain_user(m)))
+  }
+
+  /// For every message, whether it is a user message (not a tool result) that opens a turn, as
+  /// [`Conversation::current_task`] defines it.
+  pub fn turn_openers(&self) -> Vec<bool> {
     use crate::message::Role;
     let mut opens = true;
-    let mut task = None;
-    let mut last_user = None;
-    for (i, m) in self.messages.iter().enumerate() {
-      if m.role == Role::User && m.answers.is_empty() {
-        last_user = Some(i);
-        if opens {
-          task = Some(i);
+    self
+      .messages
+      .iter()
+      .map(|m| {
+        if is_plain_user(m) {
+          opens
+        } else {
+          opens = m.role.is_instruction() || (m.role == Role::Assistant && !m.has_tool_calls());
+          false
         }
-      } else {
-        opens = m.role.is_instruction() || (m.role == Role::Assistant && !m.has_tool_calls());
-      }
-    }
-    task.or(last_user)
+      })
+      .collect()
   }
+}
+
+/// A user message that is not a tool result.
+fn is_plain_user(m: &Message) -> bool {
+  m.role == crate::message::Role::User && m.answers.is_empty()
 }
 
 #[cfg(test)]
@@ -313,6 +325,8 @@ pub(crate) mod tests {
     let none = vec![call(&["a"]), result("a", "A"), user("late")];
     assert_eq!(Conversation::new(&none, Encoding::O200kBase).current_task(), Some(2));
     assert_eq!(Conversation::new(&[call(&["a"])], Encoding::O200kBase).current_task(), None);
+    let c = Conversation::new(&loop_error, Encoding::O200kBase);
+    assert_eq!(c.turn_openers(), vec![false, true, false, false, false]);
   }
 
   #[test]

@@ -84,17 +84,62 @@ fn is_error_line(line: &str) -> bool {
   ERROR_PHRASES.iter().any(|p| line.contains(p))
 }
 
+/// The exit status a command output reports on its last non-empty line (`exit code N`,
+/// `exit status N`, case-insensitive words; rule 1 of the [module docs](self)), as written:
+/// `"0"`, `"2"`, `"-1"`. The last such report of the line wins.
+///
+/// ```
+/// use context_trim::detect::exit_status;
+/// assert_eq!(exit_status("ok\n[The command completed with exit code 0.]\n"), Some("0"));
+/// assert_eq!(exit_status("FAIL\texample.com/pkg\nexit status 1"), Some("1"));
+/// assert_eq!(exit_status("exit code 1\nall good"), None);
+/// ```
+pub fn exit_status(text: &str) -> Option<&str> {
+  let last = text.lines().rev().find(|l| !l.trim().is_empty())?;
+  exit_statuses(last).last()
+}
+
+/// The first line of `text` that reports an error (rules 2 and 3 of the [module docs](self)),
+/// trimmed, or else its last non-empty line when that reports a non-zero exit status (rule 1);
+/// `None` when [`is_error_output`] would say no.
+///
+/// ```
+/// use context_trim::detect::first_error_line;
+/// let out = "Compiling x\nerror[E0308]: mismatched types\n  --> src/a.rs:3:5";
+/// assert_eq!(first_error_line(out), Some("error[E0308]: mismatched types"));
+/// ```
+pub fn first_error_line(text: &str) -> Option<&str> {
+  if let Some(line) = text.lines().find(|l| is_error_line(l)) {
+    return Some(line.trim());
+  }
+  let last = text.lines().rev().find(|l| !l.trim().is_empty())?;
+  reports_failed_exit(last).then(|| last.trim())
+}
+
 /// Whether a line reports a non-zero `exit code N` or `exit status N` (case-insensitive words).
 fn reports_failed_exit(line: &str) -> bool {
+  exit_statuses(line).any(|n| n.trim_start_matches('-').bytes().any(|b| b != b'0'))
+}
+
+/// Every `exit code N` / `exit status N` of a line, the number as written (sign included).
+fn exit_statuses(line: &str) -> impl Iterator<Item = &str> {
+  // ASCII lower-casing keeps byte offsets, so positions found in `lower` index `line`.
   let lower = line.to_ascii_lowercase();
-  ["exit code", "exit status"].iter().any(|key| {
-    lower.match_indices(key).any(|(at, _)| {
-      let rest = lower[at + key.len()..].trim_start_matches([' ', ':', '=']);
-      let digits = rest.strip_prefix('-').unwrap_or(rest);
-      let n: String = digits.chars().take_while(char::is_ascii_digit).collect();
-      !n.is_empty() && n.chars().any(|c| c != '0')
-    })
-  })
+  let mut found = Vec::new();
+  for key in ["exit code", "exit status"] {
+    for (at, _) in lower.match_indices(key) {
+      let after = at + key.len();
+      let rest = line[after..].trim_start_matches([' ', ':', '=']);
+      let start = line.len() - rest.len();
+      let sign = usize::from(rest.starts_with('-'));
+      let digits = rest[sign..].bytes().take_while(u8::is_ascii_digit).count();
+      if digits > 0 {
+        found.push((at, &line[start..start + sign + digits]));
+      }
+    }
+  }
+  found.sort_by_key(|&(at, _)| at);
+  found.into_iter().map(|(_, n)| n)
 }
 
 #[cfg(test)]
@@ -155,6 +200,31 @@ mod tests {
       ("errors = []\nwarning: unused variable", false),
     ] {
       assert_eq!(is_error_output(text), expected, "{text:?}");
+      assert_eq!(first_error_line(text).is_some(), expected, "{text:?}");
+    }
+  }
+
+  #[test]
+  fn exit_statuses_and_first_error_lines() {
+    for (text, status) in [
+      ("ls\n[The command completed with exit code 2.]", Some("2")),
+      ("[Command finished with exit code 0]\n\n", Some("0")),
+      ("timed out\n[The command completed with exit code -1.]", Some("-1")),
+      ("Exit code: 3", Some("3")),
+      ("exit code 0 then exit status 4", Some("4")),
+      ("exit code 1\nall good", None),
+      ("exit code", None),
+      ("", None),
+    ] {
+      assert_eq!(exit_status(text), status, "{text:?}");
+    }
+    for (text, line) in [
+      ("ls: cannot access 'x': No such file or directory\n[The command completed with exit code 2.]", Some("ls: cannot access 'x': No such file or directory")),
+      ("\n[The command completed with exit code 1.]", Some("[The command completed with exit code 1.]")),
+      ("ERROR:\nParameter `old_str` is required", Some("ERROR:")),
+      ("all fine\n[The command completed with exit code 0.]", None),
+    ] {
+      assert_eq!(first_error_line(text), line, "{text:?}");
     }
   }
 }

@@ -127,29 +127,59 @@ pub fn file_operation(conv: &Conversation<'_>, i: usize) -> Option<FileOp> {
   if !message.is_tool_result() {
     return None;
   }
-  let text = message.content_text();
-  if text.trim_start().starts_with("Here's the files and directories") {
+  // The text is scanned once per message and the findings memoised: a history that grows by a
+  // message a turn is not rescanned every turn.
+  let facts = message.memo.result_facts.get_or_init(|| ResultFacts::of(&message.content_text()));
+  if facts.listing {
     return None;
   }
   let args = conv.call_arguments(i).and_then(parse_object);
-  let header = result_header(&text);
   let kind = args
     .as_ref()
     .and_then(editor_command)
     .or_else(|| conv.tool_name(i).and_then(kind_for_tool_name))
-    .or_else(|| header.as_ref().and_then(|h| h.kind))?;
+    .or_else(|| facts.header.as_ref().and_then(|h| h.kind))?;
   let path = args
     .as_ref()
     .and_then(argument_path)
-    .or_else(|| header.map(|h| h.path))
-    .or_else(|| json_result_path(&text))
-    .or_else(|| labelled_path(&text))?;
-  let path = match current_directory(&text) {
+    .or_else(|| facts.header.as_ref().map(|h| h.path.clone()))
+    .or_else(|| facts.json_path.clone())
+    .or_else(|| facts.labelled_path.clone())?;
+  let path = match &facts.current_directory {
     Some(dir) if is_relative(&path) => join(dir, &path),
     _ => path,
   };
-  let failed = message.is_error || reports_failure(&text);
+  let failed = message.is_error || facts.reports_failure;
   Some(FileOp { path, kind, failed })
+}
+
+/// What a tool result's own text says about a file operation, found in one reading of the text
+/// and kept in the message's memo.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ResultFacts {
+  /// A directory listing (OpenHands `Here's the files and directories…`): not a file operation.
+  listing: bool,
+  header: Option<Header>,
+  json_path: Option<String>,
+  labelled_path: Option<String>,
+  current_directory: Option<String>,
+  reports_failure: bool,
+}
+
+impl ResultFacts {
+  fn of(text: &str) -> ResultFacts {
+    if text.trim_start().starts_with("Here's the files and directories") {
+      return ResultFacts { listing: true, ..ResultFacts::default() };
+    }
+    ResultFacts {
+      listing: false,
+      header: result_header(text),
+      json_path: json_result_path(text),
+      labelled_path: labelled_path(text),
+      current_directory: current_directory(text).map(String::from),
+      reports_failure: reports_failure(text),
+    }
+  }
 }
 
 /// The file operation of every message, by index.
@@ -193,7 +223,8 @@ fn name_words(name: &str) -> Vec<String> {
   words
 }
 
-fn parse_object(arguments: &str) -> Option<Map<String, Value>> {
+/// The JSON object in `arguments` (a call's arguments, or a tool result), if it is one.
+pub(crate) fn parse_object(arguments: &str) -> Option<Map<String, Value>> {
   if !arguments.trim_start().starts_with('{') {
     return None;
   }
@@ -204,7 +235,7 @@ fn parse_object(arguments: &str) -> Option<Map<String, Value>> {
 }
 
 /// Rule 1 of the kind: an editor tool's `command` sub-command.
-fn editor_command(args: &Map<String, Value>) -> Option<FileOpKind> {
+pub(crate) fn editor_command(args: &Map<String, Value>) -> Option<FileOpKind> {
   match args.get("command")?.as_str()? {
     "view" => Some(FileOpKind::Read),
     "create" => Some(FileOpKind::Create),
@@ -236,6 +267,7 @@ fn clean_path(raw: &str) -> Option<String> {
 }
 
 /// A path named by a tool result's header, with the kind the header implies, if any.
+#[derive(Debug, Clone)]
 struct Header {
   path: String,
   kind: Option<FileOpKind>,
@@ -310,7 +342,9 @@ fn join(dir: &str, path: &str) -> String {
   format!("{}/{}", dir.trim_end_matches('/'), rel)
 }
 
-fn reports_failure(text: &str) -> bool {
+/// Whether a tool result's text reports a failed operation: it starts (after whitespace) with
+/// one of the failure prefixes of the module docs (`ERROR`, `Error:`, `Ran into [Errno`…).
+pub fn reports_failure(text: &str) -> bool {
   let start = text.trim_start();
   FAILURE_PREFIXES.iter().any(|p| start.starts_with(p))
 }

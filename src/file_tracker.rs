@@ -59,6 +59,22 @@ impl FileTracker {
     content: Option<&str>,
     time: f64,
   ) {
+    let preview = content.map(|c| Preview {
+      text: c.chars().take(PREVIEW_CHARS).collect(),
+      line_count: c.matches('\n').count() + 1,
+    });
+    self.record(path, step, operation, preview, time);
+  }
+
+  /// [`FileTracker::track_access`] with the content's preview and line count already known.
+  fn record(
+    &mut self,
+    path: &str,
+    step: usize,
+    operation: FileOpKind,
+    preview: Option<Preview>,
+    time: f64,
+  ) {
     let existing = self.index.get(path).copied();
     let was_modified =
       operation.modifies() || existing.is_some_and(|i| self.references[i].was_modified);
@@ -68,8 +84,8 @@ impl FileTracker {
       last_access_time: time,
       was_modified,
       operation,
-      content_preview: content.map(|c| c.chars().take(PREVIEW_CHARS).collect()),
-      line_count: content.map(|c| c.matches('\n').count() + 1),
+      line_count: preview.as_ref().map(|p| p.line_count),
+      content_preview: preview.map(|p| p.text),
     };
     match existing {
       Some(i) => self.references[i] = reference,
@@ -152,10 +168,18 @@ impl FileTracker {
     for (i, op) in operations.iter().enumerate() {
       let (Some(op), Some(message)) = (op, conv.messages().get(i)) else { continue };
       let kind = if op.failed { FileOpKind::Read } else { op.kind };
-      tracker.track_access(&op.path, conv.step(i), kind, Some(&message.content_text()), time);
+      let preview =
+        Preview { text: message.preview(PREVIEW_CHARS), line_count: message.line_count() };
+      tracker.record(&op.path, conv.step(i), kind, Some(preview), time);
     }
     tracker
   }
+}
+
+/// The start of a content and its line count, as a [`FileReference`] keeps them.
+struct Preview {
+  text: String,
+  line_count: usize,
 }
 
 #[cfg(test)]

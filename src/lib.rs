@@ -12,10 +12,12 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod archive;
 pub mod cache_policy;
 pub mod classify;
 pub mod conversation;
 pub mod cut;
+pub mod dedup;
 pub mod detect;
 pub mod error;
 pub mod file_ops;
@@ -23,10 +25,12 @@ pub mod file_tracker;
 pub mod format;
 pub mod message;
 pub mod plan;
+pub mod pruner;
 pub mod repair;
 pub mod simulate;
 pub mod span_index;
 pub mod strategy;
+pub mod summary;
 pub mod tokens;
 pub mod validate;
 

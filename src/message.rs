@@ -136,6 +136,12 @@ pub struct Message {
 pub struct Memo {
   pub(crate) tokens: [std::sync::OnceLock<u32>; crate::tokens::ENCODING_COUNT],
   fingerprint: std::sync::OnceLock<u64>,
+  /// What the message's own text says about a file operation (see `file_ops`).
+  pub(crate) result_facts: std::sync::OnceLock<crate::file_ops::ResultFacts>,
+  /// The line count of the content text.
+  pub(crate) line_count: std::sync::OnceLock<usize>,
+  /// Whether the content text reads as an error report (see `detect`).
+  pub(crate) error_output: std::sync::OnceLock<bool>,
 }
 
 impl Clone for Memo {
@@ -235,6 +241,22 @@ impl Message {
         }
       }
     }
+  }
+
+  /// The first `chars` characters of the content text.
+  pub fn preview(&self, chars: usize) -> String {
+    self.content_text().chars().take(chars).collect()
+  }
+
+  /// The number of lines of the content text (newlines + 1), counted once.
+  pub fn line_count(&self) -> usize {
+    *self.memo.line_count.get_or_init(|| self.content_text().matches('\n').count() + 1)
+  }
+
+  /// Whether the content text reads as an error report ([`crate::detect::is_error_output`]),
+  /// decided once.
+  pub fn is_error_output(&self) -> bool {
+    *self.memo.error_output.get_or_init(|| crate::detect::is_error_output(&self.content_text()))
   }
 
   /// Parses an OpenAI Chat Completions message.

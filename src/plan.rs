@@ -3,10 +3,14 @@
 //! Strategies decide; the plan keeps the rules that make the result a valid conversation:
 //! removals happen by whole [`Unit`](crate::conversation::Unit)s, so a tool call never loses its
 //! result nor a result its call, and order is never changed.
+//!
+//! A plan may also insert new messages ([`Plan::insert_before`]), such as the summary of what
+//! was dropped: an [`Inserted`] message sits before a given input message (or at the end), is
+//! counted in [`Plan::total_tokens`], and is built by the binding in the format's shape.
 
 use crate::conversation::Conversation;
-use crate::message::{Content, Part};
-use crate::tokens::{content_tokens, count_tokens, REPLY_PRIMING};
+use crate::message::{Content, Message, Part, Role};
+use crate::tokens::{content_tokens, count_tokens, message_tokens, Encoding, REPLY_PRIMING};
 
 /// A value of a metadata field added to a replaced message (e.g. `_truncated: true`).
 #[derive(Debug, Clone, PartialEq)]
@@ -42,16 +46,70 @@ pub enum Action {
   Drop,
 }
 
+/// A message the plan adds: a role, text content and metadata fields (e.g. `_summary: true`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Inserted {
+  /// The role.
+  pub role: Role,
+  /// The text content.
+  pub content: String,
+  /// Metadata fields set on the new message, in this order.
+  pub meta: Vec<(&'static str, MetaValue)>,
+  /// The message's tokens, overhead included (see [`Inserted::new`]).
+  pub tokens: usize,
+}
+
+impl Inserted {
+  /// A message of `role` with `content` and `meta`, its tokens counted in `encoding` as any
+  /// message with that role and text (metadata fields are not sent, so not counted).
+  pub fn new(
+    role: Role,
+    content: String,
+    meta: Vec<(&'static str, MetaValue)>,
+    encoding: Encoding,
+  ) -> Self {
+    let tokens = message_tokens(&Message::text(role, content.as_str()), encoding);
+    Inserted { role, content, meta, tokens }
+  }
+
+  /// The core message this insertion returns (for validation).
+  pub fn message(&self) -> Message {
+    Message::text(self.role, self.content.as_str())
+  }
+}
+
 /// A decision for every message of a conversation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
   actions: Vec<Action>,
+  /// New messages and the index of the input message each goes before (`len` = at the end),
+  /// ascending by position; equal positions keep the order they were inserted in.
+  inserted: Vec<(usize, Inserted)>,
 }
 
 impl Plan {
   /// A plan keeping all `n` messages.
   pub fn keep_all(n: usize) -> Self {
-    Plan { actions: vec![Action::Keep; n] }
+    Plan { actions: vec![Action::Keep; n], inserted: Vec::new() }
+  }
+
+  /// Adds `message` before input message `i` (after every message before `i` that is
+  /// returned), or at the end when `i` is the number of messages or more. A message inserted
+  /// before a dropped message stays: it goes where that message would have been.
+  pub fn insert_before(&mut self, i: usize, message: Inserted) {
+    let at = i.min(self.actions.len());
+    let k = self.inserted.partition_point(|(p, _)| *p <= at);
+    self.inserted.insert(k, (at, message));
+  }
+
+  /// The inserted messages with the index of the input message each goes before, in order.
+  pub fn insertions(&self) -> &[(usize, Inserted)] {
+    &self.inserted
+  }
+
+  /// Removes and returns every insertion (e.g. to replace one with a new text).
+  pub fn take_insertions(&mut self) -> Vec<(usize, Inserted)> {
+    std::mem::take(&mut self.inserted)
   }
 
   /// The decisions, one per message.
@@ -107,10 +165,11 @@ impl Plan {
     }
   }
 
-  /// The tokens of the request this plan returns, reply priming included.
+  /// The tokens of the request this plan returns (inserted messages included), reply priming
+  /// included.
   pub fn total_tokens(&self, conv: &Conversation<'_>) -> usize {
-    let mut any = false;
-    let mut sum = 0;
+    let mut any = !self.inserted.is_empty();
+    let mut sum: usize = self.inserted.iter().map(|(_, m)| m.tokens).sum();
     for i in 0..self.actions.len() {
       if !self.is_dropped(i) {
         any = true;
@@ -136,7 +195,7 @@ impl Plan {
 
   /// Whether the plan changes nothing.
   pub fn is_identity(&self) -> bool {
-    self.actions.iter().all(|a| matches!(a, Action::Keep))
+    self.inserted.is_empty() && self.actions.iter().all(|a| matches!(a, Action::Keep))
   }
 
   /// Makes the plan follow the provider rules of the conversation's format that removals can
@@ -144,7 +203,8 @@ impl Plan {
   /// message": when a strategy dropped the opening user message, the latest user message
   /// before the first returned one is kept again (so the request may exceed the strategy's
   /// budget by that message, which a strategy's result reports). Nothing else changes; when
-  /// the input itself starts with another role, nothing is done.
+  /// the input itself starts with another role, or an inserted user message comes first,
+  /// nothing is done.
   pub fn conform(&mut self, conv: &Conversation<'_>) {
     if !conv.format().rules().first_must_be_user {
       return;
@@ -158,6 +218,12 @@ impl Plan {
     let Some(first) = first else { return };
     if is_turn(first) {
       return;
+    }
+    // A message inserted before it comes first (after the instructions): a user one conforms.
+    if let Some((_, m)) = self.inserted.iter().find(|(p, _)| *p <= first) {
+      if m.role == crate::message::Role::User {
+        return;
+      }
     }
     if let Some(user) = (0..first).rev().find(|&i| is_turn(i)) {
       self.keep_unit(conv, conv.unit_of(user));
@@ -184,22 +250,47 @@ impl Plan {
   }
 
   /// Applies the plan to the caller's items: kept items are cloned, replaced ones built by
-  /// `replace`, dropped ones left out, order kept.
+  /// `replace`, dropped ones left out, inserted ones built by `insert` in their place, order
+  /// kept.
   pub fn apply<T: Clone>(
     &self,
     items: &[T],
     mut replace: impl FnMut(&T, &Replacement) -> T,
+    mut insert: impl FnMut(&Inserted) -> T,
   ) -> Vec<T> {
-    items
-      .iter()
-      .zip(&self.actions)
-      .filter_map(|(item, a)| match a {
-        Action::Keep => Some(item.clone()),
-        Action::Replace(r) => Some(replace(item, r)),
-        Action::Drop => None,
-      })
-      .collect()
+    let mut out = Vec::with_capacity(items.len() + self.inserted.len());
+    self.walk(items, |step| match step {
+      Step::Input(item, Action::Keep) => out.push(item.clone()),
+      Step::Input(item, Action::Replace(r)) => out.push(replace(item, r)),
+      Step::Input(_, Action::Drop) => {}
+      Step::Inserted(m) => out.push(insert(m)),
+    });
+    out
   }
+
+  /// Visits, in output order, every input item with its action (dropped ones included) and
+  /// every inserted message in its place.
+  pub fn walk<'p, T>(&'p self, items: &'p [T], mut visit: impl FnMut(Step<'p, T>)) {
+    let mut pending = self.inserted.iter().peekable();
+    for (i, (item, action)) in items.iter().zip(&self.actions).enumerate() {
+      while let Some((_, m)) = pending.next_if(|(p, _)| *p <= i) {
+        visit(Step::Inserted(m));
+      }
+      visit(Step::Input(item, action));
+    }
+    for (_, m) in pending {
+      visit(Step::Inserted(m));
+    }
+  }
+}
+
+/// One step of [`Plan::walk`].
+#[derive(Debug)]
+pub enum Step<'p, T> {
+  /// An input item and its action.
+  Input(&'p T, &'p Action),
+  /// An inserted message.
+  Inserted(&'p Inserted),
 }
 
 /// Builds a [`Replacement`] of message `i` with `content`, counting its tokens.
@@ -260,13 +351,66 @@ mod tests {
     let mut bad = Plan::keep_all(3);
     bad.actions[2] = Action::Drop;
     assert!(bad.check_units(&conv).is_err());
-    let out = plan.apply(&[1, 2, 3], |x, _| *x);
+    let out = plan.apply(&[1, 2, 3], |x, _| *x, |_| 0);
     assert_eq!(out, vec![1]);
     let mut single = Plan::keep_all(3);
     single.drop_message(2);
     single.drop_message(7);
     assert_eq!(single.dropped(), vec![2]);
     assert!(single.check_units(&conv).is_err());
+  }
+
+  #[test]
+  fn insertions_go_in_place_and_count() {
+    let msgs = vec![
+      Message::text(Role::System, "s"),
+      Message::text(Role::User, "u"),
+      Message::text(Role::Assistant, "a"),
+    ];
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    let mut plan = Plan::keep_all(3);
+    plan.drop_message(1);
+    let note = |text: &str| {
+      Inserted::new(
+        Role::User,
+        text.into(),
+        vec![("_x", MetaValue::Bool(true))],
+        Encoding::O200kBase,
+      )
+    };
+    plan.insert_before(9, note("end"));
+    plan.insert_before(1, note("first"));
+    plan.insert_before(1, note("second"));
+    let positions: Vec<usize> = plan.insertions().iter().map(|(p, _)| *p).collect();
+    assert_eq!(positions, vec![1, 1, 3]);
+    let out = plan.apply(
+      &["s", "u", "a"],
+      |x, _| x,
+      |m| {
+        if m.content == "first" {
+          "F"
+        } else if m.content == "second" {
+          "S"
+        } else {
+          "E"
+        }
+      },
+    );
+    assert_eq!(out, vec!["s", "F", "S", "a", "E"]);
+    let inserted: usize = plan.insertions().iter().map(|(_, m)| m.tokens).sum();
+    assert_eq!(inserted, 3 * conv.tokens(1), "a one-token user message each");
+    assert_eq!(
+      plan.total_tokens(&conv),
+      conv.tokens(0) + conv.tokens(2) + inserted + REPLY_PRIMING
+    );
+    assert!(!plan.is_identity());
+    let mut all_dropped = Plan::keep_all(3);
+    (0..3).for_each(|i| all_dropped.drop_message(i));
+    assert_eq!(all_dropped.total_tokens(&conv), 0);
+    all_dropped.insert_before(0, note("only"));
+    assert_eq!(all_dropped.total_tokens(&conv), conv.tokens(1) + REPLY_PRIMING);
+    assert_eq!(plan.take_insertions().len(), 3);
+    assert_eq!(plan.total_tokens(&conv), conv.tokens(0) + conv.tokens(2) + REPLY_PRIMING);
   }
 
   #[test]
@@ -316,5 +460,13 @@ mod tests {
     let mut plan = Plan::keep_all(3);
     plan.conform(&starts_with_call);
     assert!(plan.is_identity());
+    // An inserted user message before the first returned one is the opening user message; an
+    // inserted assistant message is not.
+    for (role, dropped) in [(Role::User, vec![1]), (Role::Assistant, vec![])] {
+      let mut plan = drop_task(&anthropic);
+      plan.insert_before(1, Inserted::new(role, "summary".into(), vec![], Encoding::O200kBase));
+      plan.conform(&anthropic);
+      assert_eq!(plan.dropped(), dropped, "{role:?}");
+    }
   }
 }

@@ -15,8 +15,8 @@
 //!   ([`Pricing`]).
 //!
 //! The policies ([`PolicyKind`]): no trimming (turns over the window are marked), trimming
-//! every turn to the window with the strategy (the seeds' way), and the high/low-water
-//! [`CachePolicy`].
+//! every turn to the window with the strategy (the seeds' way), the high/low-water
+//! [`CachePolicy`], and deduplication only ([`deduplicate`]).
 //!
 //! The model of the cache is the longest common prefix with the previous request, in whole
 //! messages: what OpenAI's automatic prefix caching gives, and what Anthropic gives with a
@@ -30,6 +30,7 @@ use std::hash::{Hash, Hasher};
 
 use crate::cache_policy::{fit_window, CachePolicy, CachePolicyOptions, Decision};
 use crate::conversation::Conversation;
+use crate::dedup::{deduplicate, DedupOptions};
 use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::message::{quote, Message, Role};
@@ -107,18 +108,24 @@ pub enum PolicyKind {
   EveryTurn,
   /// The high/low-water [`CachePolicy`] around the strategy.
   HighLow,
+  /// Deduplication only ([`deduplicate`], seed 003's deduplicators with its default threshold:
+  /// superseded tool results become placeholders once the request reaches 75% of the window).
+  /// Nothing else is trimmed: turns over the window are marked.
+  Dedup,
 }
 
 impl PolicyKind {
   /// Every policy, in the order they are reported.
-  pub const ALL: [PolicyKind; 3] = [PolicyKind::None, PolicyKind::EveryTurn, PolicyKind::HighLow];
+  pub const ALL: [PolicyKind; 4] =
+    [PolicyKind::None, PolicyKind::EveryTurn, PolicyKind::HighLow, PolicyKind::Dedup];
 
-  /// The policy's name: `none`, `every-turn`, `high-low`.
+  /// The policy's name: `none`, `every-turn`, `high-low`, `dedup`.
   pub fn as_str(self) -> &'static str {
     match self {
       PolicyKind::None => "none",
       PolicyKind::EveryTurn => "every-turn",
       PolicyKind::HighLow => "high-low",
+      PolicyKind::Dedup => "dedup",
     }
   }
 
@@ -131,7 +138,7 @@ impl PolicyKind {
     PolicyKind::ALL.into_iter().find(|k| k.as_str() == name).ok_or_else(|| {
       Error::option(
         field,
-        format!("must be one of none, every-turn, high-low, got {}", quote(name)),
+        format!("must be one of none, every-turn, high-low, dedup, got {}", quote(name)),
       )
     })
   }
@@ -268,6 +275,10 @@ fn run(
   let window = options.policy.context_window;
   let budget = options.every_turn_budget.min(window);
   let mut policy = CachePolicy::new(options.policy.clone())?;
+  let dedup = DedupOptions {
+    threshold_tokens: DedupOptions::threshold_from(Some(window), None)?,
+    ..DedupOptions::default()
+  };
   let mut previous: Vec<u64> = Vec::new();
   let mut turns = Vec::with_capacity(ends.len());
   let mut totals = Totals::default();
@@ -286,6 +297,7 @@ fn run(
         let step = policy.step(&conv);
         (step.plan, Some(step.decision))
       }
+      PolicyKind::Dedup => (deduplicate(&conv, &dedup).plan, None),
     };
     let sent = sent_messages(&conv, &plan);
     let common = sent.iter().zip(&previous).take_while(|((key, _), before)| key == *before).count();
@@ -428,7 +440,10 @@ mod tests {
   fn the_arithmetic_when_policies_trim() {
     let msgs = session();
     let sim = simulate(&refs(&msgs), &options(50, PolicyKind::ALL.to_vec())).unwrap();
-    let [none, every, high_low] = &sim.runs[..] else { panic!("three runs") };
+    let [none, every, high_low, dedup] = &sim.runs[..] else { panic!("four runs") };
+    // Deduplication finds nothing to supersede in plain text: it sends what none sends.
+    assert_eq!(tokens(dedup), tokens(none));
+    assert_eq!(dedup.totals.over_window_turns, 1);
     // No trimming: turn 3 (64 tokens) is over the window of 50.
     assert_eq!(tokens(none), vec![(31, 0, 31), (47, 28, 19), (64, 44, 20)]);
     assert_eq!(
@@ -487,8 +502,8 @@ mod tests {
     );
     assert_eq!(PolicyKind::parse("high-low", "policies[0]").unwrap(), PolicyKind::HighLow);
     assert_eq!(
-      PolicyKind::parse("dedup", "policies[1]").unwrap_err().to_string(),
-      "policies[1]: must be one of none, every-turn, high-low, got \"dedup\""
+      PolicyKind::parse("lru", "policies[1]").unwrap_err().to_string(),
+      "policies[1]: must be one of none, every-turn, high-low, dedup, got \"lru\""
     );
     let mut o = options(100, vec![PolicyKind::None]);
     o.policy.low_water = 2.0;

@@ -20,7 +20,7 @@ use std::borrow::Borrow;
 
 use crate::format::{Format, Placement, Rules};
 use crate::message::{quote, Content, Message, Part, Role};
-use crate::plan::{Action, Plan};
+use crate::plan::{Action, Plan, Step};
 
 /// The kinds of [`Problem`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -106,26 +106,48 @@ pub fn is_valid<M: Borrow<Message>>(messages: &[M], format: Format) -> bool {
   validate(messages, format).is_empty()
 }
 
-/// Validates what `plan` returns for `messages` (a replaced message gets its new text), with
-/// every index in the problems mapped back to the input. Strategies' tests use it to check that
-/// their output is valid: `assert_eq!(validate_plan(&msgs, &plan, Format::OpenAi), vec![])`.
+/// Validates what `plan` returns for `messages` (a replaced message gets its new text, an
+/// inserted one is checked in its place), with every index in the problems mapped back to the
+/// input: a problem of an inserted message carries the index of the input message it is
+/// inserted before. Strategies' tests use it to check that their output is valid:
+/// `assert_eq!(validate_plan(&msgs, &plan, Format::OpenAi), vec![])`.
 pub fn validate_plan<M: Borrow<Message>>(
   messages: &[M],
   plan: &Plan,
   format: Format,
 ) -> Vec<Problem> {
-  let output: Vec<Message> = messages
-    .iter()
-    .map(Borrow::borrow)
-    .zip(plan.actions())
-    .map(|(m, a): (&Message, _)| match a {
-      Action::Replace(r) => Message { content: Content::Text(r.content.clone()), ..m.clone() },
-      Action::Keep | Action::Drop => m.clone(),
-    })
-    .collect();
-  let dropped: Vec<bool> = (0..messages.len()).map(|i| plan.is_dropped(i)).collect();
+  let inputs: Vec<&Message> = messages.iter().map(Borrow::borrow).collect();
+  let mut output: Vec<Message> = Vec::with_capacity(inputs.len() + plan.insertions().len());
+  let mut dropped = Vec::with_capacity(output.capacity());
+  // For each output position, the input index it reports as.
+  let mut index = Vec::with_capacity(output.capacity());
+  let mut next = 0;
+  plan.walk(&inputs, |step| match step {
+    Step::Input(m, action) => {
+      output.push(match action {
+        Action::Replace(r) => Message { content: Content::Text(r.content.clone()), ..(*m).clone() },
+        Action::Keep | Action::Drop => (*m).clone(),
+      });
+      dropped.push(matches!(action, Action::Drop));
+      index.push(next);
+      next += 1;
+    }
+    Step::Inserted(m) => {
+      output.push(m.message());
+      dropped.push(false);
+      index.push(next);
+    }
+  });
   let refs: Vec<&Message> = output.iter().collect();
-  scan(&refs, &format.rules(), Some(&dropped)).problems
+  let at = |i: usize| index.get(i).copied().unwrap_or(i);
+  let mut problems = scan(&refs, &format.rules(), Some(&dropped)).problems;
+  if !plan.insertions().is_empty() {
+    for p in &mut problems {
+      p.index = at(p.index);
+      p.related = p.related.map(at);
+    }
+  }
+  problems
 }
 
 /// Why message `m` counts as empty under `rules`, if it does.
@@ -545,6 +567,22 @@ pub(crate) mod tests {
         "tool result for call \"a\" answers no earlier tool call".into()
       )]
     );
+    // An inserted message is checked in its place: an assistant message first breaks
+    // Anthropic's rule, a user message does not.
+    let mut first = Plan::keep_all(4);
+    first.drop_message(0);
+    let inserted = |role| crate::plan::Inserted::new(role, "s".into(), vec![], Encoding::O200kBase);
+    first.insert_before(0, inserted(Role::Assistant));
+    assert_eq!(
+      validate_plan(&msgs, &first, Format::Anthropic)
+        .iter()
+        .map(|p| (p.index, p.kind))
+        .collect::<Vec<_>>(),
+      vec![(0, FirstMessageNotUser)]
+    );
+    first.take_insertions();
+    first.insert_before(0, inserted(Role::User));
+    assert_eq!(validate_plan(&msgs, &first, Format::Anthropic), vec![]);
   }
 
   #[test]

@@ -2,30 +2,14 @@
 //! size, and the per-tier figures that docs/priority-trimming.md shows.
 
 use context_trim::classify::{ClassifyOptions, ContentPriority};
-use context_trim::message::messages_from_json;
 use context_trim::plan::Action;
 use context_trim::strategy::priority::{
   placeholder, trim_by_priority, trim_order, trim_with_placeholders, PriorityOptions, PriorityTrim,
 };
-use context_trim::{Conversation, Encoding, FileTracker, Message};
+use context_trim::{Conversation, Encoding, FileTracker};
 
-fn transcripts() -> Vec<(String, Vec<Message>)> {
-  let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/samples/transcripts");
-  let mut names: Vec<String> = std::fs::read_dir(dir)
-    .expect("samples/transcripts")
-    .filter_map(|e| e.ok()?.file_name().into_string().ok())
-    .filter(|n| n.ends_with(".json"))
-    .collect();
-  names.sort();
-  names
-    .into_iter()
-    .map(|n| {
-      let text = std::fs::read_to_string(format!("{dir}/{n}")).expect("readable transcript");
-      let json = serde_json::from_str(&text).expect("JSON transcript");
-      (n, messages_from_json(&json).expect("valid messages"))
-    })
-    .collect()
-}
+mod common;
+use common::transcripts;
 
 fn options(target: usize) -> PriorityOptions {
   PriorityOptions { target_tokens: target, classify: ClassifyOptions::default() }

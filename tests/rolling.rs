@@ -1,27 +1,11 @@
 //! Rolling context on the bundled real agent transcripts.
 
 use context_trim::detect::is_error_output;
-use context_trim::message::messages_from_json;
 use context_trim::strategy::rolling::{rules, truncate_old_tool_outputs, Rule, TruncationConfig};
-use context_trim::{Action, Conversation, Encoding, Message};
+use context_trim::{Action, Conversation, Encoding};
 
-fn load(name: &str) -> Vec<Message> {
-  let path = format!("{}/samples/transcripts/{name}", env!("CARGO_MANIFEST_DIR"));
-  let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-  let value: serde_json::Value = serde_json::from_str(&text).expect("a JSON transcript");
-  messages_from_json(&value).expect("valid messages")
-}
-
-fn transcripts() -> Vec<(String, Vec<Message>)> {
-  let dir = format!("{}/samples/transcripts", env!("CARGO_MANIFEST_DIR"));
-  let mut names: Vec<String> = std::fs::read_dir(dir)
-    .expect("the transcripts directory")
-    .filter_map(|e| e.ok()?.file_name().into_string().ok())
-    .filter(|n| n.ends_with(".json"))
-    .collect();
-  names.sort();
-  names.into_iter().map(|n| (n.clone(), load(&n))).collect()
-}
+mod common;
+use common::{load, transcripts};
 
 /// The figures docs/rolling-context.md gives for openhands-ponyc-4595.json with the defaults.
 #[test]

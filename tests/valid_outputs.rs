@@ -1,33 +1,18 @@
 //! The invariant of every strategy, on the real transcripts: a valid input gives a valid output,
 //! whatever the budget. Add each new strategy to `strategies()`.
 
-use std::path::PathBuf;
-
-use context_trim::message::{messages_from_json, Message, Role};
+use context_trim::dedup::{deduplicate, DedupOptions};
+use context_trim::message::Role;
+use context_trim::pruner::{prune, PrunerConfig};
 use context_trim::repair::repair;
+use context_trim::strategy::age::trim_by_age;
 use context_trim::strategy::roles::{apply_max_context_tokens, MaxContextOptions};
+use context_trim::strategy::summarized::{trim_with_summary, SummaryOptions};
 use context_trim::validate::{validate, validate_plan};
 use context_trim::{Conversation, Encoding, Format, Plan};
 
-fn transcripts() -> Vec<(String, Vec<Message>)> {
-  let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("samples/transcripts");
-  let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-    .expect("samples/transcripts is readable")
-    .filter_map(|e| e.ok().map(|e| e.path()))
-    .filter(|p| p.extension().is_some_and(|x| x == "json"))
-    .collect();
-  files.sort();
-  files
-    .into_iter()
-    .map(|p| {
-      let text = std::fs::read_to_string(&p).expect("transcript is readable");
-      let json = serde_json::from_str(&text).expect("transcript is JSON");
-      let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-      let messages = messages_from_json(&json).expect("transcript parses");
-      (name, messages)
-    })
-    .collect()
-}
+mod common;
+use common::transcripts;
 
 /// A function from (conversation, budget) to a plan.
 type Run = Box<dyn Fn(&Conversation<'_>, usize) -> Plan>;
@@ -54,6 +39,29 @@ fn strategies() -> Vec<Strategy> {
         keep_first_system: true,
         min_keep: vec![(Role::User, 1), (Role::Assistant, 2)],
       }),
+    ),
+    (
+      "trimByAge with an inserted summary",
+      Box::new(|conv, budget| {
+        let options = SummaryOptions { max_tokens: 500, insert: true, reserve_max: false };
+        trim_with_summary(conv, budget, &options, |t| trim_by_age(conv, t)).0.plan
+      }),
+    ),
+    // The pruner's target is half the window: a window of twice the budget.
+    (
+      "ContextPruner.prune",
+      Box::new(|conv, budget| prune(conv, &PrunerConfig::default(), budget * 2, false).plan),
+    ),
+    (
+      "ContextPruner.prune emergency, keepRecentMessages 1",
+      Box::new(|conv, budget| {
+        let config = PrunerConfig { keep_recent_messages: 1, ..Default::default() };
+        prune(conv, &config, budget * 2, true).plan
+      }),
+    ),
+    (
+      "deduplicateToolResults",
+      Box::new(|conv, _| deduplicate(conv, &DedupOptions::default()).plan),
     ),
   ]
 }
@@ -89,7 +97,7 @@ fn every_strategy_returns_a_valid_conversation_at_every_budget() {
       }
     }
   }
-  assert_eq!(runs, 7 * 3 * 9);
+  assert_eq!(runs, 7 * 7 * 9);
 }
 
 #[test]

@@ -204,6 +204,8 @@ pub(crate) struct Instance {
   pub scan: FunctionRef<ScanArgs<'static>, Float64ArraySlice<'static>>,
   /// `remember(objects, ids)`.
   pub remember: FunctionRef<RememberArgs<'static>, Unknown<'static>>,
+  /// The summarizer bridge (see `summary.rs`).
+  pub summarize: FunctionRef<super::summary::SummarizeArgs<'static>, Unknown<'static>>,
   /// The parsed messages.
   pub cache: MessageCache,
 }
@@ -215,10 +217,12 @@ pub(crate) fn instance(env: &Env) -> Result<&'static mut Instance> {
     let helpers: Object = env.run_script(CACHE_HELPERS)?;
     let scan: Function<ScanArgs, Float64ArraySlice> = helpers.get_named_property("scan")?;
     let remember: Function<RememberArgs, Unknown> = helpers.get_named_property("remember")?;
+    let summarize: super::summary::SummarizeFn = env.run_script(super::summary::SUMMARIZE)?;
     let state = Instance {
       replace: replace.create_ref()?,
       scan: scan.create_ref()?,
       remember: remember.create_ref()?,
+      summarize: summarize.create_ref()?,
       cache: MessageCache::new(),
     };
     env.set_instance_data(state, (), |_| {})?;

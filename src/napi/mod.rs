@@ -5,14 +5,18 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod cache_policy;
+mod clock;
+mod dedup;
 mod error;
 mod instance;
 mod options;
 mod priority;
+mod pruner;
 mod read;
 mod roles;
 mod rolling;
 mod simulate;
+mod summary;
 mod task;
 mod validate;
 mod write;

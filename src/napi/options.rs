@@ -73,6 +73,11 @@ pub(crate) fn read_options<T: FromNapiValue + Default>(
   }
 }
 
+/// Whether a value is `undefined` or `null` (an option not given).
+pub(crate) fn is_nullish(value: &Unknown<'_>) -> bool {
+  matches!(value.get_type(), Ok(ValueType::Undefined | ValueType::Null))
+}
+
 /// Checks a numeric option: finite, an integer, at least `min`.
 pub(crate) fn integer_option(name: &str, value: f64, min: f64) -> CoreResult<usize> {
   checked_integer(value, min).map_err(|detail| CoreError::option(name, detail))

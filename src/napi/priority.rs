@@ -16,15 +16,22 @@ use crate::conversation::Conversation;
 use crate::error::{Error as CoreError, ErrorKind, Result as CoreResult};
 use crate::file_ops::{file_operation, file_operations, FileOpKind};
 use crate::file_tracker::{FileReference as CoreReference, FileTracker as CoreTracker};
+use crate::format::Format;
+use crate::message::Message;
 use crate::strategy::age::trim_by_age as core_trim_by_age;
 use crate::strategy::priority::{
   trim_by_priority as core_trim_by_priority, trim_with_placeholders as core_trim_with_placeholders,
   PriorityOptions, PriorityTrim,
 };
+use crate::strategy::summarized::{replace_summary_text, trim_with_summary, Summary};
 use crate::tokens::Encoding;
 
-use super::options::{integer_argument, integer_option, read_options, TokenOptions};
-use super::{error, read, saturate, write};
+use super::clock::Clock;
+use super::options::{integer_argument, integer_option, is_nullish, read_options, TokenOptions};
+use super::summary::{
+  self, summary_request, Finish, Settled, SummaryFields, SummaryRequest, SummarySource,
+};
+use super::{error, read, saturate, task, write};
 
 /// How much a message matters; higher values are kept longer. The four highest
 /// (`MODIFIED_FILES` and up) are never dropped.
@@ -301,10 +308,10 @@ fn classified(message: Object<'_>, c: crate::classify::Classification) -> Classi
 #[napi(object, object_to_js = false)]
 #[derive(Default)]
 pub struct FileTrackerOptions<'env> {
-  /// The clock that stamps `lastAccessTime`, in milliseconds. Pass a fixed clock
-  /// (`() => 0`) for results that are the same on every run.
+  /// The clock that stamps `lastAccessTime`: milliseconds since the epoch, or a `Date`. Pass a
+  /// fixed clock (`() => 0`) for results that are the same on every run.
   /// @default Date.now
-  #[napi(ts_type = "() => number")]
+  #[napi(ts_type = "() => number | Date")]
   pub now: Option<Unknown<'env>>,
 }
 
@@ -348,7 +355,7 @@ impl From<&CoreReference> for JsFileReference {
 #[napi]
 pub struct FileTracker {
   inner: CoreTracker,
-  clock: Option<FunctionRef<(), Unknown<'static>>>,
+  clock: Clock,
 }
 
 #[napi]
@@ -454,48 +461,17 @@ impl FileTracker {
   }
 
   fn now(&self, env: &Env) -> Result<f64> {
-    let Some(clock) = &self.clock else {
-      let ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs_f64() * 1000.0)
-        .unwrap_or(0.0);
-      return Ok(ms);
-    };
-    let value = clock.borrow_back(env)?.call(())?;
-    let n = match value.get_type()? {
-      ValueType::Number => value.coerce_to_number()?.get_double()?,
-      _ => f64::NAN,
-    };
-    if n.is_finite() {
-      Ok(n)
-    } else {
-      let got = if value.get_type()? == ValueType::Number {
-        super::options::js_number(n)
-      } else {
-        read::js_type_name(&value).to_string()
-      };
-      Err(error::throw(
-        env,
-        CoreError::option("now", format!("must return a finite number, got {got}")),
-      ))
-    }
+    self.clock.now(env)
   }
 }
 
-fn clock(env: &Env, options: Option<Unknown>) -> Result<Option<FunctionRef<(), Unknown<'static>>>> {
+fn clock(env: &Env, options: Option<Unknown>) -> Result<Clock> {
   let options: FileTrackerOptions = read_options(env, options, "options")?;
-  let Some(now) = options.now.filter(|v| !is_nullish(v)) else { return Ok(None) };
-  if now.get_type()? != ValueType::Function {
-    return Err(error::throw(
-      env,
-      CoreError::option("now", format!("must be a function, got {}", read::js_type_name(&now))),
-    ));
-  }
-  let f: Function<(), Unknown<'static>> = Function::from_unknown(now)?;
-  Ok(Some(f.create_ref()?))
+  Clock::from_option(env, options.now)
 }
 
-/// Options of {@link trimByPriority} and {@link trimWithPlaceholders}.
+/// Options of {@link trimByPriority} and {@link trimWithPlaceholders} (and of their async
+/// variants).
 #[napi(object, object_to_js = false)]
 #[derive(Default)]
 pub struct TrimOptions<'env> {
@@ -510,11 +486,33 @@ pub struct TrimOptions<'env> {
   /// @default FileTracker.fromMessages(messages)
   #[napi(ts_type = "FileTracker")]
   pub file_tracker: Option<Unknown<'env>>,
-  /// Accepted for compatibility with the seed. Summaries of dropped content come with the
-  /// summaries feature; until then no `summary` is returned.
+  /// Returns `summary`: a deterministic summary of the messages dropped or replaced (files,
+  /// commands, errors, user requests, the assistant's decisions), starting with
+  /// `[context-trim summary]`. See docs/summaries.md.
   /// @default false
-  #[allow(dead_code, reason = "accepted and type-checked now; read once summaries land")]
   pub summarize_dropped: Option<bool>,
+  /// Also inserts the summary into `messages`: one `user` message flagged `_summary: true`,
+  /// right after the leading system/developer messages. Its tokens count towards
+  /// `targetTokens` (more is trimmed to make room), and an earlier summary is folded into it.
+  /// Needs `summarizeDropped`.
+  /// @default false
+  pub insert_summary: Option<bool>,
+  /// The bound of the summary's text, in tokens (at least 64).
+  /// @default 500
+  #[napi(ts_type = "number")]
+  pub max_summary_tokens: Option<Unknown<'env>>,
+  /// Async functions only: writes the summary instead of the extractive one. Called on the JS
+  /// thread with the dropped messages (your own objects) and the extractive draft; its text is
+  /// given the `[context-trim summary]` marker if it lacks it and cut to `maxSummaryTokens`.
+  /// If it throws, rejects, resolves to something other than a non-empty string or does not
+  /// settle within `summarizerTimeoutMs`, the draft is used (see `summarySource`). Passing it to
+  /// a sync function is an `INVALID_OPTION` error. Needs `summarizeDropped`.
+  #[napi(ts_type = "(dropped: Message[], draft: string) => Promise<string> | string")]
+  pub summarizer: Option<Unknown<'env>>,
+  /// How long the summarizer may take, in milliseconds (1 to 2147483647).
+  /// @default 10000
+  #[napi(ts_type = "number")]
+  pub summarizer_timeout_ms: Option<Unknown<'env>>,
   /// A model name that picks the tokenizer (see {@link countTokens}).
   pub model: Option<String>,
   /// The encoding, which wins over `model`.
@@ -532,19 +530,26 @@ pub struct TrimOptions<'env> {
 #[napi(object, object_from_js = false)]
 pub struct TrimResult<'env> {
   /// The trimmed messages, in order: kept ones are your own objects, placeholders are copies
-  /// (`{...original, content, _truncated: true, _originalTokens}`).
+  /// (`{...original, content, _truncated: true, _originalTokens}`), and with `insertSummary`
+  /// the summary is a new `{role: 'user', content, _summary: true}` message.
   #[napi(ts_type = "Message[]")]
   pub messages: Array<'env>,
   /// The messages dropped or replaced by a placeholder (your own objects), in order.
   pub dropped_messages: Vec<ClassifiedMessage<'env>>,
   /// Tokens before minus tokens after.
   pub saved_tokens: u32,
-  /// A summary of what was dropped. Not produced yet: it comes with the summaries feature.
+  /// With `summarizeDropped`, when something was dropped or replaced: the summary of it,
+  /// starting with `[context-trim summary]`.
   pub summary: Option<String>,
+  /// Where `summary` comes from: `'extractive'` without a summarizer; `'callback'`,
+  /// `'fallback-error'` or `'fallback-timeout'` with one.
+  pub summary_source: Option<SummarySource>,
+  /// Why the summarizer's text was not used (with `'fallback-error'` and `'fallback-timeout'`).
+  pub summary_error: Option<String>,
   /// Whether `totalTokens` is still above `targetTokens` because system, agent instructions,
   /// the current task and modified files alone exceed it (they are never dropped).
   pub over_budget: bool,
-  /// The tokens of the returned request.
+  /// The tokens of the returned request (an inserted summary included).
   pub total_tokens: u32,
 }
 
@@ -552,36 +557,251 @@ pub struct TrimResult<'env> {
 /// ({@link ContentPriority}), oldest first within a priority, a tool call always with its
 /// results. System, agent instructions, the current task and modified files are never
 /// dropped: when they alone exceed the budget, `overBudget` is true.
-#[napi(catch_unwind, ts_args_type = "messages: Message[], options: TrimOptions")]
+#[napi(
+  catch_unwind,
+  ts_args_type = "messages: Message[], options: TrimOptions",
+  ts_return_type = "TrimResult"
+)]
 pub fn trim_by_priority<'env>(
   env: &'env Env,
   messages: Unknown<'env>,
   options: Unknown<'env>,
-) -> Result<TrimResult<'env>> {
-  run_priority(env, messages, options, core_trim_by_priority)
+) -> Result<Unknown<'env>> {
+  let (input, op) = prepare_priority(env, messages, options, Strategy::ByPriority, false)?;
+  task::run_sync(env, input, op)
+}
+
+/// {@link trimByPriority} on the libuv thread pool; the only way to use a `summarizer`.
+#[napi(
+  catch_unwind,
+  ts_args_type = "messages: Message[], options: TrimOptions",
+  ts_return_type = "Promise<TrimResult>"
+)]
+pub fn trim_by_priority_async<'env>(
+  env: &'env Env,
+  messages: Unknown<'env>,
+  options: Unknown<'env>,
+) -> Result<AsyncTask<task::PlanTask<TrimOp>>> {
+  let (input, op) = prepare_priority(env, messages, options, Strategy::ByPriority, true)?;
+  task::spawn(env, input, op)
 }
 
 /// Like {@link trimByPriority}, but tool results become placeholders in place (the call stays,
 /// so pairs stay valid); other messages are removed. Placeholders count towards the budget;
 /// when they alone do not fit, the lowest units are removed whole.
-#[napi(catch_unwind, ts_args_type = "messages: Message[], options: TrimOptions")]
+#[napi(
+  catch_unwind,
+  ts_args_type = "messages: Message[], options: TrimOptions",
+  ts_return_type = "TrimResult"
+)]
 pub fn trim_with_placeholders<'env>(
   env: &'env Env,
   messages: Unknown<'env>,
   options: Unknown<'env>,
-) -> Result<TrimResult<'env>> {
-  run_priority(env, messages, options, core_trim_with_placeholders)
+) -> Result<Unknown<'env>> {
+  let (input, op) = prepare_priority(env, messages, options, Strategy::WithPlaceholders, false)?;
+  task::run_sync(env, input, op)
 }
 
-type PriorityStrategy =
-  fn(&Conversation<'_>, Option<&CoreTracker>, &PriorityOptions) -> PriorityTrim;
-
-fn run_priority<'env>(
+/// {@link trimWithPlaceholders} on the libuv thread pool; the only way to use a `summarizer`.
+#[napi(
+  catch_unwind,
+  ts_args_type = "messages: Message[], options: TrimOptions",
+  ts_return_type = "Promise<TrimResult>"
+)]
+pub fn trim_with_placeholders_async<'env>(
   env: &'env Env,
   messages: Unknown<'env>,
   options: Unknown<'env>,
-  strategy: PriorityStrategy,
-) -> Result<TrimResult<'env>> {
+) -> Result<AsyncTask<task::PlanTask<TrimOp>>> {
+  let (input, op) = prepare_priority(env, messages, options, Strategy::WithPlaceholders, true)?;
+  task::spawn(env, input, op)
+}
+
+/// Which strategy a trimming call runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Strategy {
+  ByPriority,
+  WithPlaceholders,
+  ByAge,
+}
+
+/// A trimming call as the task runner runs it (sync or async).
+pub(crate) struct TrimOp {
+  strategy: Strategy,
+  /// Whether the call returns a {@link TrimResult} (or only the messages).
+  full_result: bool,
+  target: usize,
+  classify: ClassifyOptions,
+  tracker: Option<CoreTracker>,
+  encoding: Encoding,
+  /// The format the messages were read in (its rules shape the plan).
+  format: Format,
+  summary: Option<SummaryRequest>,
+  /// The parsed messages, kept for building the result after a summarizer.
+  messages: Vec<std::sync::Arc<super::instance::Cached>>,
+}
+
+/// What a trimming call computed.
+pub(crate) struct TrimOutput {
+  trim: PriorityTrim,
+  summary: Option<Summary>,
+}
+
+impl TrimOp {
+  fn run(&self, conv: &Conversation<'_>, target: usize) -> PriorityTrim {
+    let options = PriorityOptions { target_tokens: target, classify: self.classify.clone() };
+    let tracker = self.tracker.as_ref();
+    match self.strategy {
+      Strategy::ByPriority => core_trim_by_priority(conv, tracker, &options),
+      Strategy::WithPlaceholders => core_trim_with_placeholders(conv, tracker, &options),
+      Strategy::ByAge => {
+        PriorityTrim { outcome: core_trim_by_age(conv, target), classification: Vec::new() }
+      }
+    }
+  }
+}
+
+impl task::Operation for TrimOp {
+  type Output = TrimOutput;
+
+  fn compute(&mut self, messages: &[&Message]) -> TrimOutput {
+    let conv = Conversation::from_refs(messages.to_vec(), self.encoding).with_format(self.format);
+    match &self.summary {
+      None => TrimOutput { trim: self.run(&conv, self.target), summary: None },
+      Some(request) => {
+        let (trim, summary) =
+          trim_with_summary(&conv, self.target, &request.options, |t| self.run(&conv, t));
+        TrimOutput { trim, summary }
+      }
+    }
+  }
+
+  fn to_js<'env>(
+    &mut self,
+    env: &'env Env,
+    output: TrimOutput,
+    objects: &[Object<'env>],
+    format: Format,
+  ) -> Result<Unknown<'env>> {
+    let summarizer = self.summary.as_mut().and_then(|r| r.summarizer.take());
+    let (Some(summarizer), Some(summary)) = (summarizer, &output.summary) else {
+      let source = output.summary.as_ref().map(|_| Settled {
+        source: SummarySource::Extractive,
+        text: None,
+        error: None,
+      });
+      return self.finish(env, output, objects, format, source);
+    };
+    let sources = summary.sources.clone();
+    let draft = summary.text.clone();
+    let finisher = Finisher {
+      full_result: self.full_result,
+      target: self.target,
+      encoding: self.encoding,
+      messages: std::mem::take(&mut self.messages),
+    };
+    let finish: Finish = Box::new(move |env, objects, settled| {
+      let value = finisher.finish(env, output, objects, format, settled)?;
+      Ok(value.raw())
+    });
+    summary::ask(env, &summarizer, objects, &sources, &draft, finish)
+  }
+}
+
+impl TrimOp {
+  fn finish<'env>(
+    &self,
+    env: &'env Env,
+    output: TrimOutput,
+    objects: &[Object<'env>],
+    format: Format,
+    settled: Option<Settled>,
+  ) -> Result<Unknown<'env>> {
+    let finisher = Finisher {
+      full_result: self.full_result,
+      target: self.target,
+      encoding: self.encoding,
+      messages: Vec::new(),
+    };
+    finisher.build(env, output, objects, format, settled)
+  }
+}
+
+/// Builds a trimming call's JavaScript result, after the summarizer if there is one.
+struct Finisher {
+  full_result: bool,
+  target: usize,
+  encoding: Encoding,
+  messages: Vec<std::sync::Arc<super::instance::Cached>>,
+}
+
+impl Finisher {
+  /// Swaps in the summarizer's text when it is the source, then builds the result.
+  fn finish<'env>(
+    &self,
+    env: &'env Env,
+    mut output: TrimOutput,
+    objects: &[Object<'env>],
+    format: Format,
+    settled: Settled,
+  ) -> Result<Unknown<'env>> {
+    if let (Some(text), Some(summary)) = (&settled.text, output.summary.as_mut()) {
+      let refs = self.messages.iter().map(|c| &c.message).collect();
+      let conv = Conversation::from_refs(refs, self.encoding).with_format(format);
+      let outcome = &mut output.trim.outcome;
+      replace_summary_text(&conv, outcome, summary, text, self.target);
+    }
+    self.build(env, output, objects, format, Some(settled))
+  }
+
+  fn build<'env>(
+    &self,
+    env: &'env Env,
+    output: TrimOutput,
+    objects: &[Object<'env>],
+    format: Format,
+    settled: Option<Settled>,
+  ) -> Result<Unknown<'env>> {
+    let TrimOutput { trim, summary } = output;
+    let messages = write::apply_plan_to(env, objects, format, &trim.outcome.plan)?;
+    if !self.full_result {
+      return messages.into_unknown(env);
+    }
+    let dropped_messages = trim
+      .outcome
+      .dropped
+      .iter()
+      .filter_map(|&i| Some(classified(*objects.get(i)?, trim.classification.get(i)?.clone())))
+      .collect();
+    let (summary_source, summary_error) = match settled {
+      Some(s) if summary.is_some() => (Some(s.source), s.error),
+      _ => (None, None),
+    };
+    let result = TrimResult {
+      messages,
+      dropped_messages,
+      saved_tokens: saturate(trim.outcome.saved_tokens),
+      summary: summary.map(|s| s.text),
+      summary_source,
+      summary_error,
+      over_budget: trim.outcome.over_budget,
+      total_tokens: saturate(trim.outcome.total_tokens),
+    };
+    // SAFETY: `env` is the live env of the current call.
+    let raw = unsafe { TrimResult::to_napi_value(env.raw(), result) }?;
+    // SAFETY: `raw` was just created in `env`'s current scope.
+    Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), raw) })
+  }
+}
+
+fn prepare_priority<'env>(
+  env: &'env Env,
+  messages: Unknown<'env>,
+  options: Unknown<'env>,
+  strategy: Strategy,
+  asynchronous: bool,
+) -> Result<(read::JsMessages<'env>, TrimOp)> {
   let throw = |e: CoreError| error::throw(env, e);
   let input = read::read_messages(env, messages)?;
   let opts: TrimOptions = read_options(env, Some(options), "options")?;
@@ -596,29 +816,45 @@ fn run_priority<'env>(
     None => None,
     Some(v) => {
       let got = read::js_type_name(&v);
-      Some(ClassInstance::<FileTracker>::from_unknown(v).map_err(|_| {
+      let instance = ClassInstance::<FileTracker>::from_unknown(v).map_err(|_| {
         throw(CoreError::option("fileTracker", format!("must be a FileTracker, got {got}")))
-      })?)
+      })?;
+      Some(instance.inner.clone())
     }
   };
-  let conv = input.conversation(encoding);
-  let options = PriorityOptions { target_tokens: target, classify };
-  let trim = strategy(&conv, tracker.as_ref().map(|t| &t.inner), &options);
-  let out = write::apply_plan(env, &input, &trim.outcome.plan)?;
-  let dropped_messages = trim
-    .outcome
-    .dropped
-    .iter()
-    .filter_map(|&i| Some(classified(*input.objects.get(i)?, trim.classification.get(i)?.clone())))
-    .collect();
-  Ok(TrimResult {
-    messages: out,
-    dropped_messages,
-    saved_tokens: saturate(trim.outcome.saved_tokens),
-    summary: None,
-    over_budget: trim.outcome.over_budget,
-    total_tokens: saturate(trim.outcome.total_tokens),
-  })
+  let fields = SummaryFields {
+    summarize_dropped: opts.summarize_dropped,
+    insert_summary: Some(opts.insert_summary),
+    max_summary_tokens: opts.max_summary_tokens,
+    summarizer: opts.summarizer,
+    summarizer_timeout_ms: opts.summarizer_timeout_ms,
+  };
+  let summary = summary_request(fields, asynchronous).map_err(throw)?;
+  let messages = keep_for_summarizer(&input, summary.as_ref());
+  let format = input.format;
+  let op = TrimOp {
+    strategy,
+    full_result: true,
+    target,
+    classify,
+    tracker,
+    encoding,
+    format,
+    summary,
+    messages,
+  };
+  Ok((input, op))
+}
+
+/// The parsed messages when a summarizer may need them after the worker (else nothing).
+fn keep_for_summarizer(
+  input: &read::JsMessages<'_>,
+  summary: Option<&SummaryRequest>,
+) -> Vec<std::sync::Arc<super::instance::Cached>> {
+  match summary {
+    Some(r) if r.summarizer.is_some() => input.messages.clone(),
+    _ => Vec::new(),
+  }
 }
 
 /// Options of {@link trimConversation}.
@@ -633,6 +869,22 @@ pub struct TrimConversationOptions<'env> {
   /// @default 2
   #[napi(ts_type = "number")]
   pub preserve_recent_turns: Option<Unknown<'env>>,
+  /// Inserts a summary of what was dropped into the returned messages (see
+  /// {@link TrimOptions.insertSummary}: this function only returns messages, so the summary is
+  /// always inserted).
+  /// @default false
+  pub summarize_dropped: Option<bool>,
+  /// See {@link TrimOptions.maxSummaryTokens}.
+  /// @default 500
+  #[napi(ts_type = "number")]
+  pub max_summary_tokens: Option<Unknown<'env>>,
+  /// {@link trimConversationAsync} only: see {@link TrimOptions.summarizer}.
+  #[napi(ts_type = "(dropped: Message[], draft: string) => Promise<string> | string")]
+  pub summarizer: Option<Unknown<'env>>,
+  /// See {@link TrimOptions.summarizerTimeoutMs}.
+  /// @default 10000
+  #[napi(ts_type = "number")]
+  pub summarizer_timeout_ms: Option<Unknown<'env>>,
   /// A model name that picks the tokenizer (see {@link countTokens}).
   pub model: Option<String>,
   /// The encoding, which wins over `model`.
@@ -654,21 +906,44 @@ pub fn trim_conversation<'env>(
   messages: Unknown<'env>,
   target_tokens: Unknown<'env>,
   options: Option<Unknown<'env>>,
-) -> Result<Array<'env>> {
+) -> Result<Unknown<'env>> {
+  let (input, op) = prepare_conversation(env, messages, target_tokens, options, false)?;
+  task::run_sync(env, input, op)
+}
+
+/// {@link trimConversation} on the libuv thread pool; the only way to use a `summarizer` with
+/// it.
+#[napi(
+  catch_unwind,
+  ts_args_type = "messages: Message[], targetTokens: number, options?: TrimConversationOptions",
+  ts_return_type = "Promise<Message[]>"
+)]
+pub fn trim_conversation_async<'env>(
+  env: &'env Env,
+  messages: Unknown<'env>,
+  target_tokens: Unknown<'env>,
+  options: Option<Unknown<'env>>,
+) -> Result<AsyncTask<task::PlanTask<TrimOp>>> {
+  let (input, op) = prepare_conversation(env, messages, target_tokens, options, true)?;
+  task::spawn(env, input, op)
+}
+
+fn prepare_conversation<'env>(
+  env: &'env Env,
+  messages: Unknown<'env>,
+  target_tokens: Unknown<'env>,
+  options: Option<Unknown<'env>>,
+  asynchronous: bool,
+) -> Result<(read::JsMessages<'env>, TrimOp)> {
   let throw = |e: CoreError| error::throw(env, e);
   let input = read::read_messages(env, messages)?;
   let target = target_argument(&target_tokens).map_err(throw)?;
   let opts: TrimConversationOptions = read_options(env, options, "options")?;
   let encoding =
     Encoding::resolve(opts.model.as_deref(), opts.encoding.as_deref()).map_err(throw)?;
-  let conv = input.conversation(encoding);
-  let plan = match opts.strategy.as_deref().unwrap_or("priority-based") {
-    "priority-based" => {
-      let classify = classify_options(opts.preserve_recent_turns, None, None).map_err(throw)?;
-      let options = PriorityOptions { target_tokens: target, classify };
-      core_trim_with_placeholders(&conv, None, &options).outcome.plan
-    }
-    "age-based" => core_trim_by_age(&conv, target).plan,
+  let strategy = match opts.strategy.as_deref().unwrap_or("priority-based") {
+    "priority-based" => Strategy::WithPlaceholders,
+    "age-based" => Strategy::ByAge,
     other => {
       return Err(throw(CoreError::option(
         "strategy",
@@ -676,7 +951,28 @@ pub fn trim_conversation<'env>(
       )))
     }
   };
-  write::apply_plan(env, &input, &plan)
+  let classify = classify_options(opts.preserve_recent_turns, None, None).map_err(throw)?;
+  let fields = SummaryFields {
+    summarize_dropped: opts.summarize_dropped,
+    insert_summary: None,
+    max_summary_tokens: opts.max_summary_tokens,
+    summarizer: opts.summarizer,
+    summarizer_timeout_ms: opts.summarizer_timeout_ms,
+  };
+  let summary = summary_request(fields, asynchronous).map_err(throw)?;
+  let messages = keep_for_summarizer(&input, summary.as_ref());
+  let op = TrimOp {
+    strategy,
+    full_result: false,
+    target,
+    classify,
+    tracker: None,
+    encoding,
+    format: input.format,
+    summary,
+    messages,
+  };
+  Ok((input, op))
 }
 
 /// Phase 1 trimming: drops the oldest messages first (a tool call with its results) until the
@@ -720,20 +1016,23 @@ pub(super) fn classify_options(
 /// A numeric option: absent (`undefined`/`null`) or a non-negative integer.
 fn integer_field(value: Option<Unknown<'_>>, name: &str) -> CoreResult<Option<usize>> {
   match value {
-    Some(v) if !is_nullish(&v) => {
-      integer_option(name, number(&v, ErrorKind::InvalidOption, name)?, 0.0).map(Some)
-    }
+    Some(v) if !is_nullish(&v) => integer_option(name, number(&v, name)?, 0.0).map(Some),
     _ => Ok(None),
   }
 }
 
 /// The positional `targetTokens`: validated as the option of the same name.
 fn target_argument(value: &Unknown<'_>) -> CoreResult<usize> {
-  let n = number(value, ErrorKind::InvalidOption, "targetTokens")?;
+  let n = number(value, "targetTokens")?;
   integer_option("targetTokens", n, 0.0)
 }
 
-fn number(value: &Unknown<'_>, kind: ErrorKind, name: &str) -> CoreResult<f64> {
+/// A numeric option's value (`INVALID_OPTION` naming it when it is not a number).
+pub(super) fn number(value: &Unknown<'_>, name: &str) -> CoreResult<f64> {
+  number_of_kind(value, ErrorKind::InvalidOption, name)
+}
+
+fn number_of_kind(value: &Unknown<'_>, kind: ErrorKind, name: &str) -> CoreResult<f64> {
   if matches!(value.get_type(), Ok(ValueType::Number)) {
     value
       .coerce_to_number()
@@ -742,10 +1041,6 @@ fn number(value: &Unknown<'_>, kind: ErrorKind, name: &str) -> CoreResult<f64> {
   } else {
     Err(CoreError::new(kind, name, format!("must be a number, got {}", read::js_type_name(value))))
   }
-}
-
-fn is_nullish(value: &Unknown<'_>) -> bool {
-  matches!(value.get_type(), Ok(ValueType::Undefined | ValueType::Null))
 }
 
 /// Reads a `Set<string>` or `string[]`.

@@ -365,6 +365,23 @@ impl<'env> Reader<'env> {
   }
 }
 
+/// `JSON.stringify` of message `index` (the caller's object), e.g. to archive it verbatim.
+pub(crate) fn json_stringify<'env>(
+  env: &'env Env,
+  value: Unknown<'env>,
+  index: usize,
+) -> CoreResult<String> {
+  let reader = Reader::new(env).map_err(|e| CoreError::message(index, "", e.reason))?;
+  let not_json = |detail: String| {
+    CoreError::message(index, "", format!("could not be serialized to JSON: {detail}"))
+  };
+  let out = reader.stringify.call(value).map_err(|e| not_json(exception_text(env, e)))?;
+  match out.get_type() {
+    Ok(ValueType::String) => String::from_unknown(out).map_err(|e| not_json(e.reason)),
+    _ => Err(not_json("JSON.stringify returned undefined".into())),
+  }
+}
+
 /// Reads a string argument, or explains what it got instead.
 pub(crate) fn string_argument(value: &Unknown<'_>, name: &str) -> CoreResult<String> {
   if matches!(value.get_type(), Ok(ValueType::String)) {

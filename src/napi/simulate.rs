@@ -46,9 +46,10 @@ pub struct SimulateOptions<'env> {
   pub every_turn_budget: Option<f64>,
   /// The policies to replay, in this order: `none` (everything sent, turns over the window
   /// marked), `every-turn` (the strategy trims to `everyTurnBudget` on every turn),
-  /// `high-low` (a {@link CacheAwareTrimmer}).
-  /// @default ['none', 'every-turn', 'high-low']
-  #[napi(ts_type = "Array<'none' | 'every-turn' | 'high-low'>")]
+  /// `high-low` (a {@link CacheAwareTrimmer}), `dedup` (only {@link deduplicateToolResults},
+  /// from 75% of the window; turns over the window marked).
+  /// @default ['none', 'every-turn', 'high-low', 'dedup']
+  #[napi(ts_type = "Array<'none' | 'every-turn' | 'high-low' | 'dedup'>")]
   pub policies: Option<Vec<String>>,
 }
 
@@ -106,7 +107,7 @@ pub struct SimulationTotals {
 #[napi(object, object_from_js = false)]
 pub struct SimulatedPolicy {
   /// The policy.
-  #[napi(ts_type = "'none' | 'every-turn' | 'high-low'")]
+  #[napi(ts_type = "'none' | 'every-turn' | 'high-low' | 'dedup'")]
   pub policy: String,
   /// Every turn, in order.
   pub turns: Vec<SimulatedTurn>,

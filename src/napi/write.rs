@@ -5,14 +5,16 @@
 //! `__proto__` key is copied as data, never as a prototype; the caller's objects are never
 //! modified. What is replaced keeps each format's shape: the whole `content` of an OpenAI
 //! message; the `content` of each `tool_result` block of an Anthropic message; the `output` of
-//! each `tool-result` part of an AI SDK message (as `{type: 'text', value}`).
+//! each `tool-result` part of an AI SDK message (as `{type: 'text', value}`). A message the
+//! plan inserts is a new object `{role, content, ...meta}` with string content, a shape every
+//! supported format accepts for `user` and `assistant` messages.
 
 use napi::bindgen_prelude::*;
 use napi::Env;
 
 use super::read::JsMessages;
 use crate::format::Format;
-use crate::plan::{Action, MetaValue, Plan, Replacement};
+use crate::plan::{Action, Inserted, MetaValue, Plan, Replacement, Step};
 
 /// The copy-with-replacement helper, compiled once per JavaScript environment.
 pub(crate) const REPLACE: &str = r#"(function contextTrimReplace(o, text, meta, format) {
@@ -47,24 +49,55 @@ pub(crate) fn apply_plan_to<'env>(
   plan: &Plan,
 ) -> Result<Array<'env>> {
   let kept = plan.actions().iter().filter(|a| !matches!(a, Action::Drop)).count();
-  let mut out = env.create_array(kept as u32)?;
+  let mut out = env.create_array((kept + plan.insertions().len()) as u32)?;
   let mut replacer = None;
   let mut j = 0;
-  for (object, action) in objects.iter().zip(plan.actions()) {
-    match action {
-      Action::Keep => out.set(j, object)?,
-      Action::Replace(r) => {
-        let f = match &replacer {
-          Some(f) => f,
-          None => replacer.insert(replace_fn(env)?),
-        };
-        out.set(j, replaced(env, f, object, r, format)?)?
-      }
-      Action::Drop => continue,
+  let mut failed = None;
+  plan.walk(objects, |step| {
+    if failed.is_some() {
+      return;
     }
-    j += 1;
+    let written = match step {
+      Step::Input(_, Action::Drop) => return,
+      Step::Input(object, Action::Keep) => out.set(j, object),
+      Step::Input(object, Action::Replace(r)) => {
+        let f = match &replacer {
+          Some(f) => Ok(f),
+          None => replace_fn(env).map(|f| &*replacer.insert(f)),
+        };
+        f.and_then(|f| replaced(env, f, object, r, format)).and_then(|o| out.set(j, o))
+      }
+      Step::Inserted(m) => inserted(env, m).and_then(|o| out.set(j, o)),
+    };
+    match written {
+      Ok(()) => j += 1,
+      Err(e) => failed = Some(e),
+    }
+  });
+  match failed {
+    Some(e) => Err(e),
+    None => Ok(out),
   }
-  Ok(out)
+}
+
+/// A new message object for an inserted message.
+fn inserted<'env>(env: &'env Env, m: &Inserted) -> Result<Object<'env>> {
+  let mut object = Object::new(env)?;
+  object.set("role", m.role.as_str())?;
+  object.set("content", m.content.as_str())?;
+  set_meta(&mut object, &m.meta)?;
+  Ok(object)
+}
+
+fn set_meta(object: &mut Object<'_>, meta: &[(&'static str, MetaValue)]) -> Result<()> {
+  for (key, value) in meta {
+    match value {
+      MetaValue::Bool(b) => object.set(key, *b)?,
+      MetaValue::Number(n) => object.set(key, *n)?,
+      MetaValue::Text(t) => object.set(key, t.as_str())?,
+    }
+  }
+  Ok(())
 }
 
 /// A copy of `object` with the replacement's content and metadata.
@@ -76,13 +109,7 @@ fn replaced<'env>(
   format: Format,
 ) -> Result<Object<'env>> {
   let mut meta = Object::new(env)?;
-  for (key, value) in &r.meta {
-    match value {
-      MetaValue::Bool(b) => meta.set(key, *b)?,
-      MetaValue::Number(n) => meta.set(key, *n)?,
-      MetaValue::Text(t) => meta.set(key, t.as_str())?,
-    }
-  }
+  set_meta(&mut meta, &r.meta)?;
   // A second handle to the caller's object, of the type the helper takes.
   let original = Object::from_raw(env.raw(), object.raw());
   f.call(FnArgs::from((original, r.content.clone(), meta, format.as_str())))

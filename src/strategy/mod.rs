@@ -4,6 +4,7 @@ pub mod age;
 pub mod priority;
 pub mod roles;
 pub mod rolling;
+pub mod summarized;
 
 use crate::conversation::Conversation;
 use crate::plan::{Action, Plan};

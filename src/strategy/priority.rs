@@ -59,6 +59,17 @@ pub fn trim_by_priority(
   tracker: Option<&FileTracker>,
   options: &PriorityOptions,
 ) -> PriorityTrim {
+  trim_by_priority_keeping(conv, tracker, options, &[])
+}
+
+/// [`trim_by_priority`] that also never drops the units flagged `true` in `keep` (indexed by
+/// unit; missing entries are `false`), e.g. the units of the last messages.
+pub fn trim_by_priority_keeping(
+  conv: &Conversation<'_>,
+  tracker: Option<&FileTracker>,
+  options: &PriorityOptions,
+  keep: &[bool],
+) -> PriorityTrim {
   let (classification, _) = prepare(conv, tracker, &options.classify);
   let target = options.target_tokens;
   let mut plan = Plan::keep_all(conv.len());
@@ -67,7 +78,9 @@ pub fn trim_by_priority(
     if tally.total() <= target {
       break;
     }
-    tally.drop_unit(conv, &mut plan, u);
+    if !keep.get(u).copied().unwrap_or(false) {
+      tally.drop_unit(conv, &mut plan, u);
+    }
   }
   PriorityTrim { outcome: Outcome::new(conv, plan, target), classification }
 }
@@ -313,6 +326,20 @@ mod tests {
     assert_eq!(t.outcome.plan.dropped(), vec![2, 3]);
     assert_eq!(t.outcome.saved_tokens, conv.tokens(2) + conv.tokens(3));
     assert!(!t.outcome.over_budget && t.outcome.total_tokens == first);
+  }
+
+  #[test]
+  fn units_flagged_to_keep_are_skipped_in_trimming_order() {
+    let msgs = session();
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    // Units: 0 [0], 1 [1], 2 [2,3], 3 [4,5], 4 [6,7], 5 [8,9], 6 [10]; order 2, 3, 5, 6.
+    let mut keep = vec![false; conv.units().len()];
+    keep[2] = true;
+    let t = trim_by_priority_keeping(&conv, None, &options(0, 1), &keep);
+    assert_eq!(t.outcome.plan.dropped(), vec![4, 5, 8, 9, 10]);
+    // A short table keeps nothing extra.
+    let t = trim_by_priority_keeping(&conv, None, &options(0, 1), &[true]);
+    assert_eq!(t.outcome.plan.dropped(), vec![2, 3, 4, 5, 8, 9, 10]);
   }
 
   #[test]

@@ -37,7 +37,6 @@ use serde_json::Value;
 
 use crate::conversation::Conversation;
 use crate::cut::{cut_middle, MIN_CUT_BUDGET};
-use crate::detect::is_error_output;
 use crate::error::{Error, ErrorKind, Result};
 use crate::message::{quote, Role};
 use crate::plan::{replacement, MetaValue, Plan};
@@ -165,7 +164,7 @@ pub fn rules(conv: &Conversation<'_>, config: &TruncationConfig) -> Vec<Rule> {
   for (i, m) in messages.iter().enumerate() {
     let rule = if !m.is_tool_result() {
       Rule::NotToolResult
-    } else if m.is_error || is_error_output(&texts[i]) {
+    } else if m.is_error || m.is_error_output() {
       Rule::Error
     } else if content_tokens(&m.content, conv.encoding()) < config.small_output_tokens {
       Rule::Small

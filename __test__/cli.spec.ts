@@ -1,0 +1,498 @@
+import test from 'ava'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+
+import { ct, transcript, transcripts, transcriptsDir, type CodedError } from './helpers.js'
+import { runCli, runCliInProcess, tempDir } from './cli-run.js'
+import type { AnthropicMessage, Message } from '../index.js'
+
+const SAMPLE = 'samples/transcripts/openhands-ponyc-4595.json'
+const VERSION = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version as string
+const ANSI = /\x1b\[[0-9;]*m/
+
+// The tests run one at a time: each starts CLI processes that tokenise whole transcripts, and on a
+// busy machine running them all at once would leave the runner without a finished test for
+// longer than its timeout.
+
+/**
+ * Runs the CLI (in this process, or in a child when there is standard input) and parses its
+ * stdout as JSON, failing the test on a non-zero exit.
+ */
+async function json(t: { is: (a: unknown, b: unknown, m?: string) => void }, args: string[], input?: string) {
+  const r = input === undefined ? await runCliInProcess(args) : await runCli(args, { input })
+  t.is(r.code, 0, r.stderr)
+  t.is(r.stderr, '')
+  return JSON.parse(r.stdout)
+}
+
+/** Writes `text` to a new temporary file and returns its path. */
+function file(name: string, text: string): string {
+  const path = join(tempDir(), name)
+  writeFileSync(path, text)
+  return path
+}
+
+/** The tool each OpenAI tool message answers (independently of the CLI's own lookup). */
+function toolTokens(messages: Message[]): Map<string, { results: number; tokens: number }> {
+  const names = new Map<string, string>()
+  const totals = new Map<string, { results: number; tokens: number }>()
+  for (const m of messages) {
+    for (const c of m.tool_calls ?? []) names.set(c.id, c.function.name)
+    if (m.role === 'tool') {
+      const name = names.get(m.tool_call_id as string) as string
+      const t = totals.get(name) ?? { results: 0, tokens: 0 }
+      t.results++
+      t.tokens += ct.estimateMessageTokens(m)
+      totals.set(name, t)
+    }
+  }
+  return totals
+}
+
+// --- help, version, usage -------------------------------------------------------------------
+
+test.serial('--help and -h print the help on stdout and exit 0', async (t) => {
+  for (const flag of ['--help', '-h']) {
+    const r = await runCli([flag])
+    t.is(r.code, 0)
+    t.is(r.stderr, '')
+    t.true(r.stdout.startsWith("context-trim: keeps an LLM agent's conversation inside its context window"))
+    for (const word of ['stats <file>', 'trim <file> --budget N', '--strategy S', '--placeholders', '--html FILE', '--format F', 'exit status']) {
+      t.true(r.stdout.includes(word), word)
+    }
+  }
+  t.is((await runCli(['trim', '--help'])).code, 0)
+})
+
+test.serial('--version and -v print the package version', async (t) => {
+  t.deepEqual(await runCli(['--version']), { code: 0, stdout: `context-trim ${VERSION}\n`, stderr: '' })
+  t.deepEqual(await runCli(['-v']), { code: 0, stdout: `context-trim ${VERSION}\n`, stderr: '' })
+})
+
+test.serial('no command prints the usage on stderr and exits 2', async (t) => {
+  const r = await runCli([])
+  t.is(r.code, 2)
+  t.is(r.stdout, '')
+  t.true(r.stderr.startsWith('usage:\n  context-trim stats <file>'))
+})
+
+test.serial('usage errors are one line on stderr and exit 2', async (t) => {
+  const cases: Array<[string[], string]> = [
+    [['frobnicate'], 'unknown command "frobnicate"'],
+    [['stats'], 'stats needs a file (a path, or - for stdin)'],
+    [['stats', SAMPLE, 'extra.json'], 'unexpected argument "extra.json"'],
+    [['stats', SAMPLE, '--budget', '5'], 'unknown option --budget for stats'],
+    [['--frob'], 'unknown option --frob'],
+    [['stats', SAMPLE, '--top'], '--top needs a value'],
+    [['stats', SAMPLE, '--top', 'many'], '--top must be a non-negative integer, got "many"'],
+    [['stats', SAMPLE, '--json=yes'], '--json takes no value'],
+    [['stats', SAMPLE, '--format', 'xml'], '--format must be one of openai, anthropic, ai-sdk, auto, got "xml"'],
+    [['trim', SAMPLE], 'trim needs --budget N'],
+    [['trim', SAMPLE, '--budget', 'lots'], '--budget must be a number of tokens or a percentage, got "lots"'],
+    [['trim', SAMPLE, '--budget', '-5'], '--budget must be a number of tokens or a percentage, got "-5"'],
+    [['trim', SAMPLE, '--budget', '100', '--strategy', 'random'], '--strategy must be one of priority, age, truncate, roles, got "random"'],
+    [['trim', SAMPLE, '--budget', '100', '--strategy', 'age', '--placeholders'], '--placeholders works with --strategy priority only (age only drops)'],
+    [['trim', SAMPLE, '--budget', '100', '--strategy', 'truncate', '--placeholders'], '--placeholders works with --strategy priority only (truncate always shortens)'],
+    [['trim', SAMPLE, '--budget', '100', '--drop-order', 'user'], '--drop-order works with --strategy roles only'],
+    [['trim', SAMPLE, '--budget', '100', '--strategy', 'roles', '--drop-order', 'user,robot'], '--drop-order takes roles among system, developer, user, assistant, tool, got "robot"'],
+    [['trim', SAMPLE, '--budget'], '--budget needs a value'],
+    [['trim', SAMPLE, '--budget', '100', '-o'], '-o needs a value'],
+  ]
+  for (const [args, message] of cases) {
+    const r = await runCli(args)
+    t.is(r.code, 2, args.join(' '))
+    t.is(r.stderr, `context-trim: ${message} (see context-trim --help)\n`, args.join(' '))
+    t.is(r.stdout, '')
+  }
+})
+
+// --- stats ----------------------------------------------------------------------------------
+
+test.serial('stats --json counts what the addon counts: tokens, steps, roles, tools, largest messages', async (t) => {
+  const messages = transcript('openhands-ponyc-4595.json')
+  const r = await json(t, ['stats', SAMPLE, '--json'])
+  t.is(r.file, SAMPLE)
+  t.is(r.messages, messages.length)
+  t.is(r.tokens, ct.estimateTokens(messages))
+  t.is(r.steps, ct.countSteps(messages))
+  const perMessage = messages.map((m) => ct.estimateMessageTokens(m))
+  // Every message's tokens, plus 3 of reply priming, are the request's.
+  t.is(r.byRole.reduce((n: number, x: { tokens: number }) => n + x.tokens, 0) + 3, r.tokens)
+  for (const role of ['system', 'user', 'assistant', 'tool']) {
+    const mine = messages.map((m, i) => (m.role === role ? perMessage[i] : 0)).reduce((a, b) => a + b, 0)
+    t.is(r.byRole.find((x: { role: string }) => x.role === role).tokens, mine, role)
+  }
+  const tools = toolTokens(messages)
+  t.deepEqual(
+    Object.fromEntries(r.byTool.map((x: { tool: string; results: number; tokens: number }) => [x.tool, { results: x.results, tokens: x.tokens }])),
+    Object.fromEntries(tools),
+  )
+  t.deepEqual(r.byTool.map((x: { tool: string }) => x.tool), ['str_replace_editor', 'execute_bash', 'think'])
+  t.is(r.largest.length, 5)
+  const order = perMessage.map((n, i) => [n, i]).sort((a, b) => b[0] - a[0] || a[1] - b[1])
+  t.deepEqual(r.largest.map((x: { index: number }) => x.index), order.slice(0, 5).map(([, i]) => i))
+  t.deepEqual(r.largest[0].tokens, order[0][0])
+  t.is((await json(t, ['stats', SAMPLE, '--json', '--top', '2'])).largest.length, 2)
+})
+
+test.serial('stats --json gives tokens by priority tier as classifyMessage classifies each message', async (t) => {
+  for (const [name, messages] of transcripts()) {
+    const r = await json(t, ['stats', join(transcriptsDir, name), '--json'])
+    const expected = new Map<number, { messages: number; tokens: number }>()
+    messages.forEach((m, index) => {
+      const c = ct.classifyMessage(m, { messages, index })
+      const e = expected.get(c.priority) ?? { messages: 0, tokens: 0 }
+      e.messages++
+      e.tokens += ct.estimateMessageTokens(m)
+      expected.set(c.priority, e)
+    })
+    const got = new Map(r.byPriority.map((x: { priority: number; messages: number; tokens: number }) => [x.priority, { messages: x.messages, tokens: x.tokens }]))
+    t.deepEqual(got, new Map([...expected].sort((a, b) => b[0] - a[0])), name)
+    for (const tier of r.byPriority) t.is(ct.ContentPriority[tier.tier as keyof typeof ct.ContentPriority], tier.priority)
+  }
+})
+
+test.serial('stats --json lists the files touched and modified, as FileTracker sees them', async (t) => {
+  for (const [name, messages] of transcripts()) {
+    const r = await json(t, ['stats', join(transcriptsDir, name), '--json'])
+    const tracker = ct.FileTracker.fromMessages(messages, { now: () => 0 })
+    const step = ct.countSteps(messages)
+    const files = tracker.getRecentFiles(step, step)
+    t.deepEqual(r.files.map((f: { path: string }) => f.path), files.map((f) => f.path), name)
+    t.deepEqual(r.modifiedFiles, [...tracker.getModifiedFiles()].filter((p) => files.some((f) => f.path === p)).sort((a, b) => files.findIndex((f) => f.path === a) - files.findIndex((f) => f.path === b)), name)
+    for (const f of r.files) t.is(f.modified, tracker.wasModified(f.path))
+  }
+  // The failed create of /workspace/hello.py modifies nothing (docs/priority-trimming.md).
+  const hello = await json(t, ['stats', join(transcriptsDir, 'openhands-sdk-hello-world.json'), '--json'])
+  t.false(hello.modifiedFiles.includes('/workspace/hello.py'))
+})
+
+test.serial('stats prints bar charts, plain when piped', async (t) => {
+  const r = await runCli(['stats', SAMPLE])
+  t.is(r.code, 0)
+  t.is(r.stderr, '')
+  t.false(ANSI.test(r.stdout))
+  for (const heading of ['context-trim stats samples/transcripts/openhands-ponyc-4595.json', 'Tokens by role', 'Tokens by priority tier', 'Tool output tokens by tool', 'Largest messages (top 5)', 'Steps', 'Files: ']) {
+    t.true(r.stdout.includes(heading), heading)
+  }
+  t.regex(r.stdout, /\n {2}tool +22 messages +24,649 +83\.6% {2}#{30}\n/)
+  t.regex(r.stdout, /47 messages · 22 steps · 29,476 tokens/)
+})
+
+test.serial('stats colours its output with FORCE_COLOR, never with NO_COLOR', async (t) => {
+  const coloured = await runCli(['stats', SAMPLE], { env: { FORCE_COLOR: '1' } })
+  t.true(ANSI.test(coloured.stdout))
+  t.true(coloured.stdout.includes('█'))
+  const plain = await runCli(['stats', SAMPLE], { env: { FORCE_COLOR: '1', NO_COLOR: '1' } })
+  t.false(ANSI.test(plain.stdout))
+  t.is(plain.stdout, (await runCli(['stats', SAMPLE])).stdout)
+})
+
+// --- input forms ----------------------------------------------------------------------------
+
+test.serial('a JSON array, an object with messages, JSON Lines and stdin give the same stats', async (t) => {
+  const messages = transcript('openhands-ponyc-4595.json')
+  const text = JSON.stringify(messages)
+  const jsonl = messages.map((m) => JSON.stringify(m)).join('\n') + '\n'
+  const forms: Array<[string[], string | undefined]> = [
+    [[SAMPLE], undefined],
+    [[file('wrapped.json', JSON.stringify({ model: 'x', messages }, null, 2))], undefined],
+    [[file('run.jsonl', jsonl)], undefined],
+    [[file('crlf.jsonl', jsonl.replace(/\n/g, '\r\n'))], undefined],
+    [[file('bom.json', '\ufeff' + text)], undefined],
+    [['-'], text],
+    [['-'], jsonl],
+  ]
+  const expected = await json(t, ['stats', SAMPLE, '--json'])
+  for (const [args, input] of forms) {
+    const r = await json(t, ['stats', ...args, '--json'], input)
+    t.is(r.file, args[0] === '-' ? '<stdin>' : args[0])
+    t.deepEqual({ ...r, file: SAMPLE }, expected, args[0])
+  }
+})
+
+test.serial('a single JSON object with a role is a one-message conversation', async (t) => {
+  const r = await json(t, ['stats', '-', '--json'], '{"role": "user", "content": "hello world"}\n')
+  t.is(r.messages, 1)
+  t.is(r.tokens, ct.estimateTokens([{ role: 'user', content: 'hello world' }]))
+})
+
+// --- input errors ---------------------------------------------------------------------------
+
+test.serial('input errors are one line on stderr with exit code 1', async (t) => {
+  const dir = tempDir()
+  const cases: Array<[string, string, string]> = [
+    // [file name, content, expected message after "context-trim: <path>"]
+    ['comma.json', '[\n  {"role": "user", "content": "hi"}\n  {"role": "user", "content": "again"}\n]\n', `:3:3: malformed JSON: expected ',' or ']' after an array element, found "{"`],
+    ['key.json', '{"messages": [{role: "user"}]}', `:1:16: malformed JSON: expected a property name in double quotes, found "r"`],
+    ['colon.json', '[{"role" "user"}]', `:1:10: malformed JSON: expected ':' after a property name, found "\\""`],
+    ['trailing.json', '[{"role": "user", "content": "hi"},]', `:1:36: malformed JSON: expected a value, found "]"`],
+    ['end.json', '[{"role": "user",\n "content": "hi"}', `:2:18: malformed JSON: expected ',' or ']' after an array element, found end of input`],
+    ['string.json', '[{"role": "user", "content": "hi}]', `:1:30: malformed JSON: unterminated string`],
+    ['control.json', '[{"role": "user", "content": "a\tb"}]', `:1:32: malformed JSON: unescaped control character in a string`],
+    ['escape.json', '[{"role": "user", "content": "a\\qb"}]', `:1:32: malformed JSON: invalid escape in a string`],
+    ['number.json', '[{"role": "user", "n": -x}]', `:1:24: malformed JSON: invalid number`],
+    ['after.json', '[] []', `:1:4: malformed JSON: unexpected "[" after the JSON value`],
+    ['lines.jsonl', '{"role": "user", "content": "a"}\n{"role": "assistant", content: "b"}\n', `:2:23: malformed JSON: expected a property name in double quotes, found "c"`],
+    ['lines2.jsonl', '{"role": "user", "content": "a"}\n\n{"role": "assistant", "content": "b"}\n{"role": "user", "content": "c"\n', `:4:32: malformed JSON: expected ',' or '}' after a property value, found end of input`],
+    ['empty.json', '  \n', ': empty input (expected a JSON array of messages, an object with "messages", or JSON Lines)'],
+    ['object.json', '{"model": "gpt-4o"}', ': expected a JSON array of messages, an object with a "messages" array, or JSON Lines, got an object without "messages"'],
+    ['string-messages.json', '{"messages": "hi"}', ': expected a JSON array of messages, an object with a "messages" array, or JSON Lines, got "messages" of type string'],
+    ['number.json', '42', ': expected a JSON array of messages, an object with a "messages" array, or JSON Lines, got number'],
+  ]
+  for (const [name, content, message] of cases) {
+    const path = join(dir, name)
+    writeFileSync(path, content)
+    const r = await runCli(['stats', path])
+    t.is(r.code, 1, name)
+    t.is(r.stdout, '', name)
+    t.is(r.stderr, `context-trim: ${path}${message}\n`, name)
+  }
+})
+
+test.serial('a missing file, a directory and an unwritable output are one line with exit code 1', async (t) => {
+  const dir = tempDir()
+  t.deepEqual(await runCli(['stats', join(dir, 'nope.json')]), { code: 1, stdout: '', stderr: `context-trim: cannot read ${join(dir, 'nope.json')}: no such file\n` })
+  t.deepEqual(await runCli(['trim', dir, '--budget', '10']), { code: 1, stdout: '', stderr: `context-trim: cannot read ${dir}: is a directory\n` })
+  const out = join(dir, 'missing', 'out.json')
+  t.deepEqual(await runCli(['trim', SAMPLE, '--budget', '50%', '--strategy', 'roles', '-o', out]), { code: 1, stdout: '', stderr: `context-trim: cannot write ${out}: no such directory\n` })
+})
+
+test.serial('invalid messages report the addon error, with the line for JSON Lines', async (t) => {
+  const cases: Array<[Message[] | unknown[], string]> = [
+    [[{ role: 'bogus', content: 'x' }], '[{"role": "bogus", "content": "x"}]'],
+    [[{ role: 'user', content: 'a' }, { role: 'assistant', content: null, tool_calls: [{ type: 'function', function: { name: 'f' } }] }], ''],
+    [[{ role: 'user', content: 42 }], ''],
+    [['just a string'], ''],
+  ]
+  for (const [messages] of cases) {
+    let expected = ''
+    try {
+      ct.estimateTokens(messages as Message[])
+    } catch (e) {
+      expected = (e as CodedError).message
+      t.is((e as CodedError).code?.startsWith('INVALID_'), true)
+    }
+    t.not(expected, '')
+    const path = file('bad.json', JSON.stringify(messages))
+    t.deepEqual(await runCli(['stats', path]), { code: 1, stdout: '', stderr: `context-trim: ${path}: ${expected}\n` })
+    t.deepEqual(await runCli(['trim', '-', '--budget', '10'], { input: JSON.stringify(messages) }), { code: 1, stdout: '', stderr: `context-trim: <stdin>: ${expected}\n` })
+  }
+  const jsonl = file('bad.jsonl', '{"role": "user", "content": "a"}\n\n{"role": "robot", "content": "b"}\n')
+  t.deepEqual(await runCli(['stats', jsonl]), {
+    code: 1,
+    stdout: '',
+    stderr: `context-trim: ${jsonl}: messages[1].role: must be one of system, developer, user, assistant, tool, got "robot" (line 3)\n`,
+  })
+})
+
+test.serial('a conversation mixing two formats is rejected with the addon message; --format settles it', async (t) => {
+  const mixed = [
+    { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'f', input: {} }] },
+    { role: 'tool', tool_call_id: 'c1', content: 'x' },
+  ]
+  let expected = ''
+  try {
+    ct.estimateTokens(mixed as Message[])
+  } catch (e) {
+    expected = (e as Error).message
+  }
+  const path = file('mixed.json', JSON.stringify(mixed))
+  t.deepEqual(await runCli(['stats', path]), { code: 1, stdout: '', stderr: `context-trim: ${path}: ${expected}\n` })
+  const anthropic: AnthropicMessage[] = [
+    { role: 'user', content: 'read a' },
+    { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'read_file', input: { path: 'a' } }] },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'contents of a' }] },
+  ]
+  const r = await json(t, ['stats', '-', '--json', '--format', 'anthropic'], JSON.stringify(anthropic))
+  t.is(r.tokens, ct.estimateTokens(anthropic, { format: 'anthropic' }))
+  t.deepEqual(r.byTool.map((x: { tool: string }) => x.tool), ['read_file'])
+})
+
+// --- trim -----------------------------------------------------------------------------------
+
+const STRATEGIES: string[][] = [['--strategy', 'priority'], ['--placeholders'], ['--strategy', 'age'], ['--strategy', 'truncate'], ['--strategy', 'roles']]
+
+test.serial('trim writes a valid conversation for every transcript and every strategy', async (t) => {
+  const dir = tempDir()
+  for (const [name, messages] of transcripts()) {
+    for (const strategy of STRATEGIES) {
+      const label = `${name} ${strategy.join(' ')}`
+      const out = join(dir, `${name}.${strategy.at(-1)}.out.json`)
+      const r = await json(t, ['trim', join(transcriptsDir, name), '--budget', '50%', ...strategy, '-o', out, '--json'])
+      const written = JSON.parse(readFileSync(out, 'utf8')) as Message[]
+      t.deepEqual(ct.validateConversation(written), [], label)
+      t.true(r.valid, label)
+      t.is(r.budget, Math.floor(ct.estimateTokens(messages) / 2), label)
+      t.is(r.after.messages, written.length, label)
+      t.is(r.after.tokens, ct.estimateTokens(written), label)
+      t.is(r.savedTokens, r.before.tokens - r.after.tokens, label)
+      t.is(r.overBudget, r.after.tokens > r.budget, label)
+      t.is(r.counts.kept + r.counts.placeholder + r.counts.dropped, messages.length, label)
+      t.is(r.counts.kept + r.counts.placeholder, written.length, label)
+      // Kept messages are written unchanged; the written ones are in input order.
+      const kept = r.messages.filter((m: { decision: string }) => m.decision !== 'dropped')
+      kept.forEach((m: { index: number; decision: string; tokensAfter: number }, j: number) => {
+        if (m.decision === 'kept') t.deepEqual(written[j], messages[m.index], label)
+        else t.is(written[j].role, messages[m.index].role, label)
+        t.is(m.tokensAfter, ct.estimateMessageTokens(written[j]), label)
+      })
+      if (strategy.at(-1) === 'truncate') t.is(r.counts.dropped, 0, label)
+      if (strategy.at(-1) === 'age' || strategy.at(-1) === 'roles' || strategy.at(-1) === 'priority') t.is(r.counts.placeholder, 0, label)
+    }
+  }
+})
+
+test.serial('trim reports what the addon decided: priority and placeholders', async (t) => {
+  for (const [name, messages] of transcripts()) {
+    const budget = Math.floor(ct.estimateTokens(messages) / 2)
+    const path = join(transcriptsDir, name)
+    for (const [fn, args] of [
+      ['trimByPriority', []],
+      ['trimWithPlaceholders', ['--placeholders']],
+    ] as const) {
+      const result = ct[fn](messages, { targetTokens: budget })
+      const r = await json(t, ['trim', path, '--budget', String(budget), ...args, '--json'])
+      t.is(r.function, fn)
+      t.is(r.after.tokens, result.totalTokens, `${name} ${fn}`)
+      t.is(r.savedTokens, result.savedTokens, `${name} ${fn}`)
+      t.is(r.overBudget, result.overBudget, `${name} ${fn}`)
+      // droppedMessages lists every message not returned as it was: dropped or placeholder.
+      const changed = new Set(result.droppedMessages.map((d) => messages.indexOf(d.message)))
+      t.deepEqual(
+        r.messages.filter((m: { decision: string }) => m.decision !== 'kept').map((m: { index: number }) => m.index),
+        [...changed].sort((a, b) => a - b),
+        `${name} ${fn}`,
+      )
+      for (const m of r.messages) {
+        const c = ct.classifyMessage(messages[m.index], { messages, index: m.index })
+        t.is(m.priority, c.priority)
+        t.is(m.tier, Object.entries(ct.ContentPriority).find(([, v]) => v === c.priority)?.[0])
+        t.is(typeof m.reason, 'string')
+      }
+      const tiers = r.byPriority as Array<{ before: number; after: number }>
+      t.is(tiers.reduce((n, x) => n + x.before, 0) + 3, r.before.tokens)
+      t.is(tiers.reduce((n, x) => n + x.after, 0) + 3, r.after.tokens)
+    }
+  }
+})
+
+test.serial('trim reports the other strategies as the addon decides them', async (t) => {
+  const messages = transcript('openhands-ponyc-4595.json')
+  const total = ct.estimateTokens(messages)
+  const cases: Array<[string[], Message[]]> = [
+    [['--strategy', 'age'], ct.trimByAge(messages, 12000)],
+    [['--strategy', 'truncate'], ct.truncateOldToolOutputs(messages)],
+    [['--strategy', 'roles'], ct.applyMaxContextTokens(messages, 12000, { dropOrder: ['assistant', 'user'], keepFirstSystem: true })],
+    [['--strategy', 'roles', '--drop-order', 'tool,user'], ct.applyMaxContextTokens(messages, 12000, { dropOrder: ['tool', 'user'], keepFirstSystem: true })],
+  ]
+  for (const [args, expected] of cases) {
+    const r = await json(t, ['trim', SAMPLE, '--budget', '12000', ...args, '--json'])
+    t.is(r.before.tokens, total)
+    t.is(r.after.tokens, ct.estimateTokens(expected), args.join(' '))
+    const kept = r.messages.filter((m: { decision: string }) => m.decision === 'kept').map((m: { index: number }) => m.index)
+    t.deepEqual(kept, expected.filter((m) => messages.includes(m)).map((m) => messages.indexOf(m)), args.join(' '))
+  }
+  // truncate: its placeholders say why (the copy's _truncatedAt).
+  const truncate = await json(t, ['trim', SAMPLE, '--budget', '12000', '--strategy', 'truncate', '--json'])
+  const old = truncate.messages.find((m: { decision: string }) => m.decision === 'placeholder')
+  t.regex(old.reason, /\d+ steps old, older than maxAge$/)
+})
+
+test.serial('trim writes the input form: an object keeps its other fields, JSON Lines stay JSON Lines', async (t) => {
+  const messages = transcript('sweagent-ctf-katy.json')
+  const dir = tempDir()
+  const wrapped = join(dir, 'in.json')
+  writeFileSync(wrapped, JSON.stringify({ model: 'gpt-4o', temperature: 0, messages }))
+  const out = join(dir, 'out.json')
+  t.is((await runCli(['trim', wrapped, '--budget', '4000', '--strategy', 'roles', '-o', out])).code, 0)
+  const written = JSON.parse(readFileSync(out, 'utf8'))
+  t.deepEqual(Object.keys(written), ['model', 'temperature', 'messages'])
+  t.deepEqual(written.messages, ct.applyMaxContextTokens(messages, 4000, { dropOrder: ['assistant', 'user'], keepFirstSystem: true }))
+
+  const jsonl = join(dir, 'in.jsonl')
+  writeFileSync(jsonl, messages.map((m) => JSON.stringify(m)).join('\n'))
+  const outl = join(dir, 'out.jsonl')
+  t.is((await runCli(['trim', jsonl, '--budget', '4000', '--strategy', 'roles', '-o', outl])).code, 0)
+  const lines = readFileSync(outl, 'utf8').trimEnd().split('\n')
+  t.deepEqual(lines.map((l) => JSON.parse(l)), written.messages)
+})
+
+test.serial('trim -o - writes the conversation to stdout and the report to stderr', async (t) => {
+  const messages = transcript('sweagent-ctf-katy.json')
+  const r = await runCli(['trim', '-', '--budget', '4000', '--strategy', 'roles', '-o', '-'], { input: JSON.stringify(messages) })
+  t.is(r.code, 0)
+  t.deepEqual(JSON.parse(r.stdout), ct.applyMaxContextTokens(messages, 4000, { dropOrder: ['assistant', 'user'], keepFirstSystem: true }))
+  t.true(r.stderr.startsWith('context-trim trim <stdin>\n'))
+  t.true(r.stderr.includes('wrote <stdout>'))
+  const j = await runCli(['trim', '-', '--budget', '4000', '--strategy', 'roles', '-o', '-', '--json'], { input: JSON.stringify(messages) })
+  t.is(JSON.parse(j.stderr).output, '<stdout>')
+})
+
+test.serial('trim prints a before/after report with a line per message and the validity check', async (t) => {
+  const r = await runCli(['trim', SAMPLE, '--budget', '50%', '--placeholders'])
+  t.is(r.code, 0)
+  t.is(r.stderr, '')
+  t.false(ANSI.test(r.stdout))
+  const j = await json(t, ['trim', SAMPLE, '--budget', '50%', '--placeholders', '--json'])
+  const lines = r.stdout.split('\n')
+  t.is(lines[0], `context-trim trim ${SAMPLE}`)
+  t.true(lines.includes(`  strategy  priority with placeholders: trimWithPlaceholders`))
+  t.true(lines.includes(`  budget    14,738 tokens`))
+  t.true(lines.includes(`  result    ${j.counts.kept} kept · ${j.counts.placeholder} shortened to a placeholder · ${j.counts.dropped} dropped`))
+  t.true(lines.includes('Tokens by priority tier, before → after'))
+  t.true(lines.includes('valid: validateConversation finds no problem in the trimmed conversation'))
+  t.true(lines.includes('nothing written (use -o out.json to write the trimmed conversation)'))
+  // One line per message, in order, with its decision.
+  const rows = lines.filter((l) => /^ +\d+ {2}\w/.test(l))
+  t.is(rows.length, j.messages.length)
+  rows.forEach((row, i) => {
+    t.true(row.includes(` ${j.messages[i].decision} `), row)
+    t.true(row.includes(j.messages[i].tier), row)
+  })
+})
+
+test.serial('trim reports a result over the budget', async (t) => {
+  const r = await json(t, ['trim', SAMPLE, '--budget', '10', '--json'])
+  t.true(r.overBudget)
+  t.true(r.after.tokens > 10)
+  const text = (await runCli(['trim', SAMPLE, '--budget', '10'])).stdout
+  t.true(text.includes(`over budget by ${(r.after.tokens - 10).toLocaleString('en-US')}`))
+})
+
+test.serial('trim counts tokens for --model', async (t) => {
+  const messages = transcript('openhands-ponyc-4595.json')
+  const r = await json(t, ['trim', SAMPLE, '--budget', '50%', '--strategy', 'roles', '--model', 'gpt-4', '--json'])
+  t.is(r.before.tokens, ct.estimateTokens(messages, { model: 'gpt-4' }))
+  t.not(r.before.tokens, ct.estimateTokens(messages))
+  t.is(r.model, 'gpt-4')
+})
+
+test.serial('trim --html writes the report page', async (t) => {
+  const dir = tempDir()
+  const html = join(dir, 'report.html')
+  const r = await json(t, ['trim', SAMPLE, '--budget', '50%', '--placeholders', '--html', html, '--json'])
+  t.is(r.html, html)
+  const page = readFileSync(html, 'utf8')
+  t.true(page.startsWith('<!doctype html>'))
+  t.is((page.match(/<li class="msg /g) ?? []).length, r.messages.length)
+  t.false(/\b(?:src|href)="(?!data:)/.test(page), 'nothing is loaded from elsewhere')
+})
+
+// --- demo -----------------------------------------------------------------------------------
+
+test.serial('demo prints the stats and a trim report of the bundled sample, with its licence notice', async (t) => {
+  const dir = tempDir()
+  const html = join(dir, 'demo.html')
+  const r = await runCli(['demo', '--html', html])
+  t.is(r.code, 0, r.stderr)
+  t.is(r.stderr, '')
+  t.true(r.stdout.startsWith(`context-trim stats ${SAMPLE}\n`))
+  t.true(r.stdout.includes(`\ncontext-trim trim ${SAMPLE}\n`))
+  t.true(r.stdout.includes('  strategy  priority with placeholders: trimWithPlaceholders'))
+  t.true(r.stdout.includes(`(the trim above is: context-trim trim ${SAMPLE} --budget 27000 --placeholders)`))
+  t.true(r.stdout.includes('its licence notice is in samples/transcripts/LICENSE-NOTICES.md'))
+  t.true(r.stdout.includes(`wrote ${html}`))
+  t.true(readFileSync(html, 'utf8').includes('openhands-ponyc-4595.json'))
+  t.is((await runCli(['demo', 'extra'])).code, 2)
+})

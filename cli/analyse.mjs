@@ -1,0 +1,249 @@
+// What the CLI shows, computed with the addon: token counts, steps, priorities, files, and the
+// decisions of a trim. Nothing here decides what to keep: the addon's functions do, and this
+// module only reads their results (and the messages' own fields, to name tools and quote text).
+import { CliError } from './input.mjs'
+
+/** The strategies of `context-trim trim`, each with the addon function(s) it runs. */
+export const STRATEGIES = {
+  priority: {
+    functions: ['trimByPriority', 'trimWithPlaceholders'],
+    rule: 'units go lowest priority tier first, oldest first within a tier, until the request fits; SYSTEM, AGENT_INSTRUCTIONS, CURRENT_TASK and MODIFIED_FILES are never dropped',
+    placeholderRule: 'tool results become placeholders in place (their calls stay); other units are dropped; lowest priority tier first, oldest first within a tier, until the request fits',
+  },
+  age: {
+    functions: ['trimByAge'],
+    rule: 'units go oldest first until the request fits; system messages and the last message stay',
+  },
+  truncate: {
+    functions: ['truncateOldToolOutputs'],
+    rule: 'tool outputs older than 5 steps become placeholders and longer ones are cut to head and tail (the defaults of truncateOldToolOutputs); nothing is dropped and the budget is only checked',
+  },
+  roles: {
+    functions: ['applyMaxContextTokens'],
+    rule: 'units go by role in the drop order (first listed, first dropped), oldest first within a role, until the request fits; the first system message and the last message stay',
+  },
+}
+
+export const DEFAULT_DROP_ORDER = ['assistant', 'user']
+
+const INDEX = Symbol('context-trim.cli.index')
+
+/** Throws the "not available in this build" error unless the addon exports `name`. */
+export function requireFunction(ct, name, what) {
+  if (typeof ct[name] !== 'function') {
+    throw new CliError(`${what} is not available in this build (the addon has no ${name})`)
+  }
+}
+
+/** Priority tier names by value, highest first, from the addon's `ContentPriority`. */
+export function tiers(ct) {
+  if (!ct.ContentPriority) return []
+  return Object.entries(ct.ContentPriority)
+    .filter(([, v]) => typeof v === 'number')
+    .map(([name, value]) => ({ name, value }))
+    .sort((a, b) => b.value - a.value)
+}
+
+/**
+ * Reads a conversation with the addon: per message its role, tokens, step, priority tier and
+ * why, the tools it calls or answers, and a text preview. Throws the addon's error (with its
+ * `code`) on invalid messages.
+ */
+export function analyse(ct, messages, { model, format } = {}) {
+  const tokenOptions = clean({ model, format })
+  const totalTokens = ct.estimateTokens(messages, tokenOptions)
+  const steps = ct.tagMessagesWithStep(messages).map((t) => t.step)
+  const tools = toolsOf(messages)
+  const tierNames = new Map(tiers(ct).map((t) => [t.value, t.name]))
+  const classify = typeof ct.classifyMessage === 'function'
+  const rows = messages.map((message, index) => {
+    const row = {
+      index,
+      role: message.role,
+      tokens: ct.estimateMessageTokens(message, tokenOptions),
+      step: steps[index],
+      calls: tools[index].calls,
+      answers: tools[index].answers,
+    }
+    if (classify) {
+      const c = ct.classifyMessage(message, clean({ messages, index, model, format }))
+      row.priority = c.priority
+      row.tier = tierNames.get(c.priority) ?? String(c.priority)
+      row.reason = reasonOf(c.metadata, row)
+    }
+    return row
+  })
+  return {
+    messages: rows,
+    totalTokens,
+    steps: ct.countSteps(messages),
+    classified: classify,
+    files: filesOf(ct, messages),
+  }
+}
+
+/** The files the session touched, as the addon's FileTracker sees them (null if unavailable). */
+function filesOf(ct, messages) {
+  if (typeof ct.FileTracker !== 'function') return null
+  const tracker = ct.FileTracker.fromMessages(messages, { now: () => 0 })
+  const current = ct.countSteps(messages)
+  return tracker.getRecentFiles(current, current).map((f) => ({
+    path: f.path,
+    modified: f.wasModified,
+    lastOperation: f.operation,
+    lastAccessStep: f.lastAccessStep,
+  }))
+}
+
+/** Why a message has its priority, in words, from the addon's classification metadata. */
+function reasonOf(meta, row) {
+  const tool = row.answers.length ? `${row.answers.join(', ')} result` : row.calls.length ? `calls ${unique(row.calls).join(', ')}` : ''
+  const age = meta.age === undefined ? '' : `${meta.age} step${meta.age === 1 ? '' : 's'} old`
+  if (meta.isSummarized) return 'a summary'
+  if (meta.isSystem) return 'system prompt'
+  if (meta.isAgentInstruction) return 'agent instructions'
+  if (meta.isCurrentTask) return 'the current task'
+  if (meta.filePath && meta.wasModified) return join(tool, `file ${meta.filePath} was modified in this session`)
+  if (meta.filePath) return join(tool, `file ${meta.filePath}, not modified`, age)
+  return join(tool, age)
+}
+
+/**
+ * Runs a strategy of the addon and says, per input message, what happened to it: `kept` (the
+ * very object came back), `placeholder` (a copy with new content came back in its place) or
+ * `dropped`.
+ */
+export function runTrim(ct, messages, opts) {
+  const { strategy, budget, placeholders, model, format, dropOrder } = opts
+  const spec = STRATEGIES[strategy]
+  const fn = strategy === 'priority' ? (placeholders ? 'trimWithPlaceholders' : 'trimByPriority') : spec.functions[0]
+  requireFunction(ct, fn, `--strategy ${strategy}${placeholders ? ' --placeholders' : ''}`)
+  // Tag every message with its index: kept objects come back as they are, and placeholders are
+  // spread copies, which keep symbol keys; JSON.stringify writes neither the tag nor the copy's.
+  messages.forEach((m, i) => {
+    if (m !== null && typeof m === 'object') m[INDEX] = i
+  })
+  const tokenOptions = clean({ model, format })
+  let out
+  if (strategy === 'priority') out = ct[fn](messages, { targetTokens: budget, ...tokenOptions }).messages
+  else if (strategy === 'age') out = ct.trimByAge(messages, budget, tokenOptions)
+  else if (strategy === 'truncate') out = ct.truncateOldToolOutputs(messages, tokenOptions)
+  else out = ct.applyMaxContextTokens(messages, budget, { dropOrder, keepFirstSystem: true, ...tokenOptions })
+  const decisions = messages.map(() => ({ decision: 'dropped', tokensAfter: 0 }))
+  for (const o of out) {
+    const i = o[INDEX]
+    const kept = o === messages[i]
+    decisions[i] = {
+      decision: kept ? 'kept' : 'placeholder',
+      tokensAfter: ct.estimateMessageTokens(o, tokenOptions),
+      output: o,
+      note: kept ? undefined : placeholderNote(o),
+    }
+  }
+  return {
+    function: fn,
+    messages: out,
+    decisions,
+    totalTokens: ct.estimateTokens(out, tokenOptions),
+    problems: ct.validateConversation(out, clean({ format })),
+  }
+}
+
+/** What the addon's metadata on a placeholder copy says about it. */
+function placeholderNote(o) {
+  if (typeof o._truncatedAt === 'number') return `${o._truncatedAt} steps old, older than maxAge`
+  if (typeof o._cutTokens === 'number') return `too long: ${o._cutTokens} tokens cut from the middle`
+  if (typeof o._originalTokens === 'number') return `was ${o._originalTokens} tokens`
+  return undefined
+}
+
+/**
+ * The tools each message calls and answers, read from the fields of every supported format:
+ * OpenAI `tool_calls`/`tool_call_id`, Anthropic `tool_use`/`tool_result` blocks, AI SDK
+ * `tool-call`/`tool-result` parts. A result answers the latest earlier call with its id.
+ */
+function toolsOf(messages) {
+  const names = new Map()
+  return messages.map((m) => {
+    const calls = []
+    const answers = []
+    const call = (id, name) => {
+      if (typeof name !== 'string') return
+      calls.push(name)
+      if (typeof id === 'string') names.set(id, name)
+    }
+    const answer = (id, name) => {
+      const n = typeof name === 'string' ? name : names.get(id)
+      if (n !== undefined) answers.push(n)
+    }
+    if (m === null || typeof m !== 'object') return { calls, answers }
+    if (Array.isArray(m.tool_calls)) for (const c of m.tool_calls) call(c?.id, c?.function?.name)
+    if (m.role === 'tool' && typeof m.tool_call_id === 'string') answer(m.tool_call_id)
+    if (Array.isArray(m.content)) {
+      for (const p of m.content) {
+        if (p?.type === 'tool_use') call(p.id, p.name)
+        else if (p?.type === 'tool-call') call(p.toolCallId, p.toolName)
+        else if (p?.type === 'tool_result') answer(p.tool_use_id)
+        else if (p?.type === 'tool-result') answer(p.toolCallId, p.toolName)
+      }
+    }
+    return { calls, answers: unique(answers) }
+  })
+}
+
+/** The readable text of a message (content and tool calls), for previews and the HTML report. */
+export function textOf(m) {
+  if (m === null || typeof m !== 'object') return ''
+  const parts = []
+  const add = (v) => {
+    if (typeof v === 'string') parts.push(v)
+    else if (Array.isArray(v)) v.forEach(part)
+    else if (v !== undefined && v !== null) parts.push(JSON.stringify(v))
+  }
+  const part = (p) => {
+    if (typeof p === 'string') return parts.push(p)
+    if (p === null || typeof p !== 'object') return
+    if (typeof p.text === 'string') parts.push(p.text)
+    else if (typeof p.thinking === 'string') parts.push(p.thinking)
+    else if (p.type === 'tool_use' || p.type === 'tool-call') parts.push(`→ ${p.name ?? p.toolName}(${JSON.stringify(p.input)})`)
+    else if (p.type === 'tool_result') add(p.content)
+    else if (p.type === 'tool-result') add(p.output?.value)
+    else if (p.type) parts.push(`[${p.type}]`)
+  }
+  add(m.content)
+  if (Array.isArray(m.tool_calls)) {
+    for (const c of m.tool_calls) {
+      const args = c?.function?.arguments
+      parts.push(`→ ${c?.function?.name}(${typeof args === 'string' ? args : JSON.stringify(args ?? '')})`)
+    }
+  }
+  return parts.join('\n')
+}
+
+/** Totals by a key of the rows: `[{ key, messages, tokens }]`, largest first. */
+export function totalsBy(rows, keyOf, tokensOf = (r) => r.tokens) {
+  const totals = new Map()
+  for (const r of rows) {
+    for (const key of [keyOf(r)].flat()) {
+      if (key === undefined) continue
+      const t = totals.get(key) ?? { key, messages: 0, tokens: 0 }
+      t.messages++
+      t.tokens += tokensOf(r)
+      totals.set(key, t)
+    }
+  }
+  return [...totals.values()].sort((a, b) => b.tokens - a.tokens || String(a.key).localeCompare(String(b.key)))
+}
+
+export function unique(list) {
+  return [...new Set(list)]
+}
+
+function join(...parts) {
+  return parts.filter(Boolean).join(', ')
+}
+
+/** Options without their undefined fields. */
+export function clean(options) {
+  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined))
+}

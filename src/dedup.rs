@@ -1,0 +1,1301 @@
+//! Deduplicating superseded tool results (seed 003, the ai-experiments deduplicators).
+//!
+//! An agent reads the same file again, lists the same directory again: the older result is then
+//! stale or redundant. [`deduplicate`] replaces each such result with a short placeholder naming
+//! what superseded it (`[superseded by a newer read of src/a.ts at step 12]`), in place, so every
+//! tool call keeps its result and nothing moves. Two deduplicators decide what supersedes what:
+//!
+//! - [`IoContentDeduplicator`], for files. A result is a *file access* with a path and a
+//!   [`Coverage`]. A newer **read** or **full write** of the same path supersedes an older read,
+//!   write or edit whose coverage it contains; a **partial update** (edit, `str_replace`,
+//!   `insert`) supersedes only when its result returns the whole file (see [`Coverage`]).
+//! - [`SurveyDirectoryDeduplicator`], for directory listings. A newer listing of the same
+//!   location supersedes an older one when it is at least as inclusive: it is at least as deep
+//!   (recursive if the older one was), its exclusion filters are a subset of the older one's, and
+//!   (shell `ls`) it shows at least the same details.
+//!
+//! Each superseded result points at the **newest** result that supersedes it, which is never
+//! itself superseded (supersession is transitive), so a placeholder never points at another
+//! placeholder. Failed operations (flagged `is_error`, or reporting failure, see
+//! [`crate::file_ops::reports_failure`]) neither supersede nor are superseded: they record what
+//! did not work. A message carrying several tool results (Anthropic parallel results in one user
+//! message) is left alone, since a placeholder would replace all of them. A placeholder that
+//! would not be smaller than the result is not made.
+//!
+//! Rewriting history costs the provider's prompt cache (seed 003's trade-off): with
+//! [`DedupOptions::threshold_tokens`] nothing is rewritten until the request reaches that size.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Map, Value};
+
+use crate::conversation::Conversation;
+use crate::error::{js_number, Error, Result};
+use crate::file_ops::{file_operation, parse_object, reports_failure, FileOpKind};
+use crate::plan::{replacement, MetaValue, Plan};
+use crate::strategy::Tally;
+
+/// The default `deduplicationThreshold`: deduplicate once the request reaches 75% of the
+/// context window (seed 003's `deduplication_threshold`).
+pub const DEFAULT_DEDUPLICATION_THRESHOLD: f64 = 0.75;
+/// Tools that run shell commands, whose `ls` and `cat` commands are recognised.
+pub const DEFAULT_SHELL_TOOLS: &[&str] = &[
+  "bash",
+  "Bash",
+  "execute_bash",
+  "terminal",
+  "shell",
+  "run_shell_command",
+  "run_terminal_cmd",
+  "execute_command",
+];
+/// Argument keys holding a shell tool's command line.
+pub const DEFAULT_SHELL_COMMAND_KEYS: &[&str] = &["command", "cmd"];
+/// Tools that list a directory.
+pub const DEFAULT_LIST_TOOLS: &[&str] = &[
+  "list_dir",
+  "list_directory",
+  "list_files",
+  "listDir",
+  "listDirectory",
+  "listFiles",
+  "ls",
+  "LS",
+];
+/// Argument keys naming the directory a listing tool lists (absent: `.`).
+pub const DEFAULT_LIST_PATH_KEYS: &[&str] = &[
+  "path",
+  "directory",
+  "dir",
+  "dir_path",
+  "directory_path",
+  "target_directory",
+  "relative_workspace_path",
+];
+/// Boolean argument keys that make a listing recursive.
+pub const DEFAULT_RECURSIVE_KEYS: &[&str] = &["recursive"];
+/// Numeric argument keys limiting a listing's depth.
+pub const DEFAULT_DEPTH_KEYS: &[&str] = &["depth", "max_depth", "maxDepth"];
+/// Argument keys holding a listing's exclusion filters (a string or an array of strings).
+pub const DEFAULT_EXCLUDE_KEYS: &[&str] =
+  &["ignore", "exclude", "excludes", "ignore_patterns", "ignore_globs", "exclude_patterns"];
+/// The exclusion filter of a listing that hides dot files (`ls` without `-a`/`-A`, the editor's
+/// `excluding hidden items`).
+pub const HIDDEN_FILTER: &str = "hidden files";
+/// `ls` flags understood; any other flag makes the command unrecognised.
+pub const LS_FLAGS: &str = "aARlhsignoFp1CxmtSrXUvcuGk";
+/// `cat` flags understood.
+pub const CAT_FLAGS: &str = "n";
+/// Characters that make a shell command more than one simple command (pipes, lists,
+/// redirections, substitutions, globs, quotes, comments, escapes).
+const SHELL_SPECIAL: &[char] = &[
+  '|', '&', ';', '<', '>', '$', '`', '(', ')', '{', '}', '[', ']', '*', '?', '~', '!', '"', '\'',
+  '\\', '#', '\n', '\r',
+];
+
+/// The tool names and argument keys the deduplicators recognise.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolNames {
+  /// Tools that read a whole file (or the range their arguments give), besides the built-in
+  /// detection of [`crate::file_ops`].
+  pub read: Vec<String>,
+  /// Tools that write a whole file, besides the built-in detection.
+  pub write: Vec<String>,
+  /// Tools that change part of a file, besides the built-in detection.
+  pub edit: Vec<String>,
+  /// Argument keys naming the file of the tools in `read`, `write` and `edit` (the built-in
+  /// detection has its own, see [`crate::file_ops::PATH_ARGUMENTS`]).
+  pub path_keys: Vec<String>,
+  /// Tools that run shell commands.
+  pub shell: Vec<String>,
+  /// Argument keys holding a shell tool's command line.
+  pub shell_command_keys: Vec<String>,
+  /// Tools that list a directory.
+  pub list: Vec<String>,
+  /// Argument keys naming a listing's directory.
+  pub list_path_keys: Vec<String>,
+  /// Argument keys that make a listing recursive.
+  pub recursive_keys: Vec<String>,
+  /// Argument keys limiting a listing's depth.
+  pub depth_keys: Vec<String>,
+  /// Argument keys holding a listing's exclusion filters.
+  pub exclude_keys: Vec<String>,
+}
+
+fn strings(list: &[&str]) -> Vec<String> {
+  list.iter().map(|s| s.to_string()).collect()
+}
+
+impl Default for ToolNames {
+  fn default() -> Self {
+    ToolNames {
+      read: Vec::new(),
+      write: Vec::new(),
+      edit: Vec::new(),
+      path_keys: strings(crate::file_ops::PATH_ARGUMENTS),
+      shell: strings(DEFAULT_SHELL_TOOLS),
+      shell_command_keys: strings(DEFAULT_SHELL_COMMAND_KEYS),
+      list: strings(DEFAULT_LIST_TOOLS),
+      list_path_keys: strings(DEFAULT_LIST_PATH_KEYS),
+      recursive_keys: strings(DEFAULT_RECURSIVE_KEYS),
+      depth_keys: strings(DEFAULT_DEPTH_KEYS),
+      exclude_keys: strings(DEFAULT_EXCLUDE_KEYS),
+    }
+  }
+}
+
+/// Options of [`deduplicate`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DedupOptions {
+  /// Deduplicate only when the request has at least this many tokens; `None`: always.
+  pub threshold_tokens: Option<usize>,
+  /// Run the [`IoContentDeduplicator`].
+  pub io_content: bool,
+  /// Run the [`SurveyDirectoryDeduplicator`].
+  pub survey_directory: bool,
+  /// The tools and argument keys recognised.
+  pub tools: ToolNames,
+}
+
+impl Default for DedupOptions {
+  fn default() -> Self {
+    DedupOptions {
+      threshold_tokens: None,
+      io_content: true,
+      survey_directory: true,
+      tools: ToolNames::default(),
+    }
+  }
+}
+
+impl DedupOptions {
+  /// The token threshold from a context window and a fraction of it (default
+  /// [`DEFAULT_DEDUPLICATION_THRESHOLD`]): `None` (always deduplicate) when the fraction is 0,
+  /// else the fraction of the window, rounded up.
+  ///
+  /// # Errors
+  ///
+  /// An `InvalidOption` error naming `deduplicationThreshold` when the fraction is not a number
+  /// from 0 to 1, or `contextWindow` when it is missing while the fraction is above 0.
+  pub fn threshold_from(
+    context_window: Option<usize>,
+    fraction: Option<f64>,
+  ) -> Result<Option<usize>> {
+    let fraction = fraction.unwrap_or(DEFAULT_DEDUPLICATION_THRESHOLD);
+    if !(0.0..=1.0).contains(&fraction) {
+      return Err(Error::option(
+        "deduplicationThreshold",
+        format!("must be a number from 0 to 1, got {}", js_number(fraction)),
+      ));
+    }
+    if fraction == 0.0 {
+      return Ok(None);
+    }
+    match context_window {
+      Some(window) => Ok(Some((window as f64 * fraction).ceil() as usize)),
+      None => Err(Error::option(
+        "contextWindow",
+        format!(
+          "is required: deduplication only runs once the request reaches deduplicationThreshold \
+           ({}) of it; pass deduplicationThreshold: 0 to deduplicate at any size",
+          js_number(fraction)
+        ),
+      )),
+    }
+  }
+}
+
+/// How much of a file a result shows (or writes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Coverage {
+  /// The whole file. A read is whole unless its arguments give a range or its result is a
+  /// numbered window (below); a write is whole; an edit is whole when its result returns the
+  /// file's content: a `[File: P (N lines total…)]` header (SWE-agent, OpenHands agent skills)
+  /// followed by numbered lines running from 1 to N, or a JSON result with a string `content`.
+  Whole,
+  /// Lines `start..=end` (`end` `None`: to the end of the file), from the arguments
+  /// (`view_range: [a, b]` with `-1` for the end, `offset`/`limit`, `start_line`/`end_line`,
+  /// `line_start`/`line_end`) or from a header and numbered lines that do not cover the file.
+  Lines(u64, Option<u64>),
+  /// Unknown: an edit whose result shows a snippet of unknown extent (the OpenHands editor's
+  /// `cat -n` snippet of the edited file, which never says how long the file is).
+  Unknown,
+}
+
+impl Coverage {
+  /// Whether a result covering `self` shows everything a result covering `older` showed.
+  pub fn contains(self, older: Coverage) -> bool {
+    match (self, older) {
+      (Coverage::Whole, _) => true,
+      (Coverage::Lines(a, b), Coverage::Lines(c, d)) => {
+        c >= a
+          && match (b, d) {
+            (None, _) => true,
+            (Some(_), None) => false,
+            (Some(b), Some(d)) => d <= b,
+          }
+      }
+      _ => false,
+    }
+  }
+}
+
+/// A file access: what [`IoContentDeduplicator`] sees in a tool result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileAccess {
+  /// Read, create (whole write) or edit.
+  pub kind: FileOpKind,
+  /// What the result shows.
+  pub coverage: Coverage,
+}
+
+/// A directory listing: what [`SurveyDirectoryDeduplicator`] sees in a tool result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listing {
+  /// How deep it lists: 1 for the directory's own entries, `None` for a recursive listing.
+  pub depth: Option<u64>,
+  /// Its exclusion filters (patterns, or [`HIDDEN_FILTER`]).
+  pub excludes: BTreeSet<String>,
+  /// The details it shows besides names (`ls` format flags such as `l`).
+  pub details: BTreeSet<char>,
+}
+
+/// A tool result a deduplicator recognised: where it is about, how to name it, and its scope.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Access<S> {
+  /// The path as the placeholder names it.
+  pub path: String,
+  /// The key that decides "same location": the normalised path, prefixed with the shell's
+  /// working-directory epoch for a relative path given to a shell command.
+  pub key: String,
+  /// What the result is, for the placeholder: `read`, `write`, `edit` or `listing`.
+  pub noun: &'static str,
+  /// What the deduplicator compares.
+  pub scope: S,
+}
+
+/// A rule deciding which tool results supersede which.
+pub trait Deduplicator {
+  /// What two results of the same location are compared on.
+  type Scope: PartialEq;
+
+  /// The access of tool result `i`, if this deduplicator recognises it (and it did not fail).
+  fn access(&self, ctx: &Context<'_, '_>, i: usize) -> Option<Access<Self::Scope>>;
+
+  /// Whether a newer result with scope `newer` supersedes an older one with scope `older` of
+  /// the same location.
+  fn supersedes(&self, newer: &Self::Scope, older: &Self::Scope) -> bool;
+}
+
+/// What the deduplicators share about a conversation: the tool names, and for each tool call
+/// the shell's working-directory epoch (how many `cd`, `pushd`, `popd` ran before it).
+pub struct Context<'c, 'a> {
+  /// The conversation.
+  pub conv: &'c Conversation<'a>,
+  /// The tool names and argument keys.
+  pub tools: &'c ToolNames,
+  /// Per message with tool calls, per call: the epoch.
+  epochs: BTreeMap<(usize, usize), usize>,
+}
+
+impl<'c, 'a> Context<'c, 'a> {
+  /// Analyses `conv` once for the deduplicators.
+  pub fn new(conv: &'c Conversation<'a>, tools: &'c ToolNames) -> Self {
+    let mut epochs = BTreeMap::new();
+    let mut epoch = 0;
+    for (i, m) in conv.messages().iter().enumerate() {
+      for (c, call) in m.tool_calls.iter().enumerate() {
+        epochs.insert((i, c), epoch);
+        if contains(&tools.shell, &call.name) {
+          let args = parse_object(&call.arguments);
+          let changes_directory = args
+            .as_ref()
+            .and_then(|a| string_arg(a, &tools.shell_command_keys))
+            .is_some_and(|cmd| {
+              cmd
+                .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
+                .any(|w| matches!(w, "cd" | "pushd" | "popd"))
+            });
+          if changes_directory {
+            epoch += 1;
+          }
+        }
+      }
+    }
+    Context { conv, tools, epochs }
+  }
+
+  /// The arguments of the call that message `i` answers, as a JSON object.
+  fn arguments(&self, i: usize) -> Option<Map<String, Value>> {
+    self.conv.call_arguments(i).and_then(parse_object)
+  }
+
+  /// The shell command line of the call message `i` answers, if its tool is a shell tool.
+  fn shell_command(&self, i: usize) -> Option<String> {
+    let name = self.conv.tool_name(i)?;
+    if !contains(&self.tools.shell, name) {
+      return None;
+    }
+    string_arg(&self.arguments(i)?, &self.tools.shell_command_keys)
+  }
+
+  /// The location key of `path` as tool result `i` names it; a relative path given to a shell
+  /// command is joined to the working directory the result reports, else keyed by the epoch.
+  fn shell_key(&self, i: usize, path: &str, text: &str) -> (String, String) {
+    let path = normalise(path);
+    if is_absolute(&path) {
+      return (path.clone(), path);
+    }
+    if let Some(dir) = working_directory(text) {
+      let joined = normalise(&format!("{}/{}", dir.trim_end_matches('/'), path));
+      return (joined.clone(), joined);
+    }
+    let epoch = self.conv.answered_call(i).and_then(|call| self.epochs.get(&call)).copied();
+    (path.clone(), format!("cwd#{}:{path}", epoch.unwrap_or(0)))
+  }
+
+  /// Whether tool result `i` is one the deduplicators may touch: a tool result answering at most
+  /// one call, not flagged as an error.
+  fn is_single_result(&self, i: usize) -> bool {
+    let m = self.conv.message(i);
+    m.is_tool_result() && m.answers.len() <= 1 && !m.is_error
+  }
+}
+
+/// Files: a newer read or full write supersedes an older read, write or edit it covers; an
+/// edit supersedes only when its result returns the whole file (see [`Coverage`]).
+///
+/// A result is a file access when its tool is named in [`ToolNames::read`], `write` or `edit`
+/// (path from [`ToolNames::path_keys`]), or when the built-in detection of
+/// [`crate::file_ops`] finds one (deletes are ignored), or when a shell tool ran exactly
+/// `cat FILE` or `cat -n FILE` (a whole read).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IoContentDeduplicator;
+
+impl Deduplicator for IoContentDeduplicator {
+  type Scope = FileAccess;
+
+  fn access(&self, ctx: &Context<'_, '_>, i: usize) -> Option<Access<FileAccess>> {
+    if !ctx.is_single_result(i) {
+      return None;
+    }
+    let text = ctx.conv.message(i).content_text();
+    if let Some(command) = ctx.shell_command(i) {
+      let cmd = simple_command(&command, "cat", CAT_FLAGS)?;
+      let [path] = cmd.operands.as_slice() else { return None };
+      if shell_failed(&text) {
+        return None;
+      }
+      let (path, key) = ctx.shell_key(i, path, &text);
+      let scope = FileAccess { kind: FileOpKind::Read, coverage: Coverage::Whole };
+      return Some(Access { path, key, noun: "read", scope });
+    }
+    let args = ctx.arguments(i);
+    let configured = ctx.conv.tool_name(i).and_then(|name| {
+      let t = ctx.tools;
+      [(&t.read, FileOpKind::Read), (&t.write, FileOpKind::Create), (&t.edit, FileOpKind::Edit)]
+        .into_iter()
+        .find_map(|(names, kind)| contains(names, name).then_some(kind))
+    });
+    let (kind, path) = match configured {
+      Some(kind) => {
+        let path = args
+          .as_ref()
+          .and_then(|a| string_arg(a, &ctx.tools.path_keys))
+          .or_else(|| file_operation(ctx.conv, i).map(|op| op.path))?;
+        if reports_failure(&text) {
+          return None;
+        }
+        (kind, path)
+      }
+      None => {
+        let op = file_operation(ctx.conv, i)?;
+        if op.failed {
+          return None;
+        }
+        (op.kind, op.path)
+      }
+    };
+    let coverage = match kind {
+      FileOpKind::Delete => return None,
+      FileOpKind::Create => Coverage::Whole,
+      FileOpKind::Read => args
+        .as_ref()
+        .and_then(argument_range)
+        .or_else(|| listing_coverage(&text))
+        .unwrap_or(Coverage::Whole),
+      FileOpKind::Edit => {
+        if returns_content(&text) {
+          Coverage::Whole
+        } else {
+          match listing_coverage(&text) {
+            Some(Coverage::Lines(a, b)) => Coverage::Lines(a, b),
+            Some(_) => Coverage::Whole,
+            None => Coverage::Unknown,
+          }
+        }
+      }
+    };
+    let noun = match kind {
+      FileOpKind::Read => "read",
+      FileOpKind::Create => "write",
+      _ => "edit",
+    };
+    let path = normalise(&path);
+    Some(Access { key: path.clone(), path, noun, scope: FileAccess { kind, coverage } })
+  }
+
+  fn supersedes(&self, newer: &FileAccess, older: &FileAccess) -> bool {
+    let can = match newer.kind {
+      FileOpKind::Read | FileOpKind::Create => true,
+      FileOpKind::Edit => newer.coverage == Coverage::Whole,
+      FileOpKind::Delete => false,
+    };
+    can && newer.coverage.contains(older.coverage)
+  }
+}
+
+/// Directory listings: a newer listing of the same location supersedes an older one when it is
+/// at least as deep (recursive if the older one was), excludes no more (its filters are a
+/// subset of the older one's) and shows at least the same details.
+///
+/// Listings are recognised from the tools in [`ToolNames::list`] (directory, `recursive`,
+/// `depth` and exclusion arguments from the keys configured), the editor's `view` of a
+/// directory (`Here's the files and directories up to N levels deep in P, excluding hidden
+/// items:`), and a shell tool running exactly `ls [FLAGS] [DIR]` with flags from [`LS_FLAGS`]
+/// (no pipes, lists, redirections, globs, quotes or substitutions: anything else is not
+/// recognised). `-R` is recursive; without `-a`/`-A` dot files are excluded; every
+/// other flag is a detail.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SurveyDirectoryDeduplicator;
+
+impl Deduplicator for SurveyDirectoryDeduplicator {
+  type Scope = Listing;
+
+  fn access(&self, ctx: &Context<'_, '_>, i: usize) -> Option<Access<Listing>> {
+    if !ctx.is_single_result(i) {
+      return None;
+    }
+    let text = ctx.conv.message(i).content_text();
+    let listing = |path: String, key: String, scope: Listing| {
+      Some(Access { path, key, noun: "listing", scope })
+    };
+    if let Some((depth, path, hidden)) = editor_listing(&text) {
+      let args = ctx.arguments(i);
+      let path = args.as_ref().and_then(|a| string_arg(a, &["path".to_string()])).unwrap_or(path);
+      let excludes = if hidden { [HIDDEN_FILTER.to_string()].into() } else { BTreeSet::new() };
+      let path = normalise(&path);
+      let scope = Listing { depth: Some(depth), excludes, details: BTreeSet::new() };
+      return listing(path.clone(), path, scope);
+    }
+    if let Some(command) = ctx.shell_command(i) {
+      let cmd = simple_command(&command, "ls", LS_FLAGS)?;
+      if cmd.operands.len() > 1 || shell_failed(&text) {
+        return None;
+      }
+      let dir = cmd.operands.first().copied().unwrap_or(".");
+      let (path, key) = ctx.shell_key(i, dir, &text);
+      let mut excludes = BTreeSet::new();
+      if !cmd.flags.contains(&'a') && !cmd.flags.contains(&'A') {
+        excludes.insert(HIDDEN_FILTER.to_string());
+      }
+      let depth = if cmd.flags.contains(&'R') { None } else { Some(1) };
+      let details = cmd.flags.iter().copied().filter(|f| !matches!(f, 'a' | 'A' | 'R')).collect();
+      return listing(path, key, Listing { depth, excludes, details });
+    }
+    let name = ctx.conv.tool_name(i)?;
+    if !contains(&ctx.tools.list, name) || reports_failure(&text) {
+      return None;
+    }
+    let args = ctx.arguments(i).unwrap_or_default();
+    let tools = ctx.tools;
+    let path = normalise(&string_arg(&args, &tools.list_path_keys).unwrap_or_else(|| ".".into()));
+    let recursive = tools.recursive_keys.iter().any(|k| args.get(k) == Some(&Value::Bool(true)));
+    let depth = if recursive {
+      None
+    } else {
+      let depth = tools.depth_keys.iter().find_map(|k| args.get(k).and_then(Value::as_u64));
+      Some(depth.unwrap_or(1))
+    };
+    let mut excludes = BTreeSet::new();
+    for key in &tools.exclude_keys {
+      match args.get(key) {
+        Some(Value::String(s)) => {
+          excludes.insert(s.clone());
+        }
+        Some(Value::Array(items)) => {
+          for item in items {
+            match item {
+              Value::String(s) => excludes.insert(s.clone()),
+              // A filter that is not a string cannot be compared: not recognised.
+              _ => return None,
+            };
+          }
+        }
+        None | Some(Value::Null) => {}
+        Some(_) => return None,
+      }
+    }
+    listing(path.clone(), path, Listing { depth, excludes, details: BTreeSet::new() })
+  }
+
+  fn supersedes(&self, newer: &Listing, older: &Listing) -> bool {
+    let deep_enough = match (newer.depth, older.depth) {
+      (None, _) => true,
+      (Some(_), None) => false,
+      (Some(n), Some(o)) => n >= o,
+    };
+    deep_enough
+      && newer.excludes.is_subset(&older.excludes)
+      && newer.details.is_superset(&older.details)
+  }
+}
+
+/// One superseded result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Supersession {
+  /// The superseded tool result (replaced by a placeholder).
+  pub index: usize,
+  /// The newest tool result that supersedes it (kept).
+  pub superseded_by: usize,
+  /// The path or location both are about.
+  pub path: String,
+  /// What the superseding result is: `read`, `write`, `edit` or `listing`.
+  pub noun: &'static str,
+  /// The step of the superseding result.
+  pub step: usize,
+  /// The tokens the placeholder saves.
+  pub saved_tokens: usize,
+}
+
+/// What [`deduplicate`] decided.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dedup {
+  /// The decisions: superseded results replaced, everything else kept.
+  pub plan: Plan,
+  /// Whether the request reached the threshold (nothing is rewritten otherwise).
+  pub applied: bool,
+  /// The superseded results, by index.
+  pub superseded: Vec<Supersession>,
+  /// The request's tokens before minus after.
+  pub saved_tokens: usize,
+  /// The request's tokens after.
+  pub total_tokens: usize,
+}
+
+/// A result a deduplicator found superseded, before any placeholder is made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+  /// The superseded result.
+  pub index: usize,
+  /// The newest result superseding it.
+  pub by: usize,
+  /// The location, as the superseding result names it.
+  pub path: String,
+  /// What the superseding result is (`read`, `write`, `edit`, `listing`).
+  pub noun: &'static str,
+}
+
+/// Every result a deduplicator finds superseded, with the newest result superseding it, by
+/// index. Accesses are grouped by location key; each group is walked newest first, keeping the
+/// newer accesses as candidates (one per distinct scope): O(accesses × distinct scopes).
+pub fn supersessions<D: Deduplicator>(dedup: &D, ctx: &Context<'_, '_>) -> Vec<Found> {
+  type Accesses<S> = Vec<(usize, Access<S>)>;
+  let mut by_key: BTreeMap<String, Accesses<D::Scope>> = BTreeMap::new();
+  for i in 0..ctx.conv.len() {
+    if let Some(access) = dedup.access(ctx, i) {
+      by_key.entry(access.key.clone()).or_default().push((i, access));
+    }
+  }
+  let mut found = Vec::new();
+  for accesses in by_key.into_values() {
+    // Newest first: candidates are the newer accesses, newest first, one per distinct scope
+    // (the newest of equal scopes supersedes whatever an older equal one would).
+    let mut candidates: Vec<usize> = Vec::new();
+    for k in (0..accesses.len()).rev() {
+      let (i, access) = &accesses[k];
+      let by =
+        candidates.iter().copied().find(|&c| dedup.supersedes(&accesses[c].1.scope, &access.scope));
+      if let Some(c) = by {
+        let (by, newer) = &accesses[c];
+        found.push(Found { index: *i, by: *by, path: newer.path.clone(), noun: newer.noun });
+      }
+      if !candidates.iter().any(|&c| accesses[c].1.scope == access.scope) {
+        candidates.push(k);
+      }
+    }
+  }
+  found.sort_by_key(|f| f.index);
+  found
+}
+
+/// Replaces every superseded tool result of `conv` with a placeholder naming what superseded it
+/// (see the module docs), when the request reaches `options.threshold_tokens`.
+pub fn deduplicate(conv: &Conversation<'_>, options: &DedupOptions) -> Dedup {
+  let total = conv.total_tokens();
+  let mut plan = Plan::keep_all(conv.len());
+  if options.threshold_tokens.is_some_and(|t| total < t) {
+    return Dedup {
+      plan,
+      applied: false,
+      superseded: Vec::new(),
+      saved_tokens: 0,
+      total_tokens: total,
+    };
+  }
+  let ctx = Context::new(conv, &options.tools);
+  let mut pairs = Vec::new();
+  if options.io_content {
+    pairs.extend(supersessions(&IoContentDeduplicator, &ctx));
+  }
+  if options.survey_directory {
+    pairs.extend(supersessions(&SurveyDirectoryDeduplicator, &ctx));
+  }
+  pairs.sort_by_key(|f| f.index);
+  let mut tally = Tally::keep_all(conv);
+  let mut superseded = Vec::new();
+  for Found { index: i, by, path, noun } in pairs {
+    // One deduplicator per message: a result is a file or a listing, never both.
+    if !matches!(plan.action(i), crate::plan::Action::Keep) {
+      continue;
+    }
+    let step = conv.step(by);
+    let text = format!("[superseded by a newer {noun} of {path} at step {step}]");
+    let meta = vec![
+      ("_superseded", MetaValue::Bool(true)),
+      ("_supersededBy", MetaValue::Number(by as f64)),
+      ("_originalTokens", MetaValue::Number(conv.tokens(i) as f64)),
+    ];
+    let r = replacement(conv, i, text, meta);
+    if r.tokens >= conv.tokens(i) {
+      continue;
+    }
+    let saved_tokens = conv.tokens(i) - r.tokens;
+    tally.replace(conv, &mut plan, i, r);
+    superseded.push(Supersession { index: i, superseded_by: by, path, noun, step, saved_tokens });
+  }
+  let total_tokens = tally.total();
+  debug_assert_eq!(total_tokens, plan.total_tokens(conv));
+  Dedup { plan, applied: true, superseded, saved_tokens: total - total_tokens, total_tokens }
+}
+
+/// For each superseding result, the results it supersedes, ascending: the seed's
+/// `supersedes` metadata, as (index, superseded indices), by index.
+pub fn supersedes(superseded: &[Supersession]) -> Vec<(usize, Vec<usize>)> {
+  let mut by: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+  for s in superseded {
+    by.entry(s.superseded_by).or_default().push(s.index);
+  }
+  by.into_iter().collect()
+}
+
+fn contains(names: &[String], name: &str) -> bool {
+  names.iter().any(|n| n == name)
+}
+
+/// The first non-empty string among `keys` of `args`.
+fn string_arg(args: &Map<String, Value>, keys: &[String]) -> Option<String> {
+  keys.iter().find_map(|k| match args.get(k) {
+    Some(Value::String(s)) if !s.trim().is_empty() => Some(s.trim().to_string()),
+    _ => None,
+  })
+}
+
+/// A path as a location key: `./` prefixes, repeated and trailing slashes removed.
+fn normalise(path: &str) -> String {
+  let mut p = path.trim();
+  while let Some(rest) = p.strip_prefix("./") {
+    p = rest.trim_start_matches('/');
+  }
+  let mut out = String::with_capacity(p.len());
+  for c in p.chars() {
+    if !(c == '/' && out.ends_with('/')) {
+      out.push(c);
+    }
+  }
+  while out.len() > 1 && out.ends_with('/') {
+    out.pop();
+  }
+  while out.len() > 2 && out.ends_with("/.") {
+    out.truncate(out.len() - 2);
+  }
+  if out.is_empty() {
+    ".".into()
+  } else {
+    out
+  }
+}
+
+fn is_absolute(path: &str) -> bool {
+  path.starts_with('/')
+}
+
+/// The working directory a shell result reports: SWE-agent's `(Current directory: D)`,
+/// OpenHands' `[Current working directory: D]`.
+fn working_directory(text: &str) -> Option<&str> {
+  text.lines().rev().find_map(|line| {
+    let line = line.trim();
+    let dir = line
+      .strip_prefix("(Current directory: ")
+      .and_then(|d| d.strip_suffix(')'))
+      .or_else(|| {
+        line.strip_prefix("[Current working directory: ").and_then(|d| d.strip_suffix(']'))
+      })?
+      .trim();
+    dir.starts_with('/').then_some(dir)
+  })
+}
+
+/// A simple command: the program, its single-letter flags, its operands.
+#[derive(Debug, PartialEq, Eq)]
+struct SimpleCommand<'a> {
+  flags: BTreeSet<char>,
+  operands: Vec<&'a str>,
+}
+
+/// Parses `command` as exactly `program [-FLAGS…] [OPERANDS…]` with flags from `allowed`;
+/// `None` for anything else (see [`SHELL_SPECIAL`]).
+fn simple_command<'a>(command: &'a str, program: &str, allowed: &str) -> Option<SimpleCommand<'a>> {
+  if command.contains(SHELL_SPECIAL) {
+    return None;
+  }
+  let mut words = command.split_whitespace();
+  if words.next()? != program {
+    return None;
+  }
+  let mut flags = BTreeSet::new();
+  let mut operands = Vec::new();
+  for word in words {
+    match word.strip_prefix('-') {
+      Some(letters) if !letters.is_empty() && !letters.starts_with('-') => {
+        for f in letters.chars() {
+          if !allowed.contains(f) {
+            return None;
+          }
+          flags.insert(f);
+        }
+      }
+      Some(_) => return None,
+      None => operands.push(word),
+    }
+  }
+  Some(SimpleCommand { flags, operands })
+}
+
+/// Whether a shell result reports failure: an error flag or prefix, a non-zero exit code in an
+/// OpenHands footer (`[The command completed with exit code N.]`), or a line starting with
+/// `ls:` or `cat:` (their error messages).
+fn shell_failed(text: &str) -> bool {
+  reports_failure(text)
+    || text.lines().any(|line| {
+      let line = line.trim();
+      if line.starts_with("ls: ") || line.starts_with("cat: ") {
+        return true;
+      }
+      if !line.starts_with('[') {
+        return false;
+      }
+      line.find("exit code ").is_some_and(|at| {
+        let code: String = line[at + "exit code ".len()..]
+          .chars()
+          .take_while(|c| c.is_ascii_digit() || *c == '-')
+          .collect();
+        !code.is_empty() && code != "0"
+      })
+    })
+}
+
+/// The editor's directory view: (depth, path, excludes hidden items).
+fn editor_listing(text: &str) -> Option<(u64, String, bool)> {
+  let first = text.trim_start().lines().next()?;
+  let rest = first.strip_prefix("Here's the files and directories up to ")?;
+  let (depth, rest) = rest.split_once(" levels deep in ")?;
+  let depth = depth.trim().parse().ok()?;
+  let (path, hidden) = match rest.split_once(", excluding hidden items") {
+    Some((path, _)) => (path, true),
+    None => (rest.trim_end_matches(':'), false),
+  };
+  let path = path.trim().trim_end_matches(':').trim();
+  (!path.is_empty()).then(|| (depth, path.to_string(), hidden))
+}
+
+/// The range a read's arguments ask for, if any (see [`Coverage::Lines`]).
+fn argument_range(args: &Map<String, Value>) -> Option<Coverage> {
+  let line = |v: &Value| v.as_i64();
+  let lines = |start: i64, end: Option<i64>| -> Coverage {
+    let start = start.max(1) as u64;
+    let end = end.filter(|&e| e >= 0).map(|e| e as u64);
+    if start == 1 && end.is_none() {
+      Coverage::Whole
+    } else {
+      Coverage::Lines(start, end)
+    }
+  };
+  if let Some(range) = args.get("view_range") {
+    return Some(match range.as_array().map(|r| r.iter().map(line).collect::<Vec<_>>()) {
+      Some(r) if r.len() == 2 => match (r[0], r[1]) {
+        (Some(a), Some(b)) => lines(a, (b != -1).then_some(b)),
+        _ => Coverage::Unknown,
+      },
+      _ => Coverage::Unknown,
+    });
+  }
+  for (from, to) in [("start_line", "end_line"), ("line_start", "line_end")] {
+    if args.contains_key(from) || args.contains_key(to) {
+      let start = args.get(from).map_or(Some(1), line);
+      let end = args.get(to).map(line);
+      return Some(match (start, end) {
+        (Some(a), None) => lines(a, None),
+        (Some(a), Some(Some(b))) => lines(a, Some(b)),
+        _ => Coverage::Unknown,
+      });
+    }
+  }
+  if args.contains_key("offset") || args.contains_key("limit") {
+    let offset = args.get("offset").map_or(Some(1), line);
+    let limit = args.get("limit").map(line);
+    return Some(match (offset, limit) {
+      (Some(a), None) => lines(a, None),
+      (Some(a), Some(Some(n))) if n > 0 => lines(a, Some(a.max(1) + n - 1)),
+      _ => Coverage::Unknown,
+    });
+  }
+  None
+}
+
+/// The coverage of a result with a `[File: P (N lines total…)]` header and numbered lines
+/// (`N:`, `N|` or `cat -n`'s `   N\t`) in one contiguous run: whole when they run from 1 to N.
+fn listing_coverage(text: &str) -> Option<Coverage> {
+  let total = lines_total(text)?;
+  let (first, last) = numbered_span(text)?;
+  Some(if first == 1 && last == total {
+    Coverage::Whole
+  } else {
+    Coverage::Lines(first, Some(last))
+  })
+}
+
+/// N of a `[File: P (N lines total)]` or `[File: P (N lines total after edit)]` header.
+fn lines_total(text: &str) -> Option<u64> {
+  text.lines().find_map(|line| {
+    let rest = line.trim_end().strip_prefix("[File: ")?.strip_suffix(']')?;
+    let info = &rest[rest.rfind(" (")? + 2..];
+    let (n, after) = info.strip_suffix(')')?.split_once(" lines total")?;
+    (after.is_empty() || after == " after edit").then(|| n.parse().ok()).flatten()
+  })
+}
+
+/// The first and last line numbers of a result's numbered lines, when they run without a gap.
+fn numbered_span(text: &str) -> Option<(u64, u64)> {
+  let mut span: Option<(u64, u64)> = None;
+  for n in text.lines().filter_map(line_number) {
+    span = match span {
+      None => Some((n, n)),
+      Some((first, last)) if n == last + 1 => Some((first, n)),
+      Some(_) => return None,
+    };
+  }
+  span
+}
+
+/// The number of a numbered line: optional spaces, digits, then `:`, `|` or a tab.
+fn line_number(line: &str) -> Option<u64> {
+  let t = line.trim_start_matches(' ');
+  let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+  if digits == 0 || digits > 9 {
+    return None;
+  }
+  let rest = &t[digits..];
+  if rest.starts_with([':', '|', '\t']) {
+    t[..digits].parse().ok()
+  } else {
+    None
+  }
+}
+
+/// Whether a result is a JSON object with the file's content (`content`, `newContent` or
+/// `file_content`, a string).
+fn returns_content(text: &str) -> bool {
+  parse_object(text).is_some_and(|map| {
+    ["content", "newContent", "file_content"]
+      .iter()
+      .any(|k| matches!(map.get(*k), Some(Value::String(_))))
+  })
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use crate::message::Message;
+  use crate::plan::Action;
+  use crate::testing::{call, result, user};
+  use crate::tokens::Encoding;
+
+  /// A conversation of (tool, arguments, result) exchanges after a task.
+  fn session(exchanges: &[(&str, &str, &str)]) -> Vec<Message> {
+    let mut msgs = vec![user("task")];
+    for (k, (tool, args, text)) in exchanges.iter().enumerate() {
+      let id = format!("c{k}");
+      msgs.push(call(&id, tool, args));
+      msgs.push(result(&id, text));
+    }
+    msgs
+  }
+
+  /// (superseded index, superseding index) pairs of `msgs` with default options.
+  fn pairs(msgs: &[Message]) -> Vec<(usize, usize)> {
+    let conv = Conversation::new(msgs, Encoding::O200kBase);
+    deduplicate(&conv, &DedupOptions::default())
+      .superseded
+      .iter()
+      .map(|s| (s.index, s.superseded_by))
+      .collect()
+  }
+
+  fn big(label: &str) -> String {
+    format!("{label}\n{}", "some file content line\n".repeat(40))
+  }
+
+  const VIEW: &str = "str_replace_editor";
+
+  fn view(path: &str, range: Option<(i64, i64)>) -> String {
+    match range {
+      Some((a, b)) => format!(r#"{{"command":"view","path":"{path}","view_range":[{a},{b}]}}"#),
+      None => format!(r#"{{"command":"view","path":"{path}"}}"#),
+    }
+  }
+
+  #[test]
+  fn a_newer_read_supersedes_older_reads_and_writes_of_the_same_file() {
+    let a = r#"{"path":"src/a.ts"}"#;
+    let msgs = session(&[
+      ("read_file", a, &big("v1")),
+      ("write_file", a, &big("File written. Content:")),
+      ("read_file", r#"{"path":"src/b.ts"}"#, &big("other")),
+      ("read_file", a, &big("v2")),
+    ]);
+    // Both older accesses of src/a.ts point at the newest read (message 8).
+    assert_eq!(pairs(&msgs), vec![(2, 8), (4, 8)]);
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    let d = deduplicate(&conv, &DedupOptions::default());
+    let Action::Replace(r) = d.plan.action(2) else { panic!("not replaced") };
+    assert_eq!(r.content, "[superseded by a newer read of src/a.ts at step 4]");
+    assert_eq!(
+      r.meta,
+      vec![
+        ("_superseded", MetaValue::Bool(true)),
+        ("_supersededBy", MetaValue::Number(8.0)),
+        ("_originalTokens", MetaValue::Number(conv.tokens(2) as f64)),
+      ]
+    );
+    assert_eq!(d.saved_tokens, conv.total_tokens() - d.total_tokens);
+    assert_eq!(d.saved_tokens, d.superseded.iter().map(|s| s.saved_tokens).sum::<usize>());
+    assert_eq!(supersedes(&d.superseded), vec![(8, vec![2, 4])]);
+    assert!(d.plan.check_units(&conv).is_ok() && d.plan.dropped().is_empty());
+  }
+
+  #[test]
+  fn a_full_write_supersedes_and_a_partial_edit_does_not() {
+    let a = r#"{"path":"/w/a.py"}"#;
+    let msgs = session(&[
+      ("read_file", a, &big("v1")),
+      ("edit_file", a, &big("edited, snippet:")),
+      ("write_file", a, &big("File written. Content:")),
+    ]);
+    assert_eq!(pairs(&msgs), vec![(2, 6), (4, 6)]);
+    // An edit alone supersedes nothing, but is superseded by a later read.
+    let msgs = session(&[
+      ("read_file", a, &big("v1")),
+      ("edit_file", a, &big("edited, snippet:")),
+      ("read_file", a, &big("v2")),
+    ]);
+    assert_eq!(pairs(&msgs), vec![(2, 6), (4, 6)]);
+    let msgs = session(&[("read_file", a, &big("v1")), ("edit_file", a, &big("snippet"))]);
+    assert_eq!(pairs(&msgs), vec![]);
+  }
+
+  #[test]
+  fn an_edit_that_returns_the_whole_file_supersedes() {
+    let file = |total: usize, shown: std::ops::RangeInclusive<usize>, after: &str| {
+      let lines: String = shown.map(|n| format!("{n}|line {n} of the file\n")).collect();
+      format!("[File: /w/App.css ({total} lines total{after})]\n(this is the beginning of the file)\n{lines}(this is the end of the file)")
+    };
+    let code = r#"{"code":"edit_file_by_replace('/w/App.css')"}"#;
+    let open = r#"{"code":"open_file('/w/App.css')"}"#;
+    let ipy = "execute_ipython_cell";
+    // OpenHands agent skills: the header says 40 lines and lines 1..40 are shown.
+    let whole =
+      session(&[(ipy, open, &file(40, 1..=40, "")), (ipy, code, &file(40, 1..=40, " after edit"))]);
+    assert_eq!(pairs(&whole), vec![(2, 4)]);
+    // A window of a longer file is not the whole file.
+    let window = session(&[
+      (ipy, open, &file(40, 1..=40, "")),
+      (ipy, code, &file(140, 1..=100, " after edit")),
+    ]);
+    assert_eq!(pairs(&window), vec![]);
+    // A JSON result with the content.
+    let json = format!(r#"{{"path":"/w/a","content":"{}"}}"#, "x\\n".repeat(200));
+    let msgs = session(&[
+      ("read_file", r#"{"path":"/w/a"}"#, &big("v1")),
+      ("edit_file", r#"{"path":"/w/a"}"#, &json),
+    ]);
+    assert_eq!(pairs(&msgs), vec![(2, 4)]);
+  }
+
+  #[test]
+  fn ranges_supersede_only_what_they_contain() {
+    let p = "/w/p.c";
+    let cat =
+      |label: &str| format!("Here's the result of running `cat -n` on {p}:\n{}", big(label));
+    let msgs = session(&[
+      (VIEW, &view(p, Some((100, 110))), &cat("a")),
+      (VIEW, &view(p, Some((100, 102))), &cat("b")),
+      (VIEW, &view(p, Some((90, 120))), &cat("c")),
+      (VIEW, &view(p, Some((200, -1))), &cat("d")),
+      (VIEW, &view(p, Some((150, -1))), &cat("e")),
+    ]);
+    // [100,110] and [100,102] are inside [90,120]; [200,end] is inside [150,end].
+    assert_eq!(pairs(&msgs), vec![(2, 6), (4, 6), (8, 10)]);
+    // [1, -1] is the whole file: it supersedes every range.
+    let msgs = session(&[
+      (VIEW, &view(p, Some((100, -1))), &cat("a")),
+      (VIEW, &view(p, None), &cat("b")),
+      (VIEW, &view(p, Some((1, -1))), &cat("c")),
+    ]);
+    assert_eq!(pairs(&msgs), vec![(2, 6), (4, 6)]);
+    // offset/limit and start_line/end_line.
+    let read = |args: &str| ("read_file", args.to_string(), big("r"));
+    let ex = [
+      read(r#"{"path":"/a","offset":10,"limit":5}"#),
+      read(r#"{"path":"/a","offset":1,"limit":100}"#),
+      read(r#"{"path":"/a","start_line":50,"end_line":60}"#),
+      read(r#"{"path":"/a","start_line":40}"#),
+    ];
+    let refs: Vec<(&str, &str, &str)> =
+      ex.iter().map(|(t, a, r)| (*t, a.as_str(), r.as_str())).collect();
+    assert_eq!(pairs(&session(&refs)), vec![(2, 4), (6, 8)]);
+  }
+
+  #[test]
+  fn coverage_containment_table() {
+    use Coverage::*;
+    for (newer, older, expected) in [
+      (Whole, Unknown, true),
+      (Whole, Lines(5, None), true),
+      (Lines(1, None), Whole, false),
+      (Lines(1, Some(10)), Lines(2, Some(10)), true),
+      (Lines(1, Some(10)), Lines(2, Some(11)), false),
+      (Lines(3, None), Lines(3, Some(99)), true),
+      (Lines(3, Some(99)), Lines(3, None), false),
+      (Lines(1, None), Unknown, false),
+      (Unknown, Unknown, false),
+    ] {
+      assert_eq!(newer.contains(older), expected, "{newer:?} ⊇ {older:?}");
+    }
+  }
+
+  #[test]
+  fn failures_neither_supersede_nor_are_superseded() {
+    let a = r#"{"path":"/w/a"}"#;
+    let msgs = session(&[
+      ("read_file", a, &big("v1")),
+      ("read_file", a, &format!("ERROR: {}", big("permission denied"))),
+      ("edit_file", a, &format!("ERROR: {}", big("no match"))),
+      ("read_file", a, &big("v2")),
+    ]);
+    assert_eq!(pairs(&msgs), vec![(2, 8)]);
+    let mut flagged = session(&[("read_file", a, &big("v1")), ("read_file", a, &big("v2"))]);
+    flagged[4].is_error = true;
+    assert_eq!(pairs(&flagged), vec![]);
+  }
+
+  #[test]
+  fn directory_listings_supersede_when_at_least_as_inclusive() {
+    let list = |args: &str| ("list_dir", args.to_string(), big("entries"));
+    let ex = [
+      list(r#"{"path":"src"}"#),
+      list(r#"{"path":"src/","ignore":["*.log"]}"#),
+      list(r#"{"path":"./src","ignore":["*.log","dist"]}"#),
+      list(r#"{"path":"lib","recursive":true}"#),
+      list(r#"{"path":"lib"}"#),
+      list(r#"{"path":"src","ignore":"dist"}"#),
+      list(r#"{"path":"lib","depth":3,"recursive":true}"#),
+    ];
+    let refs: Vec<(&str, &str, &str)> =
+      ex.iter().map(|(t, a, r)| (*t, a.as_str(), r.as_str())).collect();
+    let msgs = session(&refs);
+    // src: 2 (no filter) is not superseded by 4 ({*.log}) nor 6; 6 ({*.log, dist}) is by 12
+    // ({dist} ⊆ it); 4 ({*.log}) is not by 12. lib: 8 (recursive) is not by 10 (depth 1), 10 is
+    // by 14 (recursive), and so is 8.
+    assert_eq!(pairs(&msgs), vec![(6, 12), (8, 14), (10, 14)]);
+  }
+
+  #[test]
+  fn shell_ls_and_cat_are_recognised_only_when_simple() {
+    let sh = |cmd: &str, out: &str| {
+      (
+        "execute_bash",
+        format!(r#"{{"command":{}}}"#, serde_json::to_string(cmd).unwrap()),
+        out.to_string(),
+      )
+    };
+    let ok = big("a  b  c\n[The command completed with exit code 0.]");
+    let ex = [
+      sh("ls src", &ok),
+      sh("ls -a src", &ok),
+      sh("ls -l src", &ok),
+      sh("ls src | head", &ok),
+      sh("ls -la src", &ok),
+      sh("ls --color src", &ok),
+      sh("ls -R src", &ok),
+      sh("ls src", "ls: cannot access 'src': No such file or directory\n[The command completed with exit code 2.]"),
+    ];
+    let refs: Vec<(&str, &str, &str)> =
+      ex.iter().map(|(t, a, r)| (*t, a.as_str(), r.as_str())).collect();
+    // `ls -la` (10) supersedes `ls -a` (4) and `ls -l` (6); `ls -R` (14), the newest, supersedes
+    // plain `ls` (2) but neither `ls -a` (it hides dot files) nor `ls -l` (it shows less).
+    // The pipe (8), the long option (12) and the failed `ls` (16) are not listings.
+    assert_eq!(pairs(&session(&refs)), vec![(2, 14), (4, 10), (6, 10)]);
+    // cat of one file is a whole read; `cd` starts a new working directory for relative paths.
+    let ex = [
+      sh("cat notes.txt", &big("v1")),
+      sh("cat -n notes.txt", &big("v2")),
+      sh("cd sub", "[The command completed with exit code 0.]"),
+      sh("cat notes.txt", &big("v3")),
+      sh("cat /abs/x", &big("x1")),
+      sh("cat /abs//x/", &big("x2")),
+      sh("cat a b", &big("two files")),
+    ];
+    let refs: Vec<(&str, &str, &str)> =
+      ex.iter().map(|(t, a, r)| (*t, a.as_str(), r.as_str())).collect();
+    assert_eq!(pairs(&session(&refs)), vec![(2, 4), (10, 12)]);
+  }
+
+  #[test]
+  fn simple_command_table() {
+    assert_eq!(simple_command("ls", "ls", LS_FLAGS).map(|c| c.operands), Some(vec![]));
+    assert_eq!(
+      simple_command("ls  -la   /w", "ls", LS_FLAGS),
+      Some(SimpleCommand { flags: ['a', 'l'].into(), operands: vec!["/w"] })
+    );
+    for bad in [
+      "ls -d x",
+      "ls *.rs",
+      "ls 'a b'",
+      "ls x && ls y",
+      "ls > out",
+      "lsof",
+      "ls $HOME",
+      "ls ~",
+      "ls --all",
+      "ls -",
+    ] {
+      assert_eq!(simple_command(bad, "ls", LS_FLAGS), None, "{bad}");
+    }
+    assert_eq!(simple_command("cat -v x", "cat", CAT_FLAGS), None);
+  }
+
+  #[test]
+  fn editor_directory_views_are_listings() {
+    let v = |path: &str| format!(r#"{{"command":"view","path":"{path}"}}"#);
+    let out = |p: &str| {
+      format!(
+        "Here's the files and directories up to 2 levels deep in {p}, excluding hidden items:\n{}",
+        big("tree")
+      )
+    };
+    let msgs = session(&[
+      (VIEW, &v("/w"), &out("/w")),
+      (VIEW, &v("/w/"), &out("/w")),
+      (VIEW, &v("/x"), &out("/x")),
+    ]);
+    assert_eq!(pairs(&msgs), vec![(2, 4)]);
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    let d = deduplicate(&conv, &DedupOptions::default());
+    let Action::Replace(r) = d.plan.action(2) else { panic!("not replaced") };
+    assert_eq!(r.content, "[superseded by a newer listing of /w at step 2]");
+  }
+
+  #[test]
+  fn configured_tools_and_keys() {
+    let msgs = session(&[
+      ("fetch_source", r#"{"module":"m.py"}"#, &big("v1")),
+      ("fetch_source", r#"{"module":"m.py"}"#, &big("v2")),
+      ("tree", r#"{"root":"/w"}"#, &big("t1")),
+      ("tree", r#"{"root":"/w"}"#, &big("t2")),
+    ]);
+    assert_eq!(pairs(&msgs), vec![]);
+    let mut options = DedupOptions::default();
+    options.tools.read = vec!["fetch_source".into()];
+    options.tools.path_keys = vec!["module".into()];
+    options.tools.list = vec!["tree".into()];
+    options.tools.list_path_keys = vec!["root".into()];
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    let found: Vec<(usize, usize)> =
+      deduplicate(&conv, &options).superseded.iter().map(|s| (s.index, s.superseded_by)).collect();
+    assert_eq!(found, vec![(2, 4), (6, 8)]);
+    // Each deduplicator can be turned off.
+    let off = DedupOptions { io_content: false, survey_directory: false, ..options };
+    assert!(deduplicate(&conv, &off).superseded.is_empty());
+  }
+
+  #[test]
+  fn below_the_threshold_nothing_changes() {
+    let a = r#"{"path":"/a"}"#;
+    let msgs = session(&[("read_file", a, &big("v1")), ("read_file", a, &big("v2"))]);
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    let total = conv.total_tokens();
+    let at =
+      |t| deduplicate(&conv, &DedupOptions { threshold_tokens: Some(t), ..Default::default() });
+    let below = at(total + 1);
+    assert!(!below.applied && below.plan.is_identity() && below.saved_tokens == 0);
+    assert_eq!(below.total_tokens, total);
+    assert!(at(total).applied && !at(total).plan.is_identity());
+    assert_eq!(DedupOptions::threshold_from(Some(1000), None), Ok(Some(750)));
+    assert_eq!(DedupOptions::threshold_from(Some(1001), Some(0.5)), Ok(Some(501)));
+    assert_eq!(DedupOptions::threshold_from(None, Some(0.0)), Ok(None));
+    assert_eq!(
+      DedupOptions::threshold_from(None, None).unwrap_err().to_string(),
+      "contextWindow: is required: deduplication only runs once the request reaches \
+       deduplicationThreshold (0.75) of it; pass deduplicationThreshold: 0 to deduplicate at any size"
+    );
+    assert_eq!(
+      DedupOptions::threshold_from(Some(10), Some(1.5)).unwrap_err().to_string(),
+      "deduplicationThreshold: must be a number from 0 to 1, got 1.5"
+    );
+  }
+
+  #[test]
+  fn small_results_keep_their_content_and_multi_result_messages_are_left_alone() {
+    let a = r#"{"path":"/a"}"#;
+    let msgs = session(&[("read_file", a, "x"), ("read_file", a, "y")]);
+    assert_eq!(pairs(&msgs), vec![]);
+    // One message answering two calls (Anthropic parallel results).
+    let mut two = result("p", &big("v1"));
+    two.answers.push("q".into());
+    let mut caller = call("p", "read_file", a);
+    caller.tool_calls.push(crate::message::ToolCall {
+      id: "q".into(),
+      name: "read_file".into(),
+      arguments: a.into(),
+    });
+    let mut msgs = vec![user("t"), caller, two];
+    msgs.extend(session(&[("read_file", a, &big("v2"))]).into_iter().skip(1));
+    assert_eq!(pairs(&msgs), vec![]);
+  }
+
+  #[test]
+  fn normalise_table() {
+    for (raw, key) in [
+      ("./src/", "src"),
+      ("src//a", "src/a"),
+      ("/", "/"),
+      (".", "."),
+      ("./", "."),
+      ("/w/.", "/w"),
+      (" a ", "a"),
+    ] {
+      assert_eq!(normalise(raw), key, "{raw}");
+    }
+  }
+}

@@ -1,0 +1,147 @@
+//! Deduplication and pruning on the real transcripts: what is superseded, what it saves, and
+//! the figures docs/deduplication.md and docs/context-pruner.md show.
+
+use context_trim::dedup::{deduplicate, supersedes, DedupOptions};
+use context_trim::message::messages_from_json;
+use context_trim::plan::Action;
+use context_trim::pruner::{prune, PrunerConfig};
+use context_trim::validate::validate_plan;
+use context_trim::{Conversation, Encoding, Format, Message};
+
+fn transcript(name: &str) -> Vec<Message> {
+  let path = format!("{}/samples/transcripts/{name}", env!("CARGO_MANIFEST_DIR"));
+  let text = std::fs::read_to_string(path).expect("readable transcript");
+  messages_from_json(&serde_json::from_str(&text).expect("JSON")).expect("valid messages")
+}
+
+const NAMES: [&str; 7] = [
+  "openhands-ponyc-4593.json",
+  "openhands-ponyc-4595.json",
+  "openhands-resolver-dark-mode.json",
+  "openhands-sdk-hello-world.json",
+  "sweagent-ctf-i-got-id.json",
+  "sweagent-ctf-katy.json",
+  "sweagent-marshmallow-1867-fc.json",
+];
+
+#[test]
+fn the_file_viewed_several_times_in_ponyc_4593_is_superseded_by_its_last_full_view() {
+  let messages = transcript("openhands-ponyc-4593.json");
+  let conv = Conversation::new(&messages, Encoding::O200kBase);
+  let d = deduplicate(&conv, &DedupOptions::default());
+  let cli = "/workspace/ponylang__ponyc__0.1/packages/cli/cli.pony";
+  let found: Vec<(usize, usize, &str, &str, usize)> = d
+    .superseded
+    .iter()
+    .map(|s| (s.index, s.superseded_by, s.path.as_str(), s.noun, s.step))
+    .collect();
+  assert_eq!(
+    found,
+    vec![(25, 34, cli, "read", 16), (28, 34, cli, "read", 16), (32, 34, cli, "read", 16)]
+  );
+  assert_eq!(supersedes(&d.superseded), vec![(34, vec![25, 28, 32])]);
+  let Action::Replace(r) = d.plan.action(28) else { panic!("28 is not replaced") };
+  assert_eq!(r.content, format!("[superseded by a newer read of {cli} at step 16]"));
+  assert_eq!(d.saved_tokens, 3054);
+  assert_eq!(d.total_tokens, conv.total_tokens() - 3054);
+}
+
+#[test]
+fn every_transcript_deduplicates_validly_and_deterministically() {
+  let mut saved = Vec::new();
+  for name in NAMES {
+    let messages = transcript(name);
+    let conv = Conversation::new(&messages, Encoding::O200kBase);
+    let d = deduplicate(&conv, &DedupOptions::default());
+    assert_eq!(validate_plan(&messages, &d.plan, Format::OpenAi), vec![], "{name}");
+    assert!(d.plan.dropped().is_empty(), "{name}");
+    assert_eq!(
+      d.plan.replaced(),
+      d.superseded.iter().map(|s| s.index).collect::<Vec<_>>(),
+      "{name}"
+    );
+    assert_eq!(d.saved_tokens, conv.total_tokens() - d.plan.total_tokens(&conv), "{name}");
+    // Nothing points at a placeholder.
+    for s in &d.superseded {
+      assert!(matches!(d.plan.action(s.superseded_by), Action::Keep), "{name}: {s:?}");
+    }
+    assert_eq!(deduplicate(&conv, &DedupOptions::default()), d, "{name}: deterministic");
+    saved.push((name, conv.total_tokens(), d.saved_tokens, d.superseded.len()));
+  }
+  assert_eq!(
+    saved,
+    vec![
+      ("openhands-ponyc-4593.json", 15187, 3054, 3),
+      ("openhands-ponyc-4595.json", 29476, 14088, 2),
+      ("openhands-resolver-dark-mode.json", 21157, 1709, 3),
+      ("openhands-sdk-hello-world.json", 3717, 0, 0),
+      ("sweagent-ctf-i-got-id.json", 14091, 74, 1),
+      ("sweagent-ctf-katy.json", 8681, 895, 5),
+      ("sweagent-marshmallow-1867-fc.json", 8026, 82, 2),
+    ]
+  );
+}
+
+#[test]
+fn the_threshold_gates_deduplication() {
+  let messages = transcript("openhands-ponyc-4595.json");
+  let conv = Conversation::new(&messages, Encoding::O200kBase);
+  let total = conv.total_tokens();
+  for (window, applied) in
+    [(200_000, false), (total * 4 / 3 + 1, false), (total * 4 / 3, true), (total, true)]
+  {
+    let threshold_tokens = DedupOptions::threshold_from(Some(window), None).expect("valid");
+    let d = deduplicate(&conv, &DedupOptions { threshold_tokens, ..Default::default() });
+    assert_eq!(d.applied, applied, "window {window}");
+    assert_eq!(d.plan.is_identity(), !applied, "window {window}");
+  }
+}
+
+#[test]
+fn deduplicating_before_pruning_brings_ponyc_4595_under_the_target() {
+  // parser.c is edited in this session, so its three 7,087-token views are protected from the
+  // pruner; two of them are superseded by the third.
+  let messages = transcript("openhands-ponyc-4595.json");
+  let conv = Conversation::new(&messages, Encoding::O200kBase);
+  let window = conv.total_tokens() * 100 / 85;
+  let alone = prune(&conv, &PrunerConfig::default(), window, false);
+  assert_eq!((alone.after_tokens, alone.over_budget), (26496, true));
+  let d = deduplicate(&conv, &DedupOptions::default());
+  assert_eq!(d.total_tokens, 15388);
+  assert!(d.total_tokens <= alone.target_tokens, "nothing left to prune");
+}
+
+#[test]
+fn pruning_every_transcript_keeps_the_recent_messages_and_validates() {
+  let config = PrunerConfig::default();
+  let mut figures = Vec::new();
+  for name in NAMES {
+    let messages = transcript(name);
+    let conv = Conversation::new(&messages, Encoding::O200kBase);
+    // A window the transcript fills to 85%: a normal prune to 50%.
+    let window = conv.total_tokens() * 100 / 85;
+    let p = prune(&conv, &config, window, false);
+    assert_eq!(validate_plan(&messages, &p.plan, Format::OpenAi), vec![], "{name}");
+    for i in messages.len().saturating_sub(config.keep_recent_messages)..messages.len() {
+      assert!(!p.plan.is_dropped(i), "{name}: recent message {i}");
+    }
+    assert_eq!(p.after_tokens, p.plan.total_tokens(&conv), "{name}");
+    assert_eq!(p.over_budget, p.after_tokens > p.target_tokens, "{name}");
+    assert_eq!(p.archived.len() + p.kept.len(), messages.len(), "{name}");
+    assert_eq!(prune(&conv, &config, window, false), p, "{name}: deterministic");
+    figures.push((name, p.before_tokens, p.after_tokens, p.target_tokens, p.archived.len()));
+  }
+  // The figures of docs/context-pruner.md: (before, after, target, archived messages).
+  assert_eq!(
+    figures,
+    vec![
+      ("openhands-ponyc-4593.json", 15187, 8840, 8933, 34),
+      ("openhands-ponyc-4595.json", 29476, 26496, 17338, 18),
+      ("openhands-resolver-dark-mode.json", 21157, 12010, 12445, 22),
+      ("openhands-sdk-hello-world.json", 3717, 3614, 2186, 2),
+      ("sweagent-ctf-i-got-id.json", 14091, 7649, 8288, 22),
+      ("sweagent-ctf-katy.json", 8681, 6787, 5106, 12),
+      ("sweagent-marshmallow-1867-fc.json", 8026, 4652, 4721, 6),
+    ]
+  );
+}
