@@ -527,10 +527,7 @@ export declare enum ContentPriority {
 export interface ContextMetrics {
   /** The request's tokens (e.g. the provider's `usage.prompt_tokens`). */
   currentTokens?: number
-  /**
-   * The context window.
-   * @default the pruner's maxTokens
-   */
+  /** The context window; the pruner's own `maxTokens` when absent. */
   maxTokens?: number
   /** `currentTokens` as a percentage of `maxTokens`; wins over them when given. */
   percentage?: number

@@ -6,7 +6,7 @@
  * each agent loop, without timing anything).
  *
  * Scenarios, on sessions replayed from the real transcripts (benchmark/data.ts):
- * 1. cold: the first call on a whole session (the addon's token cache emptied before each call);
+ * 1. cold: the first call on a whole session (the addon's token and message caches emptied before each call);
  * 2. agent loop: the session grows one message at a time and the trimmer runs at every step with
  *    a budget of half the content; per-turn p50/p99 and the total;
  * 3. raw counting throughput (MB/s): the addon, the three JS tokenizers, and tiktoken-rs called
@@ -101,8 +101,15 @@ const exported = ct as unknown as Record<string, unknown>
 const addonTrim = typeof exported.trimByPriority === 'function' ? (exported.trimByPriority as TrimFn) : undefined
 const addonTruncate = typeof exported.truncateOldToolOutputs === 'function' ? (exported.truncateOldToolOutputs as TruncateFn) : undefined
 const cacheCapacity = ct.tokenCacheStats().capacity
-/** Empties the addon's token cache (setting the capacity empties it). */
-const emptyCache = () => ct.setTokenCacheCapacity(cacheCapacity)
+const messageCacheCapacity = ct.messageCacheStats().capacity
+/**
+ * Empties the addon's caches (setting a capacity empties its cache): the token cache and the
+ * message cache, so that a "cold" call reads and tokenises every message again.
+ */
+const emptyCache = () => {
+  ct.setTokenCacheCapacity(cacheCapacity)
+  ct.setMessageCacheCapacity(messageCacheCapacity)
+}
 
 function addonBuild(): { file: string; profile: string; mb: number } {
   const file = readdirSync(root).find((f) => /^context-trim\..+\.node$/.test(f))

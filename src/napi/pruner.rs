@@ -123,8 +123,7 @@ pub struct ResolvedPrunerConfig {
 pub struct ContextMetrics<'env> {
   /// The request's tokens (e.g. the provider's `usage.prompt_tokens`).
   pub current_tokens: Option<f64>,
-  /// The context window.
-  /// @default the pruner's maxTokens
+  /// The context window; the pruner's own `maxTokens` when absent.
   pub max_tokens: Option<f64>,
   /// `currentTokens` as a percentage of `maxTokens`; wins over them when given.
   pub percentage: Option<f64>,
