@@ -65,40 +65,46 @@ impl<'a> Conversation<'a> {
     debug_assert_eq!(tokens.len(), messages.len());
     let n = messages.len();
     let mut steps = Vec::with_capacity(n);
-    let mut unit_of = vec![usize::MAX; n];
-    let mut units: Vec<Unit> = Vec::new();
     let mut answered_call = vec![None; n];
-    // call id -> (calling message, call index, unit)
-    let mut calls: HashMap<&str, (usize, usize, usize)> = HashMap::new();
+    // call id -> (calling message, call index)
+    let mut calls: HashMap<&str, (usize, usize)> = HashMap::new();
+    // Each message is tied to the callers of every call it answers: a unit is a connected
+    // group. In a valid conversation that is one caller and its results; a message that both
+    // answers and calls (or answers several callers) chains their units into one, so that no
+    // removal can ever separate a call from its result.
+    let mut group = Groups::new(n);
     let mut step = 0;
     for (i, m) in messages.iter().enumerate() {
+      for id in &m.answers {
+        if let Some(&(caller, c)) = calls.get(id.as_str()) {
+          answered_call[i].get_or_insert((caller, c));
+          group.join(caller, i);
+        }
+      }
       if m.has_tool_calls() {
         step += 1;
-        let u = units.len();
-        units.push(Unit { members: vec![i] });
-        unit_of[i] = u;
         for (c, call) in m.tool_calls.iter().enumerate() {
           // A repeated id pairs with its latest call; the validator reports the duplicate.
-          calls.insert(call.id.as_str(), (i, c, u));
+          calls.insert(call.id.as_str(), (i, c));
         }
         steps.push(step);
-        continue;
+      } else {
+        // A result belongs to the step of the (first known) call it answers.
+        steps.push(answered_call[i].map_or(step, |(caller, _)| steps[caller]));
       }
-      // A message answering calls joins the unit of the first call it answers that is known.
-      let answered = m.answers.iter().find_map(|id| calls.get(id.as_str()).copied());
-      match answered {
-        Some((caller, c, u)) => {
-          units[u].members.push(i);
-          unit_of[i] = u;
-          answered_call[i] = Some((caller, c));
-          steps.push(steps[caller]);
-        }
-        None => {
-          unit_of[i] = units.len();
-          units.push(Unit { members: vec![i] });
-          steps.push(step);
-        }
+    }
+    // Units numbered by their first message, members ascending.
+    let mut units: Vec<Unit> = Vec::new();
+    let mut unit_of = vec![usize::MAX; n];
+    let mut unit_of_root = vec![usize::MAX; n];
+    for i in 0..n {
+      let root = group.root(i);
+      if unit_of_root[root] == usize::MAX {
+        unit_of_root[root] = units.len();
+        units.push(Unit { members: Vec::new() });
       }
+      unit_of[i] = unit_of_root[root];
+      units[unit_of[i]].members.push(i);
     }
     Conversation {
       messages,
@@ -250,6 +256,34 @@ impl<'a> Conversation<'a> {
   }
 }
 
+/// Disjoint groups of message indices (union-find with path halving), to build the units.
+struct Groups {
+  parent: Vec<usize>,
+}
+
+impl Groups {
+  fn new(n: usize) -> Self {
+    Groups { parent: (0..n).collect() }
+  }
+
+  /// The representative of `i`'s group.
+  fn root(&mut self, mut i: usize) -> usize {
+    while self.parent[i] != i {
+      self.parent[i] = self.parent[self.parent[i]];
+      i = self.parent[i];
+    }
+    i
+  }
+
+  /// Puts `a` and `b` in one group.
+  fn join(&mut self, a: usize, b: usize) {
+    let (ra, rb) = (self.root(a), self.root(b));
+    // The smaller index represents the group, so roots are the groups' first messages.
+    let (keep, merge) = if ra < rb { (ra, rb) } else { (rb, ra) };
+    self.parent[merge] = keep;
+  }
+}
+
 /// A user message that is not a tool result.
 fn is_plain_user(m: &Message) -> bool {
   m.role == crate::message::Role::User && m.answers.is_empty()
@@ -300,6 +334,31 @@ pub(crate) mod tests {
     assert_eq!(c.tool_name(7), Some("read_file"));
     assert_eq!(c.current_task(), Some(1));
     assert_eq!(c.total_tokens(), c.all_tokens().iter().sum::<usize>() + REPLY_PRIMING);
+  }
+
+  #[test]
+  fn a_message_that_answers_and_calls_chains_both_units() {
+    // Found by the fuzzer: a tool message that also carries tool_calls was a unit of its own,
+    // so dropping the call it answers left it an orphan.
+    let mut both = result("a", "A");
+    both.tool_calls = call(&["b"]).tool_calls;
+    let msgs = vec![Message::text(Role::User, "u"), call(&["a"]), both, result("b", "B")];
+    let c = Conversation::new(&msgs, Encoding::O200kBase);
+    assert_eq!(c.units().len(), 2);
+    assert_eq!(c.units()[c.unit_of(1)].members, vec![1, 2, 3]);
+    assert_eq!(c.answered_call(2), Some((1, 0)));
+    assert_eq!(c.answered_call(3), Some((2, 0)));
+    assert_eq!(c.steps(), &[0, 1, 2, 2]);
+    // A message answering calls of two messages joins both.
+    let mut two = result("x", "X");
+    two.answers.push("y".into());
+    let msgs = vec![call(&["x"]), call(&["y"]), two, Message::text(Role::User, "u")];
+    let c = Conversation::new(&msgs, Encoding::O200kBase);
+    assert_eq!(
+      c.units().iter().map(|u| u.members.clone()).collect::<Vec<_>>(),
+      vec![vec![0, 1, 2], vec![3]]
+    );
+    assert_eq!(c.steps(), &[1, 2, 1, 2]);
   }
 
   #[test]

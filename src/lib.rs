@@ -23,6 +23,8 @@ pub mod error;
 pub mod file_ops;
 pub mod file_tracker;
 pub mod format;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 pub mod message;
 pub mod plan;
 pub mod pruner;

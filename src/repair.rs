@@ -166,6 +166,7 @@ pub(crate) fn repair_with(messages: &[&Message], rules: &Rules) -> Repaired {
       set_drop(&mut changes, r, *kind, format!("dropped with its call in message {j}: {why}"));
     }
   }
+  follow_drops(&mut changes, &found.in_place);
 
   let mut plan = Plan::keep_all(n);
   let mut repairs = Vec::new();
@@ -184,6 +185,47 @@ pub(crate) fn repair_with(messages: &[&Message], rules: &Rules) -> Repaired {
     repairs.push(Repair { index: i, kind, action, message });
   }
   Repaired { plan, repairs }
+}
+
+/// Makes every drop take its partners along, whatever the reason for the drop: a dropped calling
+/// message takes the results it has in place, and a dropped result takes its calling message
+/// (which then takes its other results). A message can be both: a tool message that also
+/// carries tool calls, or an orphan result that calls (found by fuzzing), so the drops are
+/// followed through a worklist until none is left. O(n + results).
+fn follow_drops(
+  changes: &mut [Option<(ProblemKind, RepairAction, String)>],
+  in_place: &[(usize, usize)],
+) {
+  let n = changes.len();
+  let dropped =
+    |c: &Option<(ProblemKind, RepairAction, String)>| matches!(c, Some((_, RepairAction::Drop, _)));
+  // partners[i]: (partner, whether i is the calling message of the pair).
+  let mut partners: Vec<Vec<(usize, bool)>> = vec![Vec::new(); n];
+  for &(r, j) in in_place {
+    if r < n && j < n {
+      partners[j].push((r, true));
+      partners[r].push((j, false));
+    }
+  }
+  let mut work: Vec<usize> = (0..n).filter(|&i| dropped(&changes[i])).collect();
+  while let Some(i) = work.pop() {
+    let kind = match &changes[i] {
+      Some((kind, _, _)) => *kind,
+      None => continue,
+    };
+    for &(p, i_calls) in &partners[i] {
+      if dropped(&changes[p]) {
+        continue;
+      }
+      let why = if i_calls {
+        format!("dropped with its call in message {i}, which is dropped")
+      } else {
+        format!("dropped with its results: its result in message {i} is dropped")
+      };
+      changes[p] = Some((kind, RepairAction::Drop, why));
+      work.push(p);
+    }
+  }
 }
 
 /// Marks message `i` dropped, unless it already is (the first reason stays).
@@ -220,6 +262,26 @@ mod tests {
 
   fn sentences(msgs: &[Message]) -> Vec<(usize, ProblemKind, String)> {
     repair(msgs, Format::OpenAi).repairs.into_iter().map(|r| (r.index, r.kind, r.message)).collect()
+  }
+
+  #[test]
+  fn a_dropped_result_that_also_calls_takes_its_results_along() {
+    // Found by fuzzing: an orphan tool message carrying tool calls was dropped alone, leaving
+    // the result of its call an orphan.
+    let mut orphan_caller = result("ghost");
+    orphan_caller.tool_calls = call(&["b"]).tool_calls;
+    let msgs = vec![user("u"), orphan_caller, result("b"), user("v")];
+    let r = repair(&msgs, Format::OpenAi);
+    assert_eq!(r.plan.dropped(), vec![1, 2]);
+    assert_eq!(r.repairs[1].message, "dropped with its call in message 1, which is dropped");
+    assert_eq!(validate_plan(&msgs, &r.plan, Format::OpenAi), vec![]);
+    // A chain: the call of message 1 is answered by message 2, which calls again.
+    let mut chained = result("a");
+    chained.tool_calls = call(&["c"]).tool_calls;
+    let msgs = vec![user("u"), call(&["a", "x"]), chained, result("c"), user("v")];
+    let r = repair(&msgs, Format::OpenAi);
+    assert_eq!(r.plan.dropped(), vec![1, 2, 3]);
+    assert_eq!(validate_plan(&msgs, &r.plan, Format::OpenAi), vec![]);
   }
 
   #[test]

@@ -149,11 +149,56 @@ pub fn count_tokens(text: &str, encoding: Encoding) -> usize {
       if let Some(n) = cache_get(key) {
         return n;
       }
-      let n = bpe.count_ordinary(text);
+      let n = count_in_pieces(bpe, text);
       cache_put(key, n);
       n
     }
   }
+}
+
+/// Whitespace runs longer than this many bytes are counted in pieces of this size.
+///
+/// tiktoken-rs splits text with a backtracking regex (`\s+(?!\S)`) whose engine gives up on a
+/// whitespace run of about a million characters, and tiktoken-rs then panics
+/// (`RuntimeError(StackOverflow)`): one padded log line would make every call fail. Cutting such
+/// a run counts at most one token more per piece than tiktoken would (a run of spaces is
+/// tokenised in chunks of tens of characters either way); any other text is counted exactly.
+pub const MAX_WHITESPACE_RUN: usize = 1 << 16;
+
+/// Counts `text` with `bpe`, cutting whitespace runs longer than [`MAX_WHITESPACE_RUN`] bytes.
+fn count_in_pieces(bpe: &CoreBPE, text: &str) -> usize {
+  if text.len() <= MAX_WHITESPACE_RUN {
+    return bpe.count_ordinary(text);
+  }
+  whitespace_pieces(text, MAX_WHITESPACE_RUN).map(|piece| bpe.count_ordinary(piece)).sum()
+}
+
+/// `text` cut after every `max` bytes of an unbroken whitespace run (at a character boundary),
+/// and nowhere else: the pieces concatenate to `text`.
+fn whitespace_pieces(text: &str, max: usize) -> impl Iterator<Item = &str> {
+  let mut start = 0;
+  let mut run_start = None;
+  let mut cuts = text.char_indices().filter_map(move |(i, c)| {
+    if !c.is_whitespace() {
+      run_start = None;
+      return None;
+    }
+    let end = i + c.len_utf8();
+    if end - *run_start.get_or_insert(i) < max {
+      return None;
+    }
+    run_start = None;
+    Some(end)
+  });
+  std::iter::from_fn(move || {
+    if start >= text.len() {
+      return None;
+    }
+    let end = cuts.next().unwrap_or(text.len());
+    let piece = &text[start..end];
+    start = end;
+    Some(piece)
+  })
 }
 
 /// The byte length of the longest prefix of `text` made of at most `max_tokens` of its tokens,
@@ -443,6 +488,36 @@ mod tests {
     assert_eq!(count_tokens("", Encoding::O200kBase), 0);
     // Special-token text is ordinary text.
     assert_eq!(count_tokens("<|endoftext|>", Encoding::Cl100kBase), 7);
+  }
+
+  #[test]
+  fn a_whitespace_run_of_a_million_is_counted_instead_of_panicking() {
+    // tiktoken-rs panics on such a run (found by the hostile-input suite): cut, it counts.
+    let run = " ".repeat(1_100_000);
+    let piece = count_tokens(&" ".repeat(MAX_WHITESPACE_RUN), Encoding::O200kBase);
+    let full = run.len() / MAX_WHITESPACE_RUN;
+    let n = count_tokens(&format!("a{run}b"), Encoding::O200kBase);
+    assert!(
+      n >= full * piece && n <= (full + 1) * (piece + 1) + 2,
+      "{n} for {full} pieces of {piece}"
+    );
+  }
+
+  #[test]
+  fn only_long_whitespace_runs_are_cut() {
+    let pieces = |text, max| whitespace_pieces(text, max).collect::<Vec<_>>();
+    assert_eq!(pieces("ab          cd", 4), vec!["ab    ", "    ", "  cd"]);
+    assert_eq!(pieces("a\u{3000}\u{3000}b", 6), vec!["a\u{3000}\u{3000}", "b"]);
+    assert_eq!(pieces("a b c d   e", 4), vec!["a b c d   e"]);
+    assert_eq!(pieces("    ", 4), vec!["    "]);
+    assert!(pieces("", 4).is_empty());
+    // Text whose whitespace runs are short is one piece, counted exactly.
+    let long = "word ".repeat(20_000);
+    assert_eq!(pieces(&long, MAX_WHITESPACE_RUN), vec![long.as_str()]);
+    assert_eq!(
+      count_tokens(&long, Encoding::O200kBase),
+      tiktoken_rs::o200k_base_singleton().count_ordinary(&long)
+    );
   }
 
   #[test]

@@ -309,13 +309,13 @@ impl CacheAwareTrimmer {
 
   /// How many messages the trimmer remembers decisions for (the length of the last
   /// conversation given).
-  #[napi(getter)]
+  #[napi(getter, catch_unwind)]
   pub fn remembered(&self) -> u32 {
     saturate(self.inner.remembered())
   }
 
   /// The options in use, every default filled in.
-  #[napi(getter)]
+  #[napi(getter, catch_unwind)]
   pub fn options(&self) -> ResolvedCacheAwareOptions {
     ResolvedCacheAwareOptions::from(self.inner.options())
   }

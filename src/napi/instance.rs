@@ -84,17 +84,21 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache() {
   return {
     // For each message: its cache id if it is remembered and unchanged, else 0.
     scan(messages) {
-      const n = messages.length;
-      const ids = new Float64Array(n);
-      for (let i = 0; i < n; i++) {
-        const m = messages[i];
-        if (m === null || typeof m !== 'object') continue;
+      // Whatever throws here (an index getter, a proxy trap, a length that cannot be
+      // allocated) leaves the message to be read afresh: the reader reports it with a code.
+      let ids;
+      try {
+        ids = new Float64Array(messages.length);
+      } catch {
+        return new Float64Array(0);
+      }
+      for (let i = 0; i < ids.length; i++) {
         try {
+          const m = messages[i];
+          if (m === null || typeof m !== 'object') continue;
           const e = seen.get(m);
           if (e !== undefined && same(m, e.snapshot)) ids[i] = e.id;
-        } catch {
-          // A throwing getter or proxy trap: read it afresh, and let the reader report it.
-        }
+        } catch {}
       }
       return ids;
     },

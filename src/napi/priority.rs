@@ -989,9 +989,9 @@ pub fn trim_by_age<'env>(
   options: Option<Unknown<'env>>,
 ) -> Result<Array<'env>> {
   let throw = |e: CoreError| error::throw(env, e);
-  let input = read::read_messages(env, messages)?;
-  let target = target_argument(&target_tokens).map_err(throw)?;
   let opts: TokenOptions = read_options(env, options, "options")?;
+  let input = read::read_messages_in(env, messages, opts.format().map_err(throw)?)?;
+  let target = target_argument(&target_tokens).map_err(throw)?;
   let conv = input.conversation(opts.encoding().map_err(throw)?);
   write::apply_plan(env, &input, &core_trim_by_age(&conv, target).plan)
 }

@@ -316,7 +316,7 @@ impl ContextPruner {
   }
 
   /// The configuration in use, every setting filled in.
-  #[napi(getter)]
+  #[napi(getter, catch_unwind)]
   pub fn config(&self) -> ResolvedPrunerConfig {
     let c = &self.config;
     ResolvedPrunerConfig {
@@ -332,7 +332,7 @@ impl ContextPruner {
   }
 
   /// The JSONL file that holds the archived messages (`archivePath` with `.jsonl`).
-  #[napi(getter)]
+  #[napi(getter, catch_unwind)]
   pub fn archive_data_path(&self) -> String {
     self.config.sidecar_path()
   }

@@ -231,7 +231,7 @@ impl RollingContext {
   }
 
   /// Whether `prepare` truncates.
-  #[napi(getter)]
+  #[napi(getter, catch_unwind)]
   pub fn enabled(&self) -> bool {
     self.inner.enabled
   }
@@ -254,7 +254,7 @@ impl RollingContext {
   }
 
   /// The configuration in use, every field filled in.
-  #[napi(getter, ts_return_type = "ResolvedTruncationConfig")]
+  #[napi(getter, catch_unwind, ts_return_type = "ResolvedTruncationConfig")]
   pub fn config(&self) -> ResolvedTruncationConfig<'_> {
     ResolvedTruncationConfig::from(&self.inner.config)
   }
@@ -302,7 +302,7 @@ impl RollingContext {
   }
 
   /// The status line `handleCommand` returns, without changing anything.
-  #[napi]
+  #[napi(catch_unwind)]
   pub fn status(&self) -> String {
     self.inner.status_line()
   }
