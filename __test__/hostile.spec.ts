@@ -1,17 +1,15 @@
 // Hostile input: whatever a caller passes to any public function, the addon answers with a
 // clear coded error or a documented lenient result (docs/robustness.md), never crashes, and
 // never changes what it was given.
-import { readFileSync, rmSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 import test from 'ava'
 
 import { toAiSdk, toAnthropic } from './convert.js'
-import { classes, messageEntryPoints, otherEntryPoints, outcome, scratch, type EntryPoint, type Outcome } from './entry-points.js'
+import { classes, messageEntryPoints, otherEntryPoints, outcome, type EntryPoint, type Outcome } from './entry-points.js'
 import { ct, snapshot, transcript, transcriptsDir, type CodedError } from './helpers.js'
 import type { Message } from '../index.js'
-
-test.after.always(() => rmSync(scratch, { recursive: true, force: true }))
 
 const CODES = new Set(['INVALID_MESSAGES', 'INVALID_MESSAGE', 'INVALID_OPTION', 'INVALID_ARGUMENT'])
 
@@ -351,44 +349,21 @@ test('countTokens and estimateMessageTokens reject what they cannot read with co
   }
 })
 
-// The large inputs, made once; each entry point gets its own test so that ava sees progress.
-const big = 'a'.repeat(100 * 1024 * 1024)
-const bigMessages: Message[] = [{ role: 'user', content: 'question' }, { role: 'assistant', content: big }, { role: 'user', content: 'and?' }]
-const many: Message[] = Array.from({ length: 1_000_000 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: 'hi' }))
-const defaultCapacity = ct.messageCacheStats().capacity
-// Room for all of them in the message cache, so that each is read once (with the default bound
-// of 100,000 every call would read the million messages again).
-test.before(() => ct.setMessageCacheCapacity(1_100_000))
-test.after.always(() => ct.setMessageCacheCapacity(defaultCapacity))
-
-test('a 100 MB string is counted', (t) => {
+test('a 100 MB string passes through every entry point', async (t) => {
+  const big = 'a'.repeat(100 * 1024 * 1024)
   t.is(ct.countTokens(big, { encoding: 'approximate' }), (100 * 1024 * 1024) / 4)
-  t.true(ct.estimateTokens(bigMessages, { encoding: 'approximate' }) > 26_000_000)
+  const messages: Message[] = [{ role: 'user', content: 'question' }, { role: 'assistant', content: big }, { role: 'user', content: 'and?' }]
+  for (const entry of messageEntryPoints) {
+    const result = await outcome(() => entry.call(messages, entry.counts ? { targetTokens: 1000, encoding: 'approximate' } : undefined))
+    t.true(result.ok, entry.name)
+    if (result.ok) checkReturned(t, entry, messages, result.value, entry.name)
+  }
+  t.true(ct.estimateTokens(messages, { encoding: 'approximate' }) > 26_000_000)
   // Over the budget, the oldest go first until it fits; the last message stays.
-  t.deepEqual(ct.applyMaxContextTokens(bigMessages, 1000, { encoding: 'approximate' }), [bigMessages[2]])
+  t.deepEqual(ct.applyMaxContextTokens(messages, 1000, { encoding: 'approximate' }), [messages[2]])
+  // Drop the cached 100 MB copy.
+  ct.setMessageCacheCapacity(ct.messageCacheStats().capacity)
 })
-
-test('a million tiny messages are counted and capped', (t) => {
-  t.is(ct.countSteps(many), 0)
-  t.is(ct.estimateTokens(many), 1_000_000 * 5 + 3)
-  // 5 tokens a message, 3 of reply priming: the last 19 fit in 100.
-  const capped = ct.applyMaxContextTokens(many, 100)
-  t.is(capped.length, 19)
-  t.is(capped[18], many[999_999])
-})
-
-for (const entry of messageEntryPoints) {
-  test(`${entry.name} passes a 100 MB string`, async (t) => {
-    const result = await outcome(() => entry.call(bigMessages, entry.counts ? { targetTokens: 1000, encoding: 'approximate' } : undefined))
-    t.true(result.ok, `${entry.name}: ${result.ok ? '' : (result.error as Error).message}`)
-    if (result.ok) checkReturned(t, entry, bigMessages, result.value, entry.name)
-  })
-
-  test(`${entry.name} passes a million tiny messages`, async (t) => {
-    const result = await outcome(() => entry.call(many))
-    t.true(result.ok, `${entry.name}: ${result.ok ? '' : (result.error as Error).message}`)
-  })
-}
 
 test('a whitespace run of a million characters is counted exactly enough instead of failing', (t) => {
   // tiktoken-rs's regex gives up on such a run and panicked; it is now counted in pieces.
@@ -396,6 +371,25 @@ test('a whitespace run of a million characters is counted exactly enough instead
   const n = ct.countTokens(`a${run}b`)
   t.true(n > 8_000 && n < 9_000, String(n))
   t.is(ct.estimateTokens([{ role: 'user', content: run }]), ct.countTokens(run) + ct.estimateTokens([{ role: 'user', content: '' }]))
+})
+
+test('a million tiny messages pass through every entry point', async (t) => {
+  const many: Message[] = Array.from({ length: 1_000_000 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: 'hi' }))
+  // Room for all of them in the message cache, so that each is read once (with the default
+  // bound of 100,000 every call would read them all again).
+  const capacity = ct.messageCacheStats().capacity
+  ct.setMessageCacheCapacity(1_000_000)
+  for (const entry of messageEntryPoints) {
+    const result = await outcome(() => entry.call(many))
+    t.true(result.ok, `${entry.name}: ${result.ok ? '' : (result.error as Error).message}`)
+  }
+  t.is(ct.countSteps(many), 0)
+  t.is(ct.estimateTokens(many), 1_000_000 * 5 + 3)
+  // 5 tokens a message, 3 of reply priming: the last 19 fit in 100.
+  const capped = ct.applyMaxContextTokens(many, 100)
+  t.is(capped.length, 19)
+  t.is(capped[18], many[999_999])
+  ct.setMessageCacheCapacity(capacity)
 })
 
 test('real transcripts in every format survive every entry point unchanged', async (t) => {
