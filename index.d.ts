@@ -80,6 +80,38 @@ export type MessageFormat = 'openai' | 'anthropic' | 'ai-sdk' | 'auto'
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
 /**
+ * Trims a growing conversation so that the provider's prompt cache stays warm: the same
+ * decisions every call (dropped messages stay dropped, placeholders keep their exact text) so
+ * the request's prefix is byte-stable, and a re-plan only when the request crosses the
+ * high-water mark, down to the low-water mark, if that frees at least `clearAtLeast` tokens.
+ * The window is never exceeded. See docs/prompt-caching-policy.md.
+ *
+ * ```ts
+ * const trimmer = new CacheAwareTrimmer({ contextWindow: 200_000 })
+ * // before every model call:
+ * const { messages: sent } = trimmer.trim(history)
+ * ```
+ */
+export declare class CacheAwareTrimmer {
+  /** A trimmer with no decisions yet. */
+  constructor(options: CacheAwareTrimmerOptions)
+  /**
+   * The messages to send for `messages`, the whole conversation so far, and what was
+   * decided. Call it before every model call with the same, growing history.
+   */
+  trim<M extends AnyMessage>(messages: M[]): CacheAwareTrimResult & { messages: M[] }
+  /** Forgets every decision: the next call starts afresh (as with a new trimmer). */
+  reset(): void
+  /**
+   * How many messages the trimmer remembers decisions for (the length of the last
+   * conversation given).
+   */
+  get remembered(): number
+  /** The options in use, every default filled in. */
+  get options(): ResolvedCacheAwareOptions
+}
+
+/**
  * Watches the context window and, when it fills up, prunes the conversation: what matters
  * least goes to an archive (markdown for reading, JSONL with every archived message), what
  * matters most stays. See docs/context-pruner.md.
@@ -255,6 +287,113 @@ export interface ArchiveRecord {
    * your original.
    */
   message: AnyMessage
+}
+
+/** Options of {@link CacheAwareTrimmer} (and of {@link simulate}). */
+export interface CacheAwareTrimmerOptions {
+  /**
+   * The context window in tokens: what a request (messages and reply priming, as
+   * {@link estimateTokens} counts them) never exceeds. Required.
+   */
+  contextWindow?: number
+  /**
+   * The fraction of the window above which the strategy re-plans. Up to it, the messages
+   * come back with the same decisions as on the previous call, so that the provider's cache
+   * of the request's prefix stays valid.
+   * @default 0.85
+   */
+  highWater?: number
+  /**
+   * The fraction of the window a re-plan brings the request down to (at most `highWater`).
+   * @default 0.6
+   */
+  lowWater?: number
+  /**
+   * The fewest tokens a re-plan must free to be made while the window is not exceeded: below
+   * that the cache write it causes costs more than it saves, and the previous decisions are
+   * kept. Over the window a re-plan is made whatever it frees.
+   * @default 5% of contextWindow, rounded down
+   */
+  clearAtLeast?: number
+  /**
+   * The strategy that re-plans: `priority` ({@link trimByPriority}), `placeholders`
+   * ({@link trimWithPlaceholders}), `truncate` ({@link truncateOldToolOutputs} with the
+   * largest `maxAge` up to the configured one that reaches the low-water mark), `roles`
+   * ({@link applyMaxContextTokens}) or `age` ({@link trimByAge}). When it cannot bring the
+   * request inside the window, the oldest messages are dropped as {@link trimByAge} does.
+   * @default 'priority'
+   */
+  strategy?: 'priority' | 'placeholders' | 'truncate' | 'roles' | 'age'
+  /**
+   * `priority` and `placeholders`: see {@link TrimOptions.preserveRecentTurns}.
+   * @default 2
+   */
+  preserveRecentTurns?: number
+  /**
+   * `priority` and `placeholders`: your own agent-instruction markers (see
+   * {@link ClassificationContext}).
+   * @default []
+   */
+  agentInstructionMarkers?: Array<string>
+  /**
+   * `truncate`: how old and how long tool outputs may be. `model` and `encoding` are set on
+   * these options, not here.
+   * @default DEFAULT_CONFIG
+   */
+  truncation?: TruncationConfig
+  /**
+   * `roles`: the drop order and what to keep. `model`, `encoding` and `format` are set on
+   * these options, not here.
+   * @default {} (oldest first)
+   */
+  roles?: MaxContextTokensOptions
+  /** A model name that picks the tokenizer (see {@link countTokens}). */
+  model?: string
+  /**
+   * The encoding, which wins over `model`.
+   * @default 'o200k_base'
+   */
+  encoding?: 'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'
+  /**
+   * The message format (see {@link TokenOptions.format}).
+   * @default 'auto'
+   */
+  format?: MessageFormat
+}
+
+/** What {@link CacheAwareTrimmer.trim} returns. */
+export interface CacheAwareTrimResult {
+  /**
+   * The messages to send, in order: kept ones are your own objects, placeholders are copies.
+   * Unless `decision` is `trimmed` or `forced`, the messages returned by the previous call
+   * come back first, the same objects and copies with the same content.
+   */
+  messages: AnyMessage[]
+  /**
+   * `kept`: at most the high-water mark, the previous decisions applied to the new messages.
+   * `trimmed`: over it, re-planned down to the low-water mark. `deferred`: over it, but a
+   * re-plan would free less than `clearAtLeast` and the window is not exceeded: the previous
+   * decisions. `forced`: over the window, re-planned whatever it frees.
+   */
+  decision: 'kept' | 'trimmed' | 'deferred' | 'forced'
+  /**
+   * Whether the remembered decisions were forgotten because the history changed: a message
+   * seen before is gone or different (compared by what context-trim reads from it).
+   */
+  reset: boolean
+  /** The tokens of the whole conversation given. */
+  inputTokens: number
+  /** The tokens with the previous decisions applied, before any re-plan. */
+  estimateTokens: number
+  /** The tokens of the returned messages. */
+  totalTokens: number
+  /** What a re-plan freed: `estimateTokens − totalTokens` (0 without one). */
+  freedTokens: number
+  /**
+   * Whether `totalTokens` is still over the window: only when the system messages and the
+   * last message (with its tool call) alone exceed it.
+   */
+  overWindow: boolean
 }
 
 /**
@@ -690,7 +829,7 @@ export interface DeduplicationResult {
 /**
  * The defaults of {@link TruncationConfig}, as the rolling-context design names them:
  * `{ maxAge: 5, maxTokensPerOutput: 2000, placeholder: '[content truncated - {age} steps ago]',
- * smallOutputTokens: 100, minQuotedChars: 40 }`. A copy: changing it changes no default.
+ * smallOutputTokens: 100, minQuotedChars: 40, stablePlaceholders: false }`. A copy: changing it changes no default.
  */
 export declare const DEFAULT_CONFIG: ResolvedTruncationConfig
 
@@ -831,6 +970,19 @@ export interface MinKeep {
   tool?: number
 }
 
+/** Prompt-cache prices in US dollars per million input tokens. */
+export interface PricingTable {
+  /** An input token without caching (what `costWithoutCache` uses). */
+  input: number
+  /** An input token read from the cache. */
+  cacheRead: number
+  /**
+   * An input token not read from the cache: written to it (Anthropic: 1.25× input) or just
+   * processed (OpenAI: the input price).
+   */
+  cacheWrite: number
+}
+
 /** Options of one {@link ContextPruner.prune}: a summary of what is archived. */
 export interface PruneOptions {
   /**
@@ -918,6 +1070,24 @@ export interface RepairedConversation {
   repairs: Array<ConversationRepair>
 }
 
+/** The options a {@link CacheAwareTrimmer} runs with, every default filled in. */
+export interface ResolvedCacheAwareOptions {
+  /** The context window in tokens. */
+  contextWindow: number
+  /** The high-water mark, a fraction of the window. */
+  highWater: number
+  /** The low-water mark, a fraction of the window. */
+  lowWater: number
+  /** The fewest tokens a re-plan frees while the window is not exceeded. */
+  clearAtLeast: number
+  /** The high-water mark in tokens (`highWater × contextWindow`, rounded down). */
+  highWaterTokens: number
+  /** The low-water mark in tokens (`lowWater × contextWindow`, rounded down). */
+  lowWaterTokens: number
+  /** The strategy that re-plans. */
+  strategy: 'priority' | 'placeholders' | 'truncate' | 'roles' | 'age'
+}
+
 /** A pruner's configuration, every setting filled in. */
 export interface ResolvedPrunerConfig {
   /** Percentage of the window from which to prune. */
@@ -953,6 +1123,8 @@ export interface ResolvedTruncationConfig {
   smallOutputTokens: number
   /** The shortest verbatim span, in characters, that counts as a quote. */
   minQuotedChars: number
+  /** Whether placeholders carry the age at which they were first truncated (`maxAge + 1`). */
+  stablePlaceholders: boolean
 }
 
 /** Options of a {@link RollingContext}. */
@@ -979,6 +1151,126 @@ export declare function setMessageCacheCapacity(capacity: number): void
  * empties it. The default is 100,000.
  */
 export declare function setTokenCacheCapacity(capacity: number): void
+
+/**
+ * Replays a session turn by turn (each assistant message is the reply to every message
+ * before it) under several trimming policies, and prices every request with a provider's
+ * prompt-cache rates: tokens sent, tokens read from the cache (the leading messages the
+ * previous request sent identically), tokens written, and the cost. See
+ * docs/prompt-caching-policy.md for the cache model and its limits.
+ *
+ * ```ts
+ * const { policies } = simulate(session, { contextWindow: 128_000, pricing: 'anthropic' })
+ * for (const p of policies) console.log(p.policy, p.totals.cost, p.totals.cachedFraction)
+ * ```
+ */
+export declare function simulate(messages: AnyMessage[], options: CacheAwareTrimmerOptions & SimulateOptions): SimulationResult
+
+/** {@link simulate} on the libuv thread pool: the Promise resolves to the same result. */
+export declare function simulateAsync(messages: AnyMessage[], options: CacheAwareTrimmerOptions & SimulateOptions): Promise<SimulationResult>
+
+/** One policy replayed over the session. */
+export interface SimulatedPolicy {
+  /** The policy. */
+  policy: 'none' | 'every-turn' | 'high-low' | 'dedup'
+  /** Every turn, in order. */
+  turns: Array<SimulatedTurn>
+  /** Their sums. */
+  totals: SimulationTotals
+}
+
+/** One simulated model call. */
+export interface SimulatedTurn {
+  /**
+   * The index of the reply (the assistant message) in the session: the request is every
+   * message before it.
+   */
+  replyIndex: number
+  /** The messages sent. */
+  messages: number
+  /** The tokens sent (messages and reply priming). */
+  inputTokens: number
+  /**
+   * The tokens read from the cache: the leading messages sent identically by the previous
+   * call.
+   */
+  cachedTokens: number
+  /** The other tokens, processed in full (and written to the cache). */
+  writtenTokens: number
+  /** The call's cost in dollars. */
+  cost: number
+  /** The cost of every call so far, this one included. */
+  cumulativeCost: number
+  /** Whether the request is over the window (it would be refused). */
+  overWindow: boolean
+  /** `high-low` only: what the trimmer did. */
+  decision?: 'kept' | 'trimmed' | 'deferred' | 'forced'
+}
+
+/**
+ * The options of {@link simulate} besides those of {@link CacheAwareTrimmerOptions} (the window,
+ * the water marks and the strategy, which `every-turn` uses too).
+ */
+export interface SimulateOptions {
+  /**
+   * The prices: `anthropic` (Claude Sonnet 4: $3 input, cache reads 0.1×, cache writes 1.25×),
+   * `openai` (gpt-4o: $2.50 input, cached input 0.5×, no write surcharge), or your own table.
+   * @default 'anthropic'
+   */
+  pricing?: 'anthropic' | 'openai' | PricingTable
+  /**
+   * The budget the `every-turn` policy trims to on every turn (at most `contextWindow`).
+   * @default contextWindow
+   */
+  everyTurnBudget?: number
+  /**
+   * The policies to replay, in this order: `none` (everything sent, turns over the window
+   * marked), `every-turn` (the strategy trims to `everyTurnBudget` on every turn),
+   * `high-low` (a {@link CacheAwareTrimmer}), `dedup` (only {@link deduplicateToolResults},
+   * from 75% of the window; turns over the window marked).
+   * @default ['none', 'every-turn', 'high-low', 'dedup']
+   */
+  policies?: Array<'none' | 'every-turn' | 'high-low' | 'dedup'>
+}
+
+/** What {@link simulate} returns. */
+export interface SimulationResult {
+  /** The number of turns (assistant messages with a message before them). */
+  turns: number
+  /** The context window. */
+  contextWindow: number
+  /** The prices used. */
+  pricing: PricingTable
+  /** The strategy of `every-turn` and `high-low`. */
+  strategy: 'priority' | 'placeholders' | 'truncate' | 'roles' | 'age'
+  /** One entry per policy, in the order asked. */
+  policies: Array<SimulatedPolicy>
+}
+
+/** The sums over every turn of one policy. */
+export interface SimulationTotals {
+  /** Tokens sent. */
+  inputTokens: number
+  /** Tokens read from the cache. */
+  cachedTokens: number
+  /** Tokens not read from the cache. */
+  writtenTokens: number
+  /** `cachedTokens / inputTokens`. */
+  cachedFraction: number
+  /** The cost in dollars. */
+  cost: number
+  /** What the same requests would cost without a cache. */
+  costWithoutCache: number
+  /** Turns whose request is over the window. */
+  overWindowTurns: number
+  /**
+   * Turns whose request was re-planned: for `high-low` a trim (`trimmed` or `forced`), for
+   * the others a request that is not the whole conversation.
+   */
+  replans: number
+  /** The largest request in tokens. */
+  maxInputTokens: number
+}
 
 /** Where a returned summary comes from. */
 export type SummarySource = 'extractive' | 'callback' | 'fallback-error' | 'fallback-timeout'
@@ -1300,6 +1592,14 @@ export interface TruncationConfig {
    * @default 40
    */
   minQuotedChars?: number
+  /**
+   * Write `maxAge + 1`, the age at which a result is first truncated, instead of its current
+   * age into the placeholder's `{age}` and into `_truncatedAt`, so that a truncated result
+   * reads the same on every later call and a provider's prompt cache of the history stays
+   * valid (see docs/prompt-caching-policy.md). Off by default: the seed writes the current age.
+   * @default false
+   */
+  stablePlaceholders?: boolean
   /** A model name that picks the encoding tokens are counted in (see `TokenOptions.model`). */
   model?: string
   /**

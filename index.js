@@ -835,6 +835,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.CacheAwareTrimmer = nativeBinding.CacheAwareTrimmer
 module.exports.ContextPruner = nativeBinding.ContextPruner
 module.exports.FileTracker = nativeBinding.FileTracker
 module.exports.RollingContext = nativeBinding.RollingContext
@@ -857,6 +858,8 @@ module.exports.messageCacheStats = nativeBinding.messageCacheStats
 module.exports.repairConversation = nativeBinding.repairConversation
 module.exports.setMessageCacheCapacity = nativeBinding.setMessageCacheCapacity
 module.exports.setTokenCacheCapacity = nativeBinding.setTokenCacheCapacity
+module.exports.simulate = nativeBinding.simulate
+module.exports.simulateAsync = nativeBinding.simulateAsync
 module.exports.SummarySource = nativeBinding.SummarySource
 module.exports.tagMessagesWithStep = nativeBinding.tagMessagesWithStep
 module.exports.tokenCacheStats = nativeBinding.tokenCacheStats

@@ -19,7 +19,7 @@
  * Addon functions missing from the build are reported as "not available in this build".
  */
 import { spawnSync } from 'node:child_process'
-import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import os from 'node:os'
 import { dirname, join, relative } from 'node:path'
@@ -115,8 +115,11 @@ function addonBuild(): { file: string; profile: string; mb: number } {
   const file = readdirSync(root).find((f) => /^context-trim\..+\.node$/.test(f))
   if (!file) return { file: 'none found', profile: 'unknown', mb: 0 }
   const bytes = readFileSync(join(root, file))
-  // A release build (profile.release: strip = "symbols") has no DWARF sections.
-  const profile = bytes.includes('.debug_info') ? 'debug' : 'release'
+  // `napi build` copies the cdylib it built: a debug build is byte for byte (so size for size)
+  // the one in target/debug. (Searching the bytes for ".debug_info" misleads: the standard
+  // library's backtrace code holds that string in release builds too.)
+  const debugSo = join(root, 'target', 'debug', 'libcontext_trim.so')
+  const profile = existsSync(debugSo) && statSync(debugSo).size === bytes.length ? 'debug' : 'release'
   return { file, profile, mb: bytes.length / 1e6 }
 }
 

@@ -11,6 +11,7 @@ import { DEFAULT_DROP_ORDER, STRATEGIES, analyse, clean, runTrim, textOf, tiers,
 import { renderHtmlReport } from './html.mjs'
 import { CliError, displayName, formatConversation, parseConversation, readInput } from './input.mjs'
 import { DECISION_COLOURS, ROLE_COLOURS, TIER_COLOURS, bar, num, pad, palette, pct, preview, useColour } from './terminal.mjs'
+import { SIMULATE_HELP, SIMULATE_OPTIONS, SIMULATE_USAGE, runSimulate } from './simulate.mjs'
 
 const require = createRequire(import.meta.url)
 const here = dirname(fileURLToPath(import.meta.url))
@@ -24,6 +25,7 @@ const USAGE = `usage:
   context-trim trim <file> --budget N [--strategy priority|age|truncate|roles] [--placeholders]
                    [--drop-order ROLES] [--model M] [--format F] [-o out.json] [--html report.html] [--json]
   context-trim demo
+  ${SIMULATE_USAGE}
   context-trim --help | --version`
 
 const HELP = `context-trim: keeps an LLM agent's conversation inside its context window without breaking it
@@ -40,6 +42,7 @@ commands:
   trim      trims to a token budget, writes the result (-o) and reports, per message, whether it
             was kept, shortened to a placeholder or dropped, with its priority tier and why
   demo      stats and a trim report for a bundled real agent transcript
+${SIMULATE_HELP}
 
 options:
   --budget N          the token budget of the whole request: N tokens, or N% of the input's
@@ -60,6 +63,8 @@ options:
   --json              prints the report as JSON
   -h, --help          prints this help
   -v, --version       prints the version
+
+${SIMULATE_OPTIONS}
 
 exit status: 0 on success, 1 when the input cannot be read or is invalid, 2 on a usage error.`
 
@@ -473,6 +478,8 @@ function version() {
 /** Runs the CLI on `argv`; returns the exit code. */
 export function main(argv, { out = process.stdout, err = process.stderr } = {}) {
   try {
+    // simulate parses its own options (cli/simulate.mjs).
+    if (argv[0] === 'simulate' && !argv.includes('--help') && !argv.includes('-h')) return runSimulate(argv.slice(1), { ct: addon(), out })
     const { command, positional, options } = parseArguments(argv)
     if (options.help || (command === undefined && !options.version)) {
       ;(command === undefined && !options.help ? err : out).write((options.help ? HELP : USAGE) + '\n')

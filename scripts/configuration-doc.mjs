@@ -138,7 +138,9 @@ export function render(source) {
   // functions, constructors and methods, and of their fields whose type is one such interface
   // (`minKeep?: MinKeep`).
   const signatures = [...functions.map((f) => f.line), ...classes.flatMap((c) => c.members.map((m) => m.line))]
-  const optionParam = (line) => [...line.matchAll(/\b(?:options|context|config)\??: (\w+)/g)].map((m) => m[1]).filter((n) => interfaces.has(n))
+  // An intersection (`options: CacheAwareTrimmerOptions & SimulateOptions`) names each of its parts.
+  const optionParam = (line) =>
+    [...line.matchAll(/\b(?:options|context|config)\??: (\w+(?: & \w+)*)/g)].flatMap((m) => m[1].split(' & ')).filter((n) => interfaces.has(n))
   const options = new Set()
   const queue = signatures.flatMap(optionParam)
   while (queue.length) {

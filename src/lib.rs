@@ -13,6 +13,7 @@
 #![deny(missing_docs)]
 
 pub mod archive;
+pub mod cache_policy;
 pub mod classify;
 pub mod conversation;
 pub mod cut;
@@ -28,6 +29,7 @@ pub mod message;
 pub mod plan;
 pub mod pruner;
 pub mod repair;
+pub mod simulate;
 pub mod span_index;
 pub mod strategy;
 pub mod summary;

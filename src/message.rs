@@ -58,7 +58,7 @@ impl Role {
 }
 
 /// One part of a multi-part content array.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Part {
   /// A text part (`{type: 'text', text}` and the like).
   Text(String),
@@ -84,7 +84,7 @@ pub enum Part {
 }
 
 /// The content of a message.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub enum Content {
   /// `null` or absent (an assistant message that only calls tools).
   #[default]
@@ -96,7 +96,7 @@ pub enum Content {
 }
 
 /// A tool call made by an assistant message.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ToolCall {
   /// The call's id, which its result names.
   pub id: String,
@@ -124,7 +124,7 @@ pub struct Message {
   /// Whether the message is a summary of earlier content: flagged `_summary: true` or
   /// `isSummary: true`, or its text starts with [`SUMMARY_MARKER`].
   pub is_summary: bool,
-  /// Values derived from the message, computed once (token counts per encoding).
+  /// Values derived from the message, computed once (token counts per encoding, fingerprint).
   pub memo: Memo,
 }
 
@@ -135,6 +135,7 @@ pub struct Message {
 #[derive(Default)]
 pub struct Memo {
   pub(crate) tokens: [std::sync::OnceLock<u32>; crate::tokens::ENCODING_COUNT],
+  fingerprint: std::sync::OnceLock<u64>,
   /// What the message's own text says about a file operation (see `file_ops`).
   pub(crate) result_facts: std::sync::OnceLock<crate::file_ops::ResultFacts>,
   /// The line count of the content text.
@@ -180,6 +181,26 @@ impl Message {
       memo: Memo::default(),
       is_summary: false,
     }
+  }
+
+  /// A 64-bit hash of everything the core reads from the message (role, content, tool calls,
+  /// the calls it answers, name, flags), computed once. Equal messages have equal
+  /// fingerprints, on every run (SipHash with fixed keys); a different fingerprint means the
+  /// message changed. Used to recognise a message seen on an earlier call (see
+  /// [`crate::cache_policy`]).
+  pub fn fingerprint(&self) -> u64 {
+    *self.memo.fingerprint.get_or_init(|| {
+      use std::hash::{Hash, Hasher};
+      let mut h = std::hash::DefaultHasher::new();
+      self.role.hash(&mut h);
+      self.content.hash(&mut h);
+      self.tool_calls.hash(&mut h);
+      self.answers.hash(&mut h);
+      self.name.hash(&mut h);
+      self.is_error.hash(&mut h);
+      self.is_summary.hash(&mut h);
+      h.finish()
+    })
   }
 
   /// Whether this message is a tool result.
@@ -545,6 +566,33 @@ mod tests {
     )
     .unwrap();
     assert_eq!(p.content_text(), "a\nb");
+  }
+
+  #[test]
+  fn fingerprints_tell_changed_messages_apart() {
+    let parse = |v: Value| Message::from_json(&v, 0).unwrap();
+    let a = parse(json!({"role": "tool", "tool_call_id": "a", "content": "ok"}));
+    assert_eq!(
+      a.fingerprint(),
+      parse(json!({"role": "tool", "tool_call_id": "a", "content": "ok", "x": 1})).fingerprint()
+    );
+    assert_eq!(a.fingerprint(), a.clone().fingerprint());
+    for other in [
+      json!({"role": "tool", "tool_call_id": "a", "content": "ok!"}),
+      json!({"role": "tool", "tool_call_id": "b", "content": "ok"}),
+      json!({"role": "user", "content": "ok"}),
+      json!({"role": "tool", "tool_call_id": "a", "content": [{"type": "text", "text": "ok"}]}),
+      json!({"role": "tool", "tool_call_id": "a", "content": "ok", "is_error": true}),
+      json!({"role": "tool", "tool_call_id": "a", "content": "ok", "name": "ls"}),
+    ] {
+      assert_ne!(a.fingerprint(), parse(other.clone()).fingerprint(), "{other}");
+    }
+    let call = |args: &str| {
+      parse(
+        json!({"role": "assistant", "tool_calls": [{"id": "a", "function": {"name": "ls", "arguments": args}}]}),
+      )
+    };
+    assert_ne!(call("{}").fingerprint(), call("{ }").fingerprint());
   }
 
   #[test]

@@ -4,6 +4,7 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod cache_policy;
 mod clock;
 mod dedup;
 mod error;
@@ -14,6 +15,7 @@ mod pruner;
 mod read;
 mod roles;
 mod rolling;
+mod simulate;
 mod summary;
 mod task;
 mod validate;

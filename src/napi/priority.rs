@@ -996,7 +996,9 @@ pub fn trim_by_age<'env>(
   write::apply_plan(env, &input, &core_trim_by_age(&conv, target).plan)
 }
 
-fn classify_options(
+/// The classification options from the options of that name (`preserveRecentTurns`, its
+/// `recentThreshold`, `agentInstructionMarkers`).
+pub(super) fn classify_options(
   preserve_recent_turns: Option<Unknown<'_>>,
   recent_threshold: Option<Unknown<'_>>,
   markers: Option<Vec<String>>,

@@ -70,7 +70,8 @@ pub struct MinKeep {
 }
 
 impl MaxContextTokensOptions {
-  fn normalize(&self) -> CoreResult<(MaxContextOptions, Encoding)> {
+  /// The core options and encoding.
+  pub(crate) fn normalize(&self) -> CoreResult<(MaxContextOptions, Encoding)> {
     let drop_order = MaxContextOptions::drop_order_from(
       self.truncation_priority.as_deref(),
       self.drop_order.as_deref(),

@@ -42,6 +42,12 @@ pub struct TruncationConfig {
   /// result or a recent tool call consumes it (both keep it).
   /// @default 40
   pub min_quoted_chars: Option<f64>,
+  /// Write `maxAge + 1`, the age at which a result is first truncated, instead of its current
+  /// age into the placeholder's `{age}` and into `_truncatedAt`, so that a truncated result
+  /// reads the same on every later call and a provider's prompt cache of the history stays
+  /// valid (see docs/prompt-caching-policy.md). Off by default: the seed writes the current age.
+  /// @default false
+  pub stable_placeholders: Option<bool>,
   /// A model name that picks the encoding tokens are counted in (see `TokenOptions.model`).
   pub model: Option<String>,
   /// The encoding tokens are counted in, which wins over `model`.
@@ -54,7 +60,7 @@ pub struct TruncationConfig {
 
 impl TruncationConfig {
   /// The core configuration and encoding, defaults filled in.
-  fn normalize(&self) -> CoreResult<(rolling::TruncationConfig, Encoding)> {
+  pub(crate) fn normalize(&self) -> CoreResult<(rolling::TruncationConfig, Encoding)> {
     let int = |value: Option<f64>, name: &str, min: usize, default: usize| {
       value.map_or(Ok(default), |v| integer_option(name, v, min as f64))
     };
@@ -74,6 +80,7 @@ impl TruncationConfig {
         DEFAULT_SMALL_OUTPUT_TOKENS,
       )?,
       min_quoted_chars: int(self.min_quoted_chars, "minQuotedChars", 1, DEFAULT_MIN_QUOTED_CHARS)?,
+      stable_placeholders: self.stable_placeholders.unwrap_or(false),
     };
     config.validate()?;
     let encoding = Encoding::resolve(self.model.as_deref(), self.encoding.as_deref())?;
@@ -95,6 +102,8 @@ pub struct ResolvedTruncationConfig<'a> {
   pub small_output_tokens: u32,
   /// The shortest verbatim span, in characters, that counts as a quote.
   pub min_quoted_chars: u32,
+  /// Whether placeholders carry the age at which they were first truncated (`maxAge + 1`).
+  pub stable_placeholders: bool,
 }
 
 impl<'a> From<&'a rolling::TruncationConfig> for ResolvedTruncationConfig<'a> {
@@ -105,13 +114,14 @@ impl<'a> From<&'a rolling::TruncationConfig> for ResolvedTruncationConfig<'a> {
       placeholder: &c.placeholder,
       small_output_tokens: saturate(c.small_output_tokens),
       min_quoted_chars: saturate(c.min_quoted_chars),
+      stable_placeholders: c.stable_placeholders,
     }
   }
 }
 
 /// The defaults of {@link TruncationConfig}, as the rolling-context design names them:
 /// `{ maxAge: 5, maxTokensPerOutput: 2000, placeholder: '[content truncated - {age} steps ago]',
-/// smallOutputTokens: 100, minQuotedChars: 40 }`. A copy: changing it changes no default.
+/// smallOutputTokens: 100, minQuotedChars: 40, stablePlaceholders: false }`. A copy: changing it changes no default.
 #[napi]
 pub const DEFAULT_CONFIG: ResolvedTruncationConfig<'static> = ResolvedTruncationConfig {
   max_age: DEFAULT_MAX_AGE as u32,
@@ -119,6 +129,7 @@ pub const DEFAULT_CONFIG: ResolvedTruncationConfig<'static> = ResolvedTruncation
   placeholder: DEFAULT_PLACEHOLDER,
   small_output_tokens: DEFAULT_SMALL_OUTPUT_TOKENS as u32,
   min_quoted_chars: DEFAULT_MIN_QUOTED_CHARS as u32,
+  stable_placeholders: false,
 };
 
 /// Replaces tool outputs older than `maxAge` steps with a placeholder, and cuts younger ones

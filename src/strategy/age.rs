@@ -11,8 +11,14 @@ use crate::strategy::{Outcome, Tally};
 
 /// Trims `conv` to `target` tokens, oldest units first.
 pub fn trim_by_age(conv: &Conversation<'_>, target: usize) -> Outcome {
-  let mut plan = Plan::keep_all(conv.len());
-  let mut tally = Tally::keep_all(conv);
+  Outcome::new(conv, drop_oldest(conv, Plan::keep_all(conv.len()), target), target)
+}
+
+/// Continues `plan` the way [`trim_by_age`] trims: drops the oldest units it still returns
+/// until the request fits `target` tokens, never a unit holding a `system`/`developer` message
+/// or the last message. What `plan` already dropped or replaced stays so.
+pub fn drop_oldest(conv: &Conversation<'_>, mut plan: Plan, target: usize) -> Plan {
+  let mut tally = Tally::of(conv, &plan);
   let last = conv.len().checked_sub(1);
   for (u, unit) in conv.units().iter().enumerate() {
     if tally.total() <= target {
@@ -24,7 +30,7 @@ pub fn trim_by_age(conv: &Conversation<'_>, target: usize) -> Outcome {
       tally.drop_unit(conv, &mut plan, u);
     }
   }
-  Outcome::new(conv, plan, target)
+  plan
 }
 
 #[cfg(test)]
@@ -61,6 +67,26 @@ mod tests {
     assert!(out.over_budget);
     assert_eq!(out.total_tokens, out.plan.total_tokens(&conv));
     assert_eq!(out.dropped, vec![1, 2, 3, 4]);
+  }
+
+  #[test]
+  fn drop_oldest_continues_a_plan() {
+    let msgs = vec![
+      Message::text(Role::System, "system prompt"),
+      Message::text(Role::User, "old question ".repeat(20)),
+      Message::text(Role::User, "another question ".repeat(20)),
+      Message::text(Role::User, "recent question"),
+    ];
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    let mut start = Plan::keep_all(4);
+    start.drop_unit(&conv, 2);
+    // Message 2 is already gone: fitting without message 1 drops message 1 only.
+    let target = conv.tokens(0) + conv.tokens(3) + 3;
+    let plan = drop_oldest(&conv, start.clone(), target);
+    assert_eq!(plan.dropped(), vec![1, 2]);
+    assert_eq!(plan.total_tokens(&conv), target);
+    // Already within the target: unchanged.
+    assert_eq!(drop_oldest(&conv, start.clone(), conv.total_tokens()), start);
   }
 
   #[test]

@@ -58,6 +58,16 @@ impl Tally {
     Tally { sum: conv.all_tokens().iter().sum(), kept: conv.len() }
   }
 
+  /// The tally of what `plan` returns.
+  pub fn of(conv: &Conversation<'_>, plan: &Plan) -> Self {
+    let mut tally = Tally { sum: 0, kept: 0 };
+    for i in (0..conv.len()).filter(|&i| !plan.is_dropped(i)) {
+      tally.sum += plan.tokens_of(conv, i);
+      tally.kept += 1;
+    }
+    tally
+  }
+
   /// The request's tokens: the messages plus reply priming (0 when nothing is returned), as
   /// [`Plan::total_tokens`] counts them.
   pub fn total(&self) -> usize {

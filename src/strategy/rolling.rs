@@ -9,7 +9,9 @@
 //! 2. [`Rule::Small`]: under `small_output_tokens` content tokens. Kept whole.
 //! 3. [`Rule::Placeholder`]: older than `max_age` steps (age = current step − its step), and
 //!    neither quoted nor consumed (below). Its content becomes the placeholder, and
-//!    `_originalLength`/`_truncatedAt` are recorded.
+//!    `_originalLength`/`_truncatedAt` are recorded. With `stable_placeholders`, the age written
+//!    in both is `max_age + 1`, the age at which the result was first truncated, so the text
+//!    does not change from one call to the next (a provider's prompt cache stays valid).
 //! 4. [`Rule::Cut`]: longer than `max_tokens_per_output` content tokens: head and tail kept
 //!    around a marker naming the tokens cut ([`crate::cut`]), `_originalLength`/`_cutTokens`
 //!    recorded. The cap applies to every result that is not an error, small, or a placeholder.
@@ -74,6 +76,10 @@ pub struct TruncationConfig {
   pub small_output_tokens: usize,
   /// The shortest verbatim span, in characters, that counts as quoting or consuming an output.
   pub min_quoted_chars: usize,
+  /// Write `max_age + 1` (the age at which a result is first truncated) instead of its
+  /// current age into the placeholder and `_truncatedAt`, so that a truncated result reads the
+  /// same on every later call. Off by default, as the seed writes the current age.
+  pub stable_placeholders: bool,
 }
 
 impl Default for TruncationConfig {
@@ -84,6 +90,7 @@ impl Default for TruncationConfig {
       placeholder: DEFAULT_PLACEHOLDER.to_string(),
       small_output_tokens: DEFAULT_SMALL_OUTPUT_TOKENS,
       min_quoted_chars: DEFAULT_MIN_QUOTED_CHARS,
+      stable_placeholders: false,
     }
   }
 }
@@ -201,7 +208,8 @@ pub fn truncate_old_tool_outputs(conv: &Conversation<'_>, config: &TruncationCon
     let m = &conv.messages()[i];
     match rule {
       Rule::Placeholder => {
-        let age = conv.age(i);
+        let age =
+          if config.stable_placeholders { config.max_age.saturating_add(1) } else { conv.age(i) };
         let text = m.content_text();
         let tokens = content_tokens(&m.content, conv.encoding());
         let meta = vec![
@@ -805,6 +813,31 @@ mod tests {
     let plan = truncate_old_tool_outputs(&conv, &c);
     let tokens = count_tokens(&msgs[2].content_text(), ENC);
     assert_eq!(content(&plan, 2), Some(format!("6/6/6 {tokens}t").as_str()));
+  }
+
+  #[test]
+  fn stable_placeholders_read_the_same_on_every_later_call() {
+    let stable = TruncationConfig { stable_placeholders: true, ..Default::default() };
+    let texts = |msgs: &[Message], config: &TruncationConfig| {
+      let plan = truncate_old_tool_outputs(&Conversation::new(msgs, ENC), config);
+      let Action::Replace(r) = plan.action(2) else { panic!("message 2 is replaced") };
+      (r.content.clone(), r.meta[1].clone())
+    };
+    let at = |steps_n: usize| {
+      let msgs = plain(steps_n);
+      (texts(&msgs, &stable), texts(&msgs, &TruncationConfig::default()))
+    };
+    // Step 1 is first truncated at 7 steps (age 6): both read "6 steps ago" then.
+    let (first, seed) = at(7);
+    assert_eq!(first.0, "[content truncated - 6 steps ago]");
+    assert_eq!(first, seed);
+    // Later, the seed's text ages; the stable one does not.
+    for n in [8, 12] {
+      let (later, seed) = at(n);
+      assert_eq!(later, first);
+      assert_eq!(seed.0, format!("[content truncated - {} steps ago]", n - 1));
+      assert_eq!(seed.1, ("_truncatedAt", MetaValue::Number((n - 1) as f64)));
+    }
   }
 
   #[test]

@@ -1,0 +1,695 @@
+//! Cache-aware trimming: a trigger/target policy around any strategy, so that a provider's
+//! prompt cache stays warm while the request stays inside the context window.
+//!
+//! A provider caches the prefix of a request: a later request that starts with the same bytes
+//! reads that prefix from the cache (Anthropic: 0.1× the input price; OpenAI: 0.5× or less),
+//! and whatever follows the first changed byte is paid in full (Anthropic: 1.25×, to write it
+//! to the cache). A strategy run on every turn moves its cut every turn and rewrites the
+//! prefix every turn. [`CachePolicy`] runs it rarely and remembers what it decided:
+//!
+//! 1. The decisions of the previous call (which messages are dropped, which are placeholders,
+//!    with their exact text) are applied to the new, longer conversation; new messages are
+//!    kept. A message is recognised by its index and its [`Message::fingerprint`]; when any
+//!    remembered message differs, the history was rewritten and the decisions are forgotten.
+//! 2. If that request is at most `high_water × context_window` tokens, it is returned: its
+//!    prefix is byte for byte the previous call's ([`Decision::Kept`]).
+//! 3. Otherwise the strategy re-plans to `low_water × context_window`. Decisions already made
+//!    stay made (a dropped message stays dropped, a placeholder keeps its text), so the new
+//!    request changes nothing before the first message the re-plan adds. When the re-plan frees
+//!    at least `clear_at_least` tokens it is taken ([`Decision::Trimmed`]); when it frees less
+//!    and the window is not exceeded, the previous decisions are kept ([`Decision::Deferred`]):
+//!    a cache write is not worth so little. When the window is exceeded it is taken whatever it
+//!    frees ([`Decision::Forced`]).
+//! 4. A re-plan always sends the last message's unit (the current turn) whole, and always ends
+//!    at or under the low-water mark: what the strategy does not free (what it protects, or
+//!    what it can only shorten) is freed by dropping the oldest units as [`drop_oldest`] does,
+//!    never a system message nor the last unit. Only a request whose system messages and last
+//!    unit alone exceed the window stays over it.
+//!
+//! [`Message::fingerprint`]: crate::message::Message::fingerprint
+
+use crate::classify::ClassifyOptions;
+use crate::conversation::Conversation;
+use crate::error::{js_number, Error, Result};
+use crate::plan::{Action, Plan};
+use crate::strategy::age::{drop_oldest, trim_by_age};
+use crate::strategy::priority::{trim_by_priority, trim_with_placeholders, PriorityOptions};
+use crate::strategy::roles::{apply_max_context_tokens, MaxContextOptions};
+use crate::strategy::rolling::{truncate_old_tool_outputs, TruncationConfig};
+
+/// Default of [`CachePolicyOptions::high_water`]: re-plan above 85% of the window.
+pub const DEFAULT_HIGH_WATER: f64 = 0.85;
+/// Default of [`CachePolicyOptions::low_water`]: re-plan down to 60% of the window.
+pub const DEFAULT_LOW_WATER: f64 = 0.60;
+/// Default of [`CachePolicyOptions::clear_at_least`], as a fraction of the window: 5%.
+pub const DEFAULT_CLEAR_AT_LEAST_FRACTION: f64 = 0.05;
+
+/// The strategy a [`CachePolicy`] runs when it re-plans, with its options.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Strategy {
+  /// [`trim_by_priority`]: whole units, lowest priority first.
+  Priority(ClassifyOptions),
+  /// [`trim_with_placeholders`]: tool results become placeholders before units are dropped.
+  Placeholders(ClassifyOptions),
+  /// [`truncate_old_tool_outputs`]: old tool results become placeholders, long ones are cut.
+  /// It has no budget of its own: to reach a target, the largest `max_age` up to the
+  /// configured one that reaches it is used.
+  Truncate(TruncationConfig),
+  /// [`apply_max_context_tokens`]: whole units by role, the drop order first.
+  Roles(MaxContextOptions),
+  /// [`trim_by_age`]: whole units, oldest first.
+  Age,
+}
+
+impl Strategy {
+  /// The strategy's name as the options spell it: `priority`, `placeholders`, `truncate`,
+  /// `roles`, `age`.
+  pub fn name(&self) -> &'static str {
+    match self {
+      Strategy::Priority(_) => "priority",
+      Strategy::Placeholders(_) => "placeholders",
+      Strategy::Truncate(_) => "truncate",
+      Strategy::Roles(_) => "roles",
+      Strategy::Age => "age",
+    }
+  }
+
+  /// The strategy's plan for `conv` with a budget of `target` tokens. It may stay above
+  /// `target` where the strategy never goes further (a [`CachePolicy`] completes it).
+  pub fn plan(&self, conv: &Conversation<'_>, target: usize) -> Plan {
+    match self {
+      Strategy::Priority(classify) => {
+        let options = PriorityOptions { target_tokens: target, classify: classify.clone() };
+        trim_by_priority(conv, None, &options).outcome.plan
+      }
+      Strategy::Placeholders(classify) => {
+        let options = PriorityOptions { target_tokens: target, classify: classify.clone() };
+        trim_with_placeholders(conv, None, &options).outcome.plan
+      }
+      Strategy::Truncate(config) => truncate_to(conv, config, target),
+      Strategy::Roles(options) => apply_max_context_tokens(conv, target, options),
+      Strategy::Age => trim_by_age(conv, target).plan,
+    }
+  }
+}
+
+/// [`truncate_old_tool_outputs`] with the largest `max_age`, at most `config.max_age`, whose
+/// plan fits `target` (found by bisection; a smaller `max_age` truncates more). When even
+/// `max_age` 0 does not fit, its plan.
+fn truncate_to(conv: &Conversation<'_>, config: &TruncationConfig, target: usize) -> Plan {
+  let with_age = |max_age: usize| {
+    let config = TruncationConfig { max_age, ..config.clone() };
+    truncate_old_tool_outputs(conv, &config)
+  };
+  let plan = with_age(config.max_age);
+  if plan.total_tokens(conv) <= target || config.max_age == 0 {
+    return plan;
+  }
+  // Invariant: `lo` fits or is 0, `hi` does not fit.
+  let (mut lo, mut hi) = (0, config.max_age);
+  let mut best = with_age(0);
+  if best.total_tokens(conv) > target {
+    return best;
+  }
+  while hi - lo > 1 {
+    let mid = lo + (hi - lo) / 2;
+    let p = with_age(mid);
+    if p.total_tokens(conv) <= target {
+      (lo, best) = (mid, p);
+    } else {
+      hi = mid;
+    }
+  }
+  best
+}
+
+/// `plan` if it fits `window` tokens, else `plan` with the oldest units dropped down to
+/// `target` ([`drop_oldest`]): a unit holding a system message or the last message is never
+/// dropped, so only those alone can leave the request over the window.
+pub fn fit_window(conv: &Conversation<'_>, plan: Plan, window: usize, target: usize) -> Plan {
+  if plan.total_tokens(conv) <= window {
+    return plan;
+  }
+  drop_oldest(conv, plan, target.min(window))
+}
+
+/// The options of a [`CachePolicy`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct CachePolicyOptions {
+  /// The context window, in request tokens (reply priming included). Never exceeded.
+  pub context_window: usize,
+  /// The fraction of the window above which the strategy re-plans.
+  pub high_water: f64,
+  /// The fraction of the window a re-plan brings the request down to.
+  pub low_water: f64,
+  /// The fewest tokens a re-plan must free to be made while the window is not exceeded.
+  pub clear_at_least: usize,
+  /// The strategy that re-plans.
+  pub strategy: Strategy,
+}
+
+impl CachePolicyOptions {
+  /// The default options for a window of `context_window` tokens with `strategy`:
+  /// [`DEFAULT_HIGH_WATER`], [`DEFAULT_LOW_WATER`], and `clear_at_least` 5% of the window
+  /// ([`DEFAULT_CLEAR_AT_LEAST_FRACTION`]).
+  pub fn new(context_window: usize, strategy: Strategy) -> Self {
+    CachePolicyOptions {
+      context_window,
+      high_water: DEFAULT_HIGH_WATER,
+      low_water: DEFAULT_LOW_WATER,
+      clear_at_least: default_clear_at_least(context_window),
+      strategy,
+    }
+  }
+
+  /// Checks the options.
+  ///
+  /// # Errors
+  ///
+  /// An `InvalidOption` error naming `contextWindow` when it is 0, `highWater` when it is not
+  /// a number in (0, 1], or `lowWater` when it is not a number in [0, `highWater`].
+  pub fn validate(&self) -> Result<()> {
+    if self.context_window == 0 {
+      return Err(Error::option("contextWindow", "must be an integer of at least 1, got 0"));
+    }
+    let (high, low) = (self.high_water, self.low_water);
+    if !(high.is_finite() && high > 0.0 && high <= 1.0) {
+      return Err(Error::option(
+        "highWater",
+        format!("must be a fraction of the window in (0, 1], got {}", js_number(high)),
+      ));
+    }
+    if !(low.is_finite() && (0.0..=high).contains(&low)) {
+      return Err(Error::option(
+        "lowWater",
+        format!(
+          "must be a fraction of the window in [0, highWater = {high}], got {}",
+          js_number(low)
+        ),
+      ));
+    }
+    Ok(())
+  }
+
+  /// The high-water mark in tokens: `high_water × context_window`, rounded down.
+  pub fn high_tokens(&self) -> usize {
+    fraction_of(self.context_window, self.high_water)
+  }
+
+  /// The low-water mark in tokens: `low_water × context_window`, rounded down.
+  pub fn low_tokens(&self) -> usize {
+    fraction_of(self.context_window, self.low_water)
+  }
+}
+
+/// The default `clear_at_least` for a window: [`DEFAULT_CLEAR_AT_LEAST_FRACTION`] of it,
+/// rounded down.
+pub fn default_clear_at_least(context_window: usize) -> usize {
+  fraction_of(context_window, DEFAULT_CLEAR_AT_LEAST_FRACTION)
+}
+
+fn fraction_of(tokens: usize, fraction: f64) -> usize {
+  // Exact for windows below 2^53 tokens; the product is non-negative and at most `tokens`.
+  (tokens as f64 * fraction).floor() as usize
+}
+
+/// What a [`CachePolicy`] did on one call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+  /// At most the high-water mark: the previous decisions, unchanged.
+  Kept,
+  /// Above the high-water mark: re-planned down to the low-water mark.
+  Trimmed,
+  /// Above the high-water mark, but a re-plan would free less than `clear_at_least` and the
+  /// window is not exceeded: the previous decisions, unchanged.
+  Deferred,
+  /// Over the window: re-planned although it frees less than `clear_at_least`.
+  Forced,
+}
+
+impl Decision {
+  /// The decision's name: `kept`, `trimmed`, `deferred`, `forced`.
+  pub fn as_str(self) -> &'static str {
+    match self {
+      Decision::Kept => "kept",
+      Decision::Trimmed => "trimmed",
+      Decision::Deferred => "deferred",
+      Decision::Forced => "forced",
+    }
+  }
+
+  /// Whether the request was re-planned (its prefix may differ from the previous call's).
+  pub fn replanned(self) -> bool {
+    matches!(self, Decision::Trimmed | Decision::Forced)
+  }
+}
+
+/// The result of one [`CachePolicy::step`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct PolicyStep {
+  /// The decision for every message of the conversation.
+  pub plan: Plan,
+  /// What the policy did.
+  pub decision: Decision,
+  /// Whether the remembered decisions were forgotten because the history was rewritten (a
+  /// remembered message changed or is gone).
+  pub reset: bool,
+  /// The tokens of the whole conversation, untrimmed.
+  pub input_tokens: usize,
+  /// The tokens with the remembered decisions applied, before any re-plan.
+  pub estimate_tokens: usize,
+  /// The tokens of the returned request.
+  pub total_tokens: usize,
+  /// `estimate_tokens − total_tokens`: what a re-plan freed (0 without one).
+  pub freed_tokens: usize,
+  /// Whether the returned request is still over the window (only when its system messages and
+  /// last unit alone exceed it).
+  pub over_window: bool,
+}
+
+/// One remembered message: its fingerprint and what was decided for it.
+#[derive(Debug, Clone, PartialEq)]
+struct Remembered {
+  fingerprint: u64,
+  action: Action,
+}
+
+/// The high/low-water policy (see the [module docs](self)). Call [`step`](Self::step) with the
+/// growing conversation before every model call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CachePolicy {
+  options: CachePolicyOptions,
+  memory: Vec<Remembered>,
+}
+
+impl CachePolicy {
+  /// A policy with no decisions yet.
+  ///
+  /// # Errors
+  ///
+  /// The errors of [`CachePolicyOptions::validate`].
+  pub fn new(options: CachePolicyOptions) -> Result<Self> {
+    options.validate()?;
+    Ok(CachePolicy { options, memory: Vec::new() })
+  }
+
+  /// The options.
+  pub fn options(&self) -> &CachePolicyOptions {
+    &self.options
+  }
+
+  /// How many messages the policy remembers decisions for.
+  pub fn remembered(&self) -> usize {
+    self.memory.len()
+  }
+
+  /// Forgets every decision: the next call starts afresh.
+  pub fn reset(&mut self) {
+    self.memory.clear();
+  }
+
+  /// Decides what to send for `conv`, the conversation so far, and remembers it.
+  pub fn step(&mut self, conv: &Conversation<'_>) -> PolicyStep {
+    let recalled = self.recall(conv);
+    let reset = recalled.is_none() && !self.memory.is_empty();
+    let current = recalled.unwrap_or_else(|| Plan::keep_all(conv.len()));
+    let estimate = current.total_tokens(conv);
+    let options = &self.options;
+    let (decision, plan) = if estimate <= options.high_tokens() {
+      (Decision::Kept, current)
+    } else {
+      let candidate = self.replan(conv, &current);
+      let freed = estimate.saturating_sub(candidate.total_tokens(conv));
+      if freed >= options.clear_at_least {
+        (Decision::Trimmed, candidate)
+      } else if estimate <= options.context_window {
+        (Decision::Deferred, current)
+      } else {
+        (Decision::Forced, candidate)
+      }
+    };
+    let total = plan.total_tokens(conv);
+    self.memory = (0..conv.len())
+      .map(|i| Remembered {
+        fingerprint: conv.message(i).fingerprint(),
+        action: plan.action(i).clone(),
+      })
+      .collect();
+    PolicyStep {
+      decision,
+      reset,
+      input_tokens: conv.total_tokens(),
+      estimate_tokens: estimate,
+      total_tokens: total,
+      freed_tokens: estimate.saturating_sub(total),
+      over_window: total > self.options.context_window,
+      plan,
+    }
+  }
+
+  /// The remembered decisions applied to `conv` (new messages kept, or dropped with a unit
+  /// that was dropped), or `None` when a remembered message is gone or changed.
+  fn recall(&self, conv: &Conversation<'_>) -> Option<Plan> {
+    if self.memory.len() > conv.len() {
+      return None;
+    }
+    let same =
+      self.memory.iter().enumerate().all(|(i, r)| conv.message(i).fingerprint() == r.fingerprint);
+    if !same {
+      return None;
+    }
+    let mut plan = Plan::keep_all(conv.len());
+    impose(conv, &mut plan, self.memory.iter().map(|r| &r.action));
+    Some(plan)
+  }
+
+  /// The strategy's plan down to the low-water mark, with every removal of `current` kept as
+  /// it is and the last message's unit sent, completed by [`drop_oldest`] down to the
+  /// low-water mark when the strategy stops above it, and made to follow the format's rules
+  /// ([`Plan::conform`]).
+  fn replan(&self, conv: &Conversation<'_>, current: &Plan) -> Plan {
+    let low = self.options.low_tokens();
+    let mut plan = self.options.strategy.plan(conv, low);
+    impose(conv, &mut plan, current.actions().iter());
+    if let Some(last) = conv.len().checked_sub(1) {
+      plan.keep_unit(conv, conv.unit_of(last));
+    }
+    if plan.total_tokens(conv) > low {
+      plan = drop_oldest(conv, plan, low);
+    }
+    plan.conform(conv);
+    plan
+  }
+}
+
+/// Makes `plan` remove at least what `earlier` (decisions for the first messages) removes: a
+/// unit with a dropped message is dropped whole, a replaced message keeps its replacement
+/// unless its unit is dropped.
+fn impose<'a>(
+  conv: &Conversation<'_>,
+  plan: &mut Plan,
+  earlier: impl Iterator<Item = &'a Action> + Clone,
+) {
+  for (i, action) in earlier.clone().enumerate() {
+    if let Action::Replace(r) = action {
+      if !plan.is_dropped(i) {
+        plan.replace(i, r.clone());
+      }
+    }
+  }
+  for (i, action) in earlier.enumerate() {
+    if matches!(action, Action::Drop) {
+      plan.drop_unit(conv, conv.unit_of(i));
+    }
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use crate::message::{Message, Role};
+  use crate::plan::MetaValue;
+  use crate::testing::{call, result, user};
+  use crate::tokens::Encoding;
+
+  const ENC: Encoding = Encoding::O200kBase;
+
+  /// A tool output of about `n` × 8 tokens, unique to `seed`.
+  fn big(seed: &str, n: usize) -> String {
+    (0..n).map(|i| format!("{seed}-{i:04} payload line\n")).collect()
+  }
+
+  /// A session: a system prompt, a task, then `steps` steps each reading a file with a
+  /// ~250-token result and a short assistant remark.
+  fn session(steps: usize) -> Vec<Message> {
+    let mut msgs = vec![Message::text(Role::System, "You are a coding agent."), user("Fix it.")];
+    for k in 1..=steps {
+      let id = format!("c{k}");
+      msgs.push(call(&id, "execute_bash", &format!("{{\"command\":\"cat notes{k}.txt\"}}")));
+      msgs.push(result(&id, &big(&format!("out{k}"), 30)));
+    }
+    msgs
+  }
+
+  fn policy(window: usize, strategy: Strategy) -> CachePolicy {
+    CachePolicy::new(CachePolicyOptions::new(window, strategy)).unwrap()
+  }
+
+  /// What the plan returns, as comparable values: (index, action).
+  fn returned(plan: &Plan) -> Vec<(usize, Action)> {
+    plan.actions().iter().cloned().enumerate().filter(|(_, a)| !matches!(a, Action::Drop)).collect()
+  }
+
+  /// Runs `policy` on every prefix of `msgs` ending in a tool result (each a model call),
+  /// checking the window and prefix stability; returns the decisions.
+  fn replay(policy: &mut CachePolicy, msgs: &[Message]) -> Vec<Decision> {
+    let mut decisions = Vec::new();
+    let mut previous: Option<Vec<(usize, Action)>> = None;
+    for end in (1..=msgs.len()).filter(|&e| msgs[e - 1].is_tool_result() || e == 2) {
+      let conv = Conversation::new(&msgs[..end], ENC);
+      let step = policy.step(&conv);
+      assert!(step.total_tokens <= policy.options().context_window, "over the window at {end}");
+      assert_eq!(step.total_tokens, step.plan.total_tokens(&conv));
+      assert!(step.plan.check_units(&conv).is_ok());
+      let now = returned(&step.plan);
+      if let Some(before) = &previous {
+        if !step.decision.replanned() {
+          assert_eq!(&now[..before.len()], &before[..], "prefix changed at {end}");
+        }
+      }
+      previous = Some(now);
+      decisions.push(step.decision);
+    }
+    decisions
+  }
+
+  #[test]
+  fn options_are_checked() {
+    let base = CachePolicyOptions::new(1000, Strategy::Age);
+    let fraction = "must be a fraction of the window in";
+    for (context_window, high_water, low_water, message) in [
+      (0, 0.85, 0.6, "contextWindow: must be an integer of at least 1, got 0".to_string()),
+      (1000, 1.5, 0.6, format!("highWater: {fraction} (0, 1], got 1.5")),
+      (1000, f64::NAN, 0.6, format!("highWater: {fraction} (0, 1], got NaN")),
+      (1000, 0.0, 0.0, format!("highWater: {fraction} (0, 1], got 0")),
+      (1000, 0.85, 0.9, format!("lowWater: {fraction} [0, highWater = 0.85], got 0.9")),
+      (1000, 0.85, -0.1, format!("lowWater: {fraction} [0, highWater = 0.85], got -0.1")),
+    ] {
+      let o = CachePolicyOptions { context_window, high_water, low_water, ..base.clone() };
+      assert_eq!(CachePolicy::new(o).unwrap_err().to_string(), message);
+    }
+    let o = CachePolicyOptions::new(128_000, Strategy::Age);
+    assert_eq!((o.high_tokens(), o.low_tokens(), o.clear_at_least), (108_800, 76_800, 6_400));
+  }
+
+  #[test]
+  fn between_trims_the_prefix_is_stable_and_the_window_never_exceeded() {
+    let msgs = session(60);
+    let full = Conversation::new(&msgs, ENC).total_tokens();
+    let window = full / 3;
+    for strategy in [
+      Strategy::Priority(ClassifyOptions::default()),
+      Strategy::Placeholders(ClassifyOptions::default()),
+      Strategy::Truncate(TruncationConfig::default()),
+      Strategy::Roles(MaxContextOptions::default()),
+      Strategy::Age,
+    ] {
+      let name = strategy.name();
+      let mut p = policy(window, strategy);
+      let decisions = replay(&mut p, &msgs);
+      let trims = decisions.iter().filter(|d| d.replanned()).count();
+      let calls = decisions.len();
+      // A trim every few calls, not every call.
+      assert!(trims >= 2 && trims * 5 < calls, "{name}: {trims} trims in {calls} calls");
+    }
+  }
+
+  #[test]
+  fn a_trim_goes_down_to_low_water_and_later_calls_keep_its_decisions() {
+    let msgs = session(40);
+    let window = Conversation::new(&msgs, ENC).total_tokens() / 2;
+    let mut p = policy(window, Strategy::Age);
+    let mut trimmed: Option<Vec<usize>> = None;
+    let mut kept_after_a_trim = 0;
+    for end in (4..=msgs.len()).step_by(2) {
+      let conv = Conversation::new(&msgs[..end], ENC);
+      let step = p.step(&conv);
+      match step.decision {
+        Decision::Trimmed => {
+          assert!(step.estimate_tokens > p.options().high_tokens());
+          assert!(step.total_tokens <= p.options().low_tokens());
+          assert!(step.freed_tokens >= p.options().clear_at_least);
+          // What an earlier trim dropped stays dropped.
+          let dropped = step.plan.dropped();
+          if let Some(before) = &trimmed {
+            assert!(before.iter().all(|i| dropped.contains(i)));
+          }
+          trimmed = Some(dropped);
+        }
+        Decision::Kept => {
+          if let Some(dropped) = &trimmed {
+            // The last trim's drops, and the new messages kept.
+            assert_eq!(&step.plan.dropped(), dropped);
+            assert_eq!(step.freed_tokens, 0);
+            assert_eq!(step.estimate_tokens, step.total_tokens);
+            kept_after_a_trim += 1;
+          }
+        }
+        other => panic!("{other:?} at {end}"),
+      }
+    }
+    assert!(trimmed.is_some() && kept_after_a_trim > 3);
+  }
+
+  #[test]
+  fn placeholders_keep_their_first_text() {
+    let msgs = session(50);
+    let window = Conversation::new(&msgs, ENC).total_tokens() / 2;
+    let mut p = policy(window, Strategy::Placeholders(ClassifyOptions::default()));
+    let mut texts: Vec<Option<String>> = vec![None; msgs.len()];
+    let mut changed = 0;
+    for end in (4..=msgs.len()).step_by(2) {
+      let step = p.step(&Conversation::new(&msgs[..end], ENC));
+      for i in step.plan.replaced() {
+        let Action::Replace(r) = step.plan.action(i) else { continue };
+        match &texts[i] {
+          Some(t) => assert_eq!(t, &r.content, "placeholder {i} changed"),
+          None => {
+            texts[i] = Some(r.content.clone());
+            changed += 1;
+          }
+        }
+      }
+    }
+    assert!(changed > 5, "{changed} placeholders");
+  }
+
+  #[test]
+  fn a_rewritten_history_resets_the_policy() {
+    let msgs = session(40);
+    let window = Conversation::new(&msgs, ENC).total_tokens() / 2;
+    let mut p = policy(window, Strategy::Age);
+    let step = p.step(&Conversation::new(&msgs, ENC));
+    assert_eq!((step.decision, step.reset), (Decision::Trimmed, false));
+    assert_eq!(p.remembered(), msgs.len());
+    // The same conversation again: nothing to do, same plan.
+    let again = p.step(&Conversation::new(&msgs, ENC));
+    assert_eq!((again.decision, again.reset), (Decision::Kept, false));
+    assert_eq!(again.plan, step.plan);
+    // An old tool result edited: the decisions are forgotten, and the request (over high
+    // water again) re-planned from scratch.
+    let mut edited = msgs.clone();
+    edited[3] = result("c1", "short now");
+    let fresh = p.step(&Conversation::new(&edited, ENC));
+    assert!(fresh.reset);
+    assert_eq!(fresh.estimate_tokens, fresh.input_tokens);
+    // A shorter history (messages removed at the end) resets too.
+    let shorter = p.step(&Conversation::new(&edited[..10], ENC));
+    assert!(shorter.reset && shorter.plan.is_identity());
+    p.reset();
+    assert_eq!(p.remembered(), 0);
+    assert!(!p.step(&Conversation::new(&msgs[..4], ENC)).reset);
+  }
+
+  #[test]
+  fn a_small_gain_is_deferred_until_the_window_forces_it() {
+    // Every unit can go but the system prompt and the last message: one ~250-token result a
+    // step, so a re-plan to low water frees ~1 unit per step of growth.
+    let msgs = session(20);
+    let conv = Conversation::new(&msgs, ENC);
+    let window = conv.total_tokens() - 10;
+    let mut options = CachePolicyOptions::new(window, Strategy::Age);
+    options.high_water = 0.5;
+    options.low_water = 0.5;
+    options.clear_at_least = window; // never worth it
+    let mut p = CachePolicy::new(options).unwrap();
+    let mut seen = Vec::new();
+    for end in (4..=msgs.len()).step_by(2) {
+      let step = p.step(&Conversation::new(&msgs[..end], ENC));
+      assert!(step.total_tokens <= window);
+      seen.push(step.decision);
+    }
+    assert!(seen.contains(&Decision::Deferred));
+    assert_eq!(seen.last(), Some(&Decision::Forced));
+    assert_eq!(seen.iter().filter(|d| **d == Decision::Forced).count(), 1);
+  }
+
+  #[test]
+  fn a_strategy_that_cannot_reach_the_window_is_completed_by_dropping_the_oldest() {
+    // Truncation with tool results too small to truncate: only dropping gets inside.
+    let mut msgs = vec![Message::text(Role::System, "s")];
+    for k in 0..40 {
+      msgs.push(user(&format!("question {k} ").repeat(30)));
+    }
+    let conv = Conversation::new(&msgs, ENC);
+    let window = conv.total_tokens() / 2;
+    let mut p = policy(window, Strategy::Truncate(TruncationConfig::default()));
+    let step = p.step(&conv);
+    assert_eq!(step.decision, Decision::Trimmed);
+    assert!(step.total_tokens <= p.options().low_tokens());
+    assert!(!step.plan.is_dropped(0) && !step.plan.is_dropped(40));
+    assert!(step.plan.is_dropped(1));
+  }
+
+  #[test]
+  fn in_anthropic_format_a_replan_keeps_a_user_message_first() {
+    let mut msgs = session(40);
+    msgs[1] = user(&big("task", 40));
+    let window = Conversation::new(&msgs, ENC).total_tokens() / 2;
+    let mut p = policy(window, Strategy::Age);
+    let mut trims = 0;
+    for end in (4..=msgs.len()).step_by(2) {
+      let conv = Conversation::new(&msgs[..end], ENC).with_format(crate::format::Format::Anthropic);
+      let step = p.step(&conv);
+      trims += usize::from(step.decision.replanned());
+      // The task is the only user message: it stays first after the system prompt.
+      let first = (1..end).find(|&i| !step.plan.is_dropped(i));
+      assert_eq!(first, Some(1), "at {end}");
+      assert!(step.total_tokens <= window);
+    }
+    assert!(trims >= 2, "{trims} trims");
+  }
+
+  #[test]
+  fn earlier_decisions_never_split_a_unit() {
+    let msgs = session(3);
+    let conv = Conversation::new(&msgs, ENC);
+    let placeholder = crate::plan::replacement(&conv, 3, "[gone]".into(), vec![]);
+    let mut earlier = Plan::keep_all(msgs.len());
+    earlier.replace(3, placeholder.clone());
+    earlier.drop_unit(&conv, conv.unit_of(4));
+    // A later plan dropping the placeholder's unit keeps it dropped, and drops what the
+    // earlier one dropped.
+    let mut plan = Plan::keep_all(msgs.len());
+    plan.drop_unit(&conv, conv.unit_of(3));
+    impose(&conv, &mut plan, earlier.actions().iter());
+    assert_eq!(plan.dropped(), vec![2, 3, 4, 5]);
+    assert!(plan.check_units(&conv).is_ok());
+    // A later plan keeping it gets the earlier placeholder back.
+    let mut plan = Plan::keep_all(msgs.len());
+    impose(&conv, &mut plan, earlier.actions().iter());
+    assert_eq!(plan.action(3), &Action::Replace(placeholder));
+    assert_eq!(plan.dropped(), vec![4, 5]);
+  }
+
+  #[test]
+  fn truncation_uses_the_largest_max_age_that_fits() {
+    let msgs = session(30);
+    let conv = Conversation::new(&msgs, ENC);
+    let config = TruncationConfig { max_age: 20, ..Default::default() };
+    let at = |max_age: usize| {
+      truncate_old_tool_outputs(&conv, &TruncationConfig { max_age, ..config.clone() })
+        .total_tokens(&conv)
+    };
+    let target = at(12);
+    let plan = truncate_to(&conv, &config, target);
+    assert_eq!(plan.total_tokens(&conv), target);
+    assert!(at(13) > target);
+    // Within the configured max_age already: that plan.
+    assert_eq!(truncate_to(&conv, &config, at(20)).total_tokens(&conv), at(20));
+    // Out of reach: max_age 0.
+    assert_eq!(truncate_to(&conv, &config, 0).total_tokens(&conv), at(0));
+    let Action::Replace(r) = plan.action(3) else { panic!("replaced") };
+    assert_eq!(r.meta[1], ("_truncatedAt", MetaValue::Number(29.0)));
+  }
+}

@@ -1,0 +1,322 @@
+//! Cache-aware trimming for JavaScript: the `CacheAwareTrimmer` class and the options it
+//! shares with `simulate`.
+
+use napi::bindgen_prelude::*;
+use napi::Env;
+use napi_derive::napi;
+
+use crate::cache_policy::{
+  default_clear_at_least, CachePolicy, CachePolicyOptions, PolicyStep, Strategy,
+  DEFAULT_HIGH_WATER, DEFAULT_LOW_WATER,
+};
+use crate::error::{Error as CoreError, Result as CoreResult};
+use crate::format::Format;
+use crate::message::quote;
+use crate::tokens::Encoding;
+
+use super::options::{integer_option, parse_format, read_options};
+use super::priority::classify_options;
+use super::roles::MaxContextTokensOptions;
+use super::rolling::TruncationConfig;
+use super::{error, read, saturate, write};
+
+/// The strategy names, in the order error messages list them.
+const STRATEGIES: &str = "priority, placeholders, truncate, roles, age";
+
+/// Options of {@link CacheAwareTrimmer} (and of {@link simulate}).
+#[napi(object, object_to_js = false)]
+#[derive(Default)]
+pub struct CacheAwareTrimmerOptions<'env> {
+  /// The context window in tokens: what a request (messages and reply priming, as
+  /// {@link estimateTokens} counts them) never exceeds. Required.
+  pub context_window: Option<f64>,
+  /// The fraction of the window above which the strategy re-plans. Up to it, the messages
+  /// come back with the same decisions as on the previous call, so that the provider's cache
+  /// of the request's prefix stays valid.
+  /// @default 0.85
+  pub high_water: Option<f64>,
+  /// The fraction of the window a re-plan brings the request down to (at most `highWater`).
+  /// @default 0.6
+  pub low_water: Option<f64>,
+  /// The fewest tokens a re-plan must free to be made while the window is not exceeded: below
+  /// that the cache write it causes costs more than it saves, and the previous decisions are
+  /// kept. Over the window a re-plan is made whatever it frees.
+  /// @default 5% of contextWindow, rounded down
+  pub clear_at_least: Option<f64>,
+  /// The strategy that re-plans: `priority` ({@link trimByPriority}), `placeholders`
+  /// ({@link trimWithPlaceholders}), `truncate` ({@link truncateOldToolOutputs} with the
+  /// largest `maxAge` up to the configured one that reaches the low-water mark), `roles`
+  /// ({@link applyMaxContextTokens}) or `age` ({@link trimByAge}). When it cannot bring the
+  /// request inside the window, the oldest messages are dropped as {@link trimByAge} does.
+  /// @default 'priority'
+  #[napi(ts_type = "'priority' | 'placeholders' | 'truncate' | 'roles' | 'age'")]
+  pub strategy: Option<String>,
+  /// `priority` and `placeholders`: see {@link TrimOptions.preserveRecentTurns}.
+  /// @default 2
+  #[napi(ts_type = "number")]
+  pub preserve_recent_turns: Option<Unknown<'env>>,
+  /// `priority` and `placeholders`: your own agent-instruction markers (see
+  /// {@link ClassificationContext}).
+  /// @default []
+  pub agent_instruction_markers: Option<Vec<String>>,
+  /// `truncate`: how old and how long tool outputs may be. `model` and `encoding` are set on
+  /// these options, not here.
+  /// @default DEFAULT_CONFIG
+  pub truncation: Option<TruncationConfig>,
+  /// `roles`: the drop order and what to keep. `model`, `encoding` and `format` are set on
+  /// these options, not here.
+  /// @default {} (oldest first)
+  pub roles: Option<MaxContextTokensOptions>,
+  /// A model name that picks the tokenizer (see {@link countTokens}).
+  pub model: Option<String>,
+  /// The encoding, which wins over `model`.
+  /// @default 'o200k_base'
+  #[napi(
+    ts_type = "'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'"
+  )]
+  pub encoding: Option<String>,
+  /// The message format (see {@link TokenOptions.format}).
+  /// @default 'auto'
+  #[napi(ts_type = "MessageFormat")]
+  pub format: Option<String>,
+}
+
+/// What {@link CacheAwareTrimmerOptions} come to.
+pub(super) struct PolicySetup {
+  /// The core options.
+  pub options: CachePolicyOptions,
+  /// The encoding tokens are counted in.
+  pub encoding: Encoding,
+  /// The message format (`None` = detect).
+  pub format: Option<Format>,
+}
+
+impl CacheAwareTrimmerOptions<'_> {
+  /// Checks the options and fills in the defaults.
+  pub(super) fn normalize(&self) -> CoreResult<PolicySetup> {
+    let Some(window) = self.context_window else {
+      return Err(CoreError::option("contextWindow", "is required"));
+    };
+    let context_window = integer_option("contextWindow", window, 1.0)?;
+    let clear_at_least = match self.clear_at_least {
+      Some(v) => integer_option("clearAtLeast", v, 0.0)?,
+      None => default_clear_at_least(context_window),
+    };
+    let name = self.strategy.as_deref().unwrap_or("priority");
+    let misplaced = |option: &str, applies_to: &str| {
+      CoreError::option(
+        option,
+        format!("applies to strategy {applies_to} only, the strategy is {}", quote(name)),
+      )
+    };
+    let classifies = matches!(name, "priority" | "placeholders");
+    if !classifies && self.preserve_recent_turns.is_some() {
+      return Err(misplaced("preserveRecentTurns", "priority or placeholders"));
+    }
+    if !classifies && self.agent_instruction_markers.is_some() {
+      return Err(misplaced("agentInstructionMarkers", "priority or placeholders"));
+    }
+    if name != "truncate" && self.truncation.is_some() {
+      return Err(misplaced("truncation", "truncate"));
+    }
+    if name != "roles" && self.roles.is_some() {
+      return Err(misplaced("roles", "roles"));
+    }
+    let classify =
+      || classify_options(self.preserve_recent_turns, None, self.agent_instruction_markers.clone());
+    let strategy = match name {
+      "priority" => Strategy::Priority(classify()?),
+      "placeholders" => Strategy::Placeholders(classify()?),
+      "truncate" => match &self.truncation {
+        None => Strategy::Truncate(Default::default()),
+        Some(c) => {
+          set_on_the_options("truncation", &[("model", &c.model), ("encoding", &c.encoding)])?;
+          Strategy::Truncate(c.normalize()?.0)
+        }
+      },
+      "roles" => match &self.roles {
+        None => Strategy::Roles(Default::default()),
+        Some(r) => {
+          let fields = [("model", &r.model), ("encoding", &r.encoding), ("format", &r.format)];
+          set_on_the_options("roles", &fields)?;
+          Strategy::Roles(r.normalize()?.0)
+        }
+      },
+      "age" => Strategy::Age,
+      other => {
+        return Err(CoreError::option(
+          "strategy",
+          format!("must be one of {STRATEGIES}, got {}", quote(other)),
+        ))
+      }
+    };
+    let options = CachePolicyOptions {
+      context_window,
+      high_water: self.high_water.unwrap_or(DEFAULT_HIGH_WATER),
+      low_water: self.low_water.unwrap_or(DEFAULT_LOW_WATER),
+      clear_at_least,
+      strategy,
+    };
+    options.validate()?;
+    Ok(PolicySetup {
+      options,
+      encoding: Encoding::resolve(self.model.as_deref(), self.encoding.as_deref())?,
+      format: parse_format(self.format.as_deref())?,
+    })
+  }
+}
+
+/// Refuses the fields of a nested option object (`truncation`, `roles`) that are set on the
+/// options themselves (`model`, `encoding`, `format`).
+fn set_on_the_options(nested: &str, fields: &[(&str, &Option<String>)]) -> CoreResult<()> {
+  match fields.iter().find(|(_, value)| value.is_some()) {
+    Some((field, _)) => Err(CoreError::option(
+      format!("{nested}.{field}"),
+      "cannot be set here: set it on the options themselves",
+    )),
+    None => Ok(()),
+  }
+}
+
+/// The options a {@link CacheAwareTrimmer} runs with, every default filled in.
+#[napi(object, object_from_js = false)]
+pub struct ResolvedCacheAwareOptions {
+  /// The context window in tokens.
+  pub context_window: u32,
+  /// The high-water mark, a fraction of the window.
+  pub high_water: f64,
+  /// The low-water mark, a fraction of the window.
+  pub low_water: f64,
+  /// The fewest tokens a re-plan frees while the window is not exceeded.
+  pub clear_at_least: u32,
+  /// The high-water mark in tokens (`highWater × contextWindow`, rounded down).
+  pub high_water_tokens: u32,
+  /// The low-water mark in tokens (`lowWater × contextWindow`, rounded down).
+  pub low_water_tokens: u32,
+  /// The strategy that re-plans.
+  #[napi(ts_type = "'priority' | 'placeholders' | 'truncate' | 'roles' | 'age'")]
+  pub strategy: String,
+}
+
+impl From<&CachePolicyOptions> for ResolvedCacheAwareOptions {
+  fn from(o: &CachePolicyOptions) -> Self {
+    ResolvedCacheAwareOptions {
+      context_window: saturate(o.context_window),
+      high_water: o.high_water,
+      low_water: o.low_water,
+      clear_at_least: saturate(o.clear_at_least),
+      high_water_tokens: saturate(o.high_tokens()),
+      low_water_tokens: saturate(o.low_tokens()),
+      strategy: o.strategy.name().to_string(),
+    }
+  }
+}
+
+/// What {@link CacheAwareTrimmer.trim} returns.
+#[napi(object, object_from_js = false)]
+pub struct CacheAwareTrimResult<'env> {
+  /// The messages to send, in order: kept ones are your own objects, placeholders are copies.
+  /// Unless `decision` is `trimmed` or `forced`, the messages returned by the previous call
+  /// come back first, the same objects and copies with the same content.
+  #[napi(ts_type = "AnyMessage[]")]
+  pub messages: Array<'env>,
+  /// `kept`: at most the high-water mark, the previous decisions applied to the new messages.
+  /// `trimmed`: over it, re-planned down to the low-water mark. `deferred`: over it, but a
+  /// re-plan would free less than `clearAtLeast` and the window is not exceeded: the previous
+  /// decisions. `forced`: over the window, re-planned whatever it frees.
+  #[napi(ts_type = "'kept' | 'trimmed' | 'deferred' | 'forced'")]
+  pub decision: String,
+  /// Whether the remembered decisions were forgotten because the history changed: a message
+  /// seen before is gone or different (compared by what context-trim reads from it).
+  pub reset: bool,
+  /// The tokens of the whole conversation given.
+  pub input_tokens: u32,
+  /// The tokens with the previous decisions applied, before any re-plan.
+  pub estimate_tokens: u32,
+  /// The tokens of the returned messages.
+  pub total_tokens: u32,
+  /// What a re-plan freed: `estimateTokens − totalTokens` (0 without one).
+  pub freed_tokens: u32,
+  /// Whether `totalTokens` is still over the window: only when the system messages and the
+  /// last message (with its tool call) alone exceed it.
+  pub over_window: bool,
+}
+
+/// Trims a growing conversation so that the provider's prompt cache stays warm: the same
+/// decisions every call (dropped messages stay dropped, placeholders keep their exact text) so
+/// the request's prefix is byte-stable, and a re-plan only when the request crosses the
+/// high-water mark, down to the low-water mark, if that frees at least `clearAtLeast` tokens.
+/// The window is never exceeded. See docs/prompt-caching-policy.md.
+///
+/// ```ts
+/// const trimmer = new CacheAwareTrimmer({ contextWindow: 200_000 })
+/// // before every model call:
+/// const { messages: sent } = trimmer.trim(history)
+/// ```
+#[napi]
+pub struct CacheAwareTrimmer {
+  inner: CachePolicy,
+  encoding: Encoding,
+  format: Option<Format>,
+}
+
+#[napi]
+impl CacheAwareTrimmer {
+  /// A trimmer with no decisions yet.
+  #[napi(constructor, catch_unwind, ts_args_type = "options: CacheAwareTrimmerOptions")]
+  pub fn new(env: &Env, options: Unknown) -> Result<Self> {
+    let options: CacheAwareTrimmerOptions = read_options(env, Some(options), "options")?;
+    let setup = options.normalize().map_err(|e| error::throw(env, e))?;
+    let inner = CachePolicy::new(setup.options).map_err(|e| error::throw(env, e))?;
+    Ok(CacheAwareTrimmer { inner, encoding: setup.encoding, format: setup.format })
+  }
+
+  /// The messages to send for `messages`, the whole conversation so far, and what was
+  /// decided. Call it before every model call with the same, growing history.
+  #[napi(
+    catch_unwind,
+    ts_generic_types = "M extends AnyMessage",
+    ts_args_type = "messages: M[]",
+    ts_return_type = "CacheAwareTrimResult & { messages: M[] }"
+  )]
+  pub fn trim<'env>(
+    &mut self,
+    env: &'env Env,
+    messages: Unknown<'env>,
+  ) -> Result<CacheAwareTrimResult<'env>> {
+    let input = read::read_messages_in(env, messages, self.format)?;
+    let step: PolicyStep = {
+      let conv = input.conversation(self.encoding);
+      self.inner.step(&conv)
+    };
+    Ok(CacheAwareTrimResult {
+      messages: write::apply_plan(env, &input, &step.plan)?,
+      decision: step.decision.as_str().to_string(),
+      reset: step.reset,
+      input_tokens: saturate(step.input_tokens),
+      estimate_tokens: saturate(step.estimate_tokens),
+      total_tokens: saturate(step.total_tokens),
+      freed_tokens: saturate(step.freed_tokens),
+      over_window: step.over_window,
+    })
+  }
+
+  /// Forgets every decision: the next call starts afresh (as with a new trimmer).
+  #[napi(catch_unwind)]
+  pub fn reset(&mut self) {
+    self.inner.reset();
+  }
+
+  /// How many messages the trimmer remembers decisions for (the length of the last
+  /// conversation given).
+  #[napi(getter, catch_unwind)]
+  pub fn remembered(&self) -> u32 {
+    saturate(self.inner.remembered())
+  }
+
+  /// The options in use, every default filled in.
+  #[napi(getter, catch_unwind)]
+  pub fn options(&self) -> ResolvedCacheAwareOptions {
+    ResolvedCacheAwareOptions::from(self.inner.options())
+  }
+}

@@ -1,0 +1,513 @@
+//! The cost simulator: replays a session turn by turn under several trimming policies and
+//! prices every request with a provider's prompt-cache rates.
+//!
+//! A *turn* is one model call: the request is every message before an assistant message, the
+//! assistant message is the reply. Each policy decides what that request sends. Per turn:
+//!
+//! - `input_tokens`: the tokens of the request sent (reply priming included);
+//! - `cached_tokens`: the tokens of the longest run of leading messages that the previous
+//!   request of the same policy sent identically, which the provider reads from its cache. Two
+//!   returned messages are identical when they serialise identically: the same message kept,
+//!   or the same message replaced by the same content and metadata;
+//! - `written_tokens`: `input_tokens − cached_tokens`, the rest, processed in full (and, at
+//!   Anthropic, written to the cache);
+//! - `cost`: `cached × cache_read + written × cache_write`, prices per million tokens
+//!   ([`Pricing`]).
+//!
+//! The policies ([`PolicyKind`]): no trimming (turns over the window are marked), trimming
+//! every turn to the window with the strategy (the seeds' way), the high/low-water
+//! [`CachePolicy`], and deduplication only ([`deduplicate`]).
+//!
+//! The model of the cache is the longest common prefix with the previous request, in whole
+//! messages: what OpenAI's automatic prefix caching gives, and what Anthropic gives with a
+//! cache breakpoint on the last message when the change is at the end. It leaves out cache
+//! expiry (Anthropic: 5 minutes by default), minimum cacheable lengths (1,024 tokens) and
+//! OpenAI's 128-token granularity, and it counts a partial prefix after a change as cached,
+//! which Anthropic only reads at a breakpoint: every figure here is the best case for a
+//! policy that rewrites history.
+
+use std::hash::{Hash, Hasher};
+
+use crate::cache_policy::{fit_window, CachePolicy, CachePolicyOptions, Decision};
+use crate::conversation::Conversation;
+use crate::dedup::{deduplicate, DedupOptions};
+use crate::error::{Error, Result};
+use crate::format::Format;
+use crate::message::{quote, Message, Role};
+use crate::plan::{Action, MetaValue, Plan};
+use crate::tokens::Encoding;
+
+/// Prompt-cache prices, in US dollars per million input tokens.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pricing {
+  /// An input token without caching (the reference for the cost without cache).
+  pub input: f64,
+  /// An input token read from the cache.
+  pub cache_read: f64,
+  /// An input token not read from the cache: written to it (Anthropic charges 1.25× the input
+  /// price for that), or just processed (OpenAI: the input price).
+  pub cache_write: f64,
+}
+
+impl Pricing {
+  /// Anthropic Claude Sonnet 4 (docs.anthropic.com, prompt caching, 5-minute cache): $3 input,
+  /// cache reads 0.1× ($0.30), cache writes 1.25× ($3.75).
+  pub const ANTHROPIC: Pricing = Pricing { input: 3.0, cache_read: 0.30, cache_write: 3.75 };
+  /// OpenAI gpt-4o (platform.openai.com pricing): $2.50 input, cached input 0.5× ($1.25), no
+  /// charge for writing the cache. Later models discount cached input more (gpt-4.1: 0.25×,
+  /// gpt-5: 0.1×): give your own table for them.
+  pub const OPENAI: Pricing = Pricing { input: 2.5, cache_read: 1.25, cache_write: 2.5 };
+
+  /// A shipped table by name: `anthropic` or `openai`.
+  ///
+  /// # Errors
+  ///
+  /// An `InvalidOption` error naming `pricing` for any other name.
+  pub fn preset(name: &str) -> Result<Pricing> {
+    match name {
+      "anthropic" => Ok(Pricing::ANTHROPIC),
+      "openai" => Ok(Pricing::OPENAI),
+      other => Err(Error::option(
+        "pricing",
+        format!("must be anthropic, openai or a price table, got {}", quote(other)),
+      )),
+    }
+  }
+
+  /// Checks that every price is a finite, non-negative number.
+  ///
+  /// # Errors
+  ///
+  /// An `InvalidOption` error naming the price (`pricing.cacheRead`…).
+  pub fn validate(&self) -> Result<()> {
+    for (name, v) in
+      [("input", self.input), ("cacheRead", self.cache_read), ("cacheWrite", self.cache_write)]
+    {
+      if !(v.is_finite() && v >= 0.0) {
+        return Err(Error::option(
+          format!("pricing.{name}"),
+          format!("must be a non-negative number of dollars per million tokens, got {v}"),
+        ));
+      }
+    }
+    Ok(())
+  }
+
+  /// The cost in dollars of `cached` tokens read from the cache and `written` tokens not.
+  pub fn cost(&self, cached: usize, written: usize) -> f64 {
+    (cached as f64 * self.cache_read + written as f64 * self.cache_write) / 1e6
+  }
+}
+
+/// A policy the simulator compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PolicyKind {
+  /// Everything is sent; turns over the window are marked (they would be refused).
+  None,
+  /// The strategy trims to the window on every turn (the seeds' way).
+  EveryTurn,
+  /// The high/low-water [`CachePolicy`] around the strategy.
+  HighLow,
+  /// Deduplication only ([`deduplicate`], seed 003's deduplicators with its default threshold:
+  /// superseded tool results become placeholders once the request reaches 75% of the window).
+  /// Nothing else is trimmed: turns over the window are marked.
+  Dedup,
+}
+
+impl PolicyKind {
+  /// Every policy, in the order they are reported.
+  pub const ALL: [PolicyKind; 4] =
+    [PolicyKind::None, PolicyKind::EveryTurn, PolicyKind::HighLow, PolicyKind::Dedup];
+
+  /// The policy's name: `none`, `every-turn`, `high-low`, `dedup`.
+  pub fn as_str(self) -> &'static str {
+    match self {
+      PolicyKind::None => "none",
+      PolicyKind::EveryTurn => "every-turn",
+      PolicyKind::HighLow => "high-low",
+      PolicyKind::Dedup => "dedup",
+    }
+  }
+
+  /// Parses a policy name.
+  ///
+  /// # Errors
+  ///
+  /// An `InvalidOption` error naming `field` for an unknown name.
+  pub fn parse(name: &str, field: &str) -> Result<PolicyKind> {
+    PolicyKind::ALL.into_iter().find(|k| k.as_str() == name).ok_or_else(|| {
+      Error::option(
+        field,
+        format!("must be one of none, every-turn, high-low, dedup, got {}", quote(name)),
+      )
+    })
+  }
+}
+
+/// The options of [`simulate`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimulateOptions {
+  /// The window, the strategy and the high/low-water marks ([`PolicyKind::HighLow`]); the
+  /// window and the strategy are also those of [`PolicyKind::EveryTurn`].
+  pub policy: CachePolicyOptions,
+  /// The budget [`PolicyKind::EveryTurn`] trims to (at most the window).
+  pub every_turn_budget: usize,
+  /// The prices.
+  pub pricing: Pricing,
+  /// The policies to run, in this order.
+  pub policies: Vec<PolicyKind>,
+  /// The encoding tokens are counted in.
+  pub encoding: Encoding,
+  /// The format the messages were read in, whose provider rules trimmed requests follow
+  /// ([`Plan::conform`]).
+  pub format: Format,
+}
+
+/// One simulated model call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Turn {
+  /// The index of the reply (the assistant message) in the session.
+  pub reply: usize,
+  /// The messages sent.
+  pub messages: usize,
+  /// The tokens sent.
+  pub input_tokens: usize,
+  /// The tokens read from the cache.
+  pub cached_tokens: usize,
+  /// The tokens not read from the cache.
+  pub written_tokens: usize,
+  /// This call's cost in dollars.
+  pub cost: f64,
+  /// The cost of every call so far, this one included.
+  pub cumulative_cost: f64,
+  /// Whether the request is over the window.
+  pub over_window: bool,
+  /// What the high/low-water policy did ([`PolicyKind::HighLow`] only).
+  pub decision: Option<Decision>,
+}
+
+/// The sums over every turn of a policy.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Totals {
+  /// Tokens sent.
+  pub input_tokens: usize,
+  /// Tokens read from the cache.
+  pub cached_tokens: usize,
+  /// Tokens not read from the cache.
+  pub written_tokens: usize,
+  /// The cost in dollars.
+  pub cost: f64,
+  /// What the same tokens would cost without a cache (`input_tokens × input`).
+  pub cost_without_cache: f64,
+  /// Turns whose request is over the window.
+  pub over_window_turns: usize,
+  /// Turns on which the request was re-planned (high/low-water: trimmed or forced; every
+  /// turn: the request differs from the whole conversation).
+  pub replans: usize,
+  /// The largest request, in tokens.
+  pub max_input_tokens: usize,
+}
+
+impl Totals {
+  /// `cached_tokens / input_tokens` (0 without input).
+  pub fn cached_fraction(&self) -> f64 {
+    if self.input_tokens == 0 {
+      0.0
+    } else {
+      self.cached_tokens as f64 / self.input_tokens as f64
+    }
+  }
+}
+
+/// One policy replayed over the session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PolicyRun {
+  /// The policy.
+  pub kind: PolicyKind,
+  /// Every turn, in order.
+  pub turns: Vec<Turn>,
+  /// Their sums.
+  pub totals: Totals,
+}
+
+/// The result of [`simulate`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Simulation {
+  /// One run per policy asked for, in the order asked.
+  pub runs: Vec<PolicyRun>,
+}
+
+/// The end (exclusive) of every turn's request: the index of each assistant message that has
+/// at least one message before it.
+pub fn turn_ends(messages: &[&Message]) -> Vec<usize> {
+  messages
+    .iter()
+    .enumerate()
+    .filter(|(i, m)| *i > 0 && m.role == Role::Assistant)
+    .map(|(i, _)| i)
+    .collect()
+}
+
+/// Replays `messages` turn by turn under each policy of `options` (see the [module
+/// docs](self)).
+///
+/// # Errors
+///
+/// The errors of [`CachePolicyOptions::validate`] and [`Pricing::validate`].
+pub fn simulate(messages: &[&Message], options: &SimulateOptions) -> Result<Simulation> {
+  options.policy.validate()?;
+  options.pricing.validate()?;
+  let ends = turn_ends(messages);
+  let runs = options
+    .policies
+    .iter()
+    .map(|&kind| run(messages, &ends, kind, options))
+    .collect::<Result<Vec<_>>>()?;
+  Ok(Simulation { runs })
+}
+
+fn run(
+  messages: &[&Message],
+  ends: &[usize],
+  kind: PolicyKind,
+  options: &SimulateOptions,
+) -> Result<PolicyRun> {
+  let window = options.policy.context_window;
+  let budget = options.every_turn_budget.min(window);
+  let mut policy = CachePolicy::new(options.policy.clone())?;
+  let dedup = DedupOptions {
+    threshold_tokens: DedupOptions::threshold_from(Some(window), None)?,
+    ..DedupOptions::default()
+  };
+  let mut previous: Vec<u64> = Vec::new();
+  let mut turns = Vec::with_capacity(ends.len());
+  let mut totals = Totals::default();
+  for &end in ends {
+    let conv = Conversation::from_refs(messages[..end].to_vec(), options.encoding)
+      .with_format(options.format);
+    let (plan, decision) = match kind {
+      PolicyKind::None => (Plan::keep_all(conv.len()), None),
+      PolicyKind::EveryTurn => {
+        let mut plan =
+          fit_window(&conv, options.policy.strategy.plan(&conv, budget), window, budget);
+        plan.conform(&conv);
+        (plan, None)
+      }
+      PolicyKind::HighLow => {
+        let step = policy.step(&conv);
+        (step.plan, Some(step.decision))
+      }
+      PolicyKind::Dedup => (deduplicate(&conv, &dedup).plan, None),
+    };
+    let sent = sent_messages(&conv, &plan);
+    let common = sent.iter().zip(&previous).take_while(|((key, _), before)| key == *before).count();
+    let cached_tokens: usize = sent[..common].iter().map(|(_, tokens)| tokens).sum();
+    let input_tokens = plan.total_tokens(&conv);
+    let written_tokens = input_tokens - cached_tokens.min(input_tokens);
+    let cost = options.pricing.cost(cached_tokens, written_tokens);
+    totals.input_tokens += input_tokens;
+    totals.cached_tokens += cached_tokens;
+    totals.written_tokens += written_tokens;
+    totals.cost += cost;
+    totals.max_input_tokens = totals.max_input_tokens.max(input_tokens);
+    let over_window = input_tokens > window;
+    totals.over_window_turns += usize::from(over_window);
+    totals.replans += usize::from(match (kind, decision) {
+      (PolicyKind::HighLow, Some(d)) => d.replanned(),
+      _ => !plan.is_identity(),
+    });
+    turns.push(Turn {
+      reply: end,
+      messages: sent.len(),
+      input_tokens,
+      cached_tokens,
+      written_tokens,
+      cost,
+      cumulative_cost: totals.cost,
+      over_window,
+      decision,
+    });
+    previous = sent.into_iter().map(|(key, _)| key).collect();
+  }
+  totals.cost_without_cache = totals.input_tokens as f64 * options.pricing.input / 1e6;
+  Ok(PolicyRun { kind, turns, totals })
+}
+
+/// The messages a plan sends, each as (a key equal for identically serialised messages, its
+/// tokens).
+fn sent_messages(conv: &Conversation<'_>, plan: &Plan) -> Vec<(u64, usize)> {
+  (0..conv.len())
+    .filter_map(|i| {
+      let fingerprint = conv.message(i).fingerprint();
+      let key = match plan.action(i) {
+        Action::Keep => fingerprint,
+        Action::Drop => return None,
+        Action::Replace(r) => {
+          let mut h = std::hash::DefaultHasher::new();
+          fingerprint.hash(&mut h);
+          r.content.hash(&mut h);
+          for (name, value) in &r.meta {
+            name.hash(&mut h);
+            match value {
+              MetaValue::Bool(b) => b.hash(&mut h),
+              MetaValue::Number(n) => n.to_bits().hash(&mut h),
+              MetaValue::Text(t) => t.hash(&mut h),
+            }
+          }
+          h.finish()
+        }
+      };
+      Some((key, plan.tokens_of(conv, i)))
+    })
+    .collect()
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use crate::cache_policy::Strategy;
+  use crate::message::Role;
+
+  fn text(role: Role, c: char, chars: usize) -> Message {
+    Message::text(role, c.to_string().repeat(chars))
+  }
+
+  /// Approximate counts (a token per 4 characters): a message is 3 + its role's tokens
+  /// (system 2, user 1, assistant 3) + its content's.
+  fn session() -> Vec<Message> {
+    vec![
+      text(Role::System, 'x', 40),   // 3 + 2 + 10 = 15
+      text(Role::User, 'y', 36),     // 3 + 1 + 9 = 13
+      text(Role::Assistant, 'a', 8), // 3 + 3 + 2 = 8
+      text(Role::User, 'z', 16),     // 3 + 1 + 4 = 8
+      text(Role::Assistant, 'b', 8), // 8
+      text(Role::User, 'w', 20),     // 3 + 1 + 5 = 9
+      text(Role::Assistant, 'c', 8), // 8
+    ]
+  }
+
+  fn refs(msgs: &[Message]) -> Vec<&Message> {
+    msgs.iter().collect()
+  }
+
+  fn options(window: usize, policies: Vec<PolicyKind>) -> SimulateOptions {
+    SimulateOptions {
+      policy: CachePolicyOptions::new(window, Strategy::Age),
+      every_turn_budget: window,
+      pricing: Pricing::ANTHROPIC,
+      policies,
+      encoding: Encoding::Approximate,
+      format: Format::OpenAi,
+    }
+  }
+
+  /// (input, cached, written) per turn.
+  fn tokens(run: &PolicyRun) -> Vec<(usize, usize, usize)> {
+    run.turns.iter().map(|t| (t.input_tokens, t.cached_tokens, t.written_tokens)).collect()
+  }
+
+  #[test]
+  fn the_arithmetic_of_a_hand_computed_session() {
+    let msgs = session();
+    assert_eq!(turn_ends(&refs(&msgs)), vec![2, 4, 6]);
+    let sim = simulate(&refs(&msgs), &options(100, PolicyKind::ALL.to_vec())).unwrap();
+    // Within the window every policy sends everything:
+    // turn 1 sends [0, 1]: 15 + 13 + 3 priming = 31, nothing cached;
+    // turn 2 sends [0..4): 31 + 8 + 8 = 47, [0, 1] cached = 28, 19 written;
+    // turn 3 sends [0..6): 47 + 8 + 9 = 64, [0..4) cached = 44, 20 written.
+    for run in &sim.runs {
+      assert_eq!(tokens(run), vec![(31, 0, 31), (47, 28, 19), (64, 44, 20)], "{:?}", run.kind);
+      // Anthropic, per million tokens: 0.30 a cached token, 3.75 a written one.
+      let costs: Vec<f64> = run.turns.iter().map(|t| t.cost * 1e6).collect();
+      let expected = [31.0 * 3.75, 28.0 * 0.3 + 19.0 * 3.75, 44.0 * 0.3 + 20.0 * 3.75];
+      for (got, want) in costs.iter().zip(expected) {
+        assert!((got - want).abs() < 1e-9, "{got} != {want}");
+      }
+      assert!((run.totals.cost * 1e6 - 284.1).abs() < 1e-9);
+      assert!((run.turns[2].cumulative_cost - run.totals.cost).abs() < 1e-15);
+      assert_eq!(run.totals.input_tokens, 142);
+      assert_eq!(run.totals.cached_tokens, 72);
+      assert!((run.totals.cached_fraction() - 72.0 / 142.0).abs() < 1e-12);
+      assert!((run.totals.cost_without_cache * 1e6 - 142.0 * 3.0).abs() < 1e-9);
+      assert_eq!(
+        (run.totals.over_window_turns, run.totals.replans, run.totals.max_input_tokens),
+        (0, 0, 64)
+      );
+    }
+  }
+
+  #[test]
+  fn the_arithmetic_when_policies_trim() {
+    let msgs = session();
+    let sim = simulate(&refs(&msgs), &options(50, PolicyKind::ALL.to_vec())).unwrap();
+    let [none, every, high_low, dedup] = &sim.runs[..] else { panic!("four runs") };
+    // Deduplication finds nothing to supersede in plain text: it sends what none sends.
+    assert_eq!(tokens(dedup), tokens(none));
+    assert_eq!(dedup.totals.over_window_turns, 1);
+    // No trimming: turn 3 (64 tokens) is over the window of 50.
+    assert_eq!(tokens(none), vec![(31, 0, 31), (47, 28, 19), (64, 44, 20)]);
+    assert_eq!(
+      none.turns.iter().map(|t| t.over_window).collect::<Vec<_>>(),
+      vec![false, false, true]
+    );
+    assert_eq!(none.totals.over_window_turns, 1);
+    // Every turn, trimmed to 50 oldest first: turn 3 drops [1] (64 − 13 = 51) and [2] (43),
+    // sending [0, 3, 4, 5]: only [0] (15) is the previous request's prefix.
+    assert_eq!(tokens(every), vec![(31, 0, 31), (47, 28, 19), (43, 15, 28)]);
+    assert_eq!(every.totals.replans, 1);
+    // High/low water: high 42, low 30, clear at least 2. Turn 2 (47) re-plans to [0, 3]
+    // (15 + 8 + 3 = 26); turn 3 applies that ([0, 3, 4, 5] = 43 > 42) and re-plans again,
+    // oldest first down to 30: [0, 5] (15 + 9 + 3 = 27).
+    assert_eq!(tokens(high_low), vec![(31, 0, 31), (26, 15, 11), (27, 15, 12)]);
+    let decisions: Vec<_> = high_low.turns.iter().map(|t| t.decision).collect();
+    assert_eq!(
+      decisions,
+      vec![Some(Decision::Kept), Some(Decision::Trimmed), Some(Decision::Trimmed)]
+    );
+    assert_eq!(high_low.totals.replans, 2);
+    let cost = |t: &[(usize, usize, usize)]| {
+      t.iter().map(|&(_, c, w)| c as f64 * 0.3 + w as f64 * 3.75).sum::<f64>()
+    };
+    assert!((high_low.totals.cost * 1e6 - cost(&tokens(high_low))).abs() < 1e-9);
+  }
+
+  #[test]
+  fn replaced_messages_are_cached_only_when_their_text_is_unchanged() {
+    let mut a = Plan::keep_all(2);
+    let msgs = vec![Message::text(Role::User, "q"), Message::text(Role::Tool, "long output")];
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    let keep = sent_messages(&conv, &a);
+    a.replace(1, crate::plan::replacement(&conv, 1, "[cut 1 step ago]".into(), vec![]));
+    let one = sent_messages(&conv, &a);
+    let mut b = Plan::keep_all(2);
+    b.replace(1, crate::plan::replacement(&conv, 1, "[cut 2 steps ago]".into(), vec![]));
+    let two = sent_messages(&conv, &b);
+    assert_eq!(keep[0], one[0]);
+    assert_ne!(keep[1].0, one[1].0);
+    assert_ne!(one[1].0, two[1].0);
+    assert_eq!(one, sent_messages(&conv, &a.clone()));
+  }
+
+  #[test]
+  fn prices_and_policies_are_checked() {
+    assert_eq!(Pricing::preset("openai").unwrap(), Pricing::OPENAI);
+    assert_eq!(
+      Pricing::preset("gemini").unwrap_err().to_string(),
+      "pricing: must be anthropic, openai or a price table, got \"gemini\""
+    );
+    let bad = Pricing { cache_read: -1.0, ..Pricing::ANTHROPIC };
+    assert_eq!(
+      bad.validate().unwrap_err().to_string(),
+      "pricing.cacheRead: must be a non-negative number of dollars per million tokens, got -1"
+    );
+    assert_eq!(PolicyKind::parse("high-low", "policies[0]").unwrap(), PolicyKind::HighLow);
+    assert_eq!(
+      PolicyKind::parse("lru", "policies[1]").unwrap_err().to_string(),
+      "policies[1]: must be one of none, every-turn, high-low, dedup, got \"lru\""
+    );
+    let mut o = options(100, vec![PolicyKind::None]);
+    o.policy.low_water = 2.0;
+    assert!(simulate(&refs(&session()), &o).is_err());
+    assert_eq!(simulate(&[], &options(100, vec![PolicyKind::None])).unwrap().runs[0].turns, vec![]);
+  }
+}
