@@ -32,7 +32,7 @@ const trimmed = (r: unknown) => (r as { messages: unknown[] }).messages
 /** A scratch folder for the pruner's archive (removed by the suites that prune). */
 export const scratch = mkdtempSync(join(tmpdir(), 'context-trim-hostile-'))
 const pruner = new ct.ContextPruner({ archivePath: join(scratch, 'archive.md'), maxTokens: 200, keepRecentMessages: 1 })
-const cacheAware = new ct.CacheAwareTrimmer({ contextWindow: 400 })
+const cacheAware = new ct.CacheAwareTrimmer({ contextWindow: 400, encoding: 'approximate' })
 const rolling = new ct.RollingContext({ enabled: true, config: { maxAge: 0, smallOutputTokens: 0, encoding: 'approximate' } })
 
 /** Every entry point that takes an array of messages. */
