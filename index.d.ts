@@ -71,6 +71,9 @@ export type AnyMessage = Message | AnthropicMessage | AiSdkMessage
 /** A message format; `auto` detects it (see docs/formats.md). */
 export type MessageFormat = 'openai' | 'anthropic' | 'ai-sdk' | 'auto'
 
+/** A tokenizer encoding: `approximate` is one token per four characters. */
+export type TokenEncoding = 'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'
+
 /**
  * Which binding artifact the generated loader actually loaded: `'native'` for
  * a native addon, otherwise the `platformArchABI` of the WASI flavor. Every
@@ -353,7 +356,7 @@ export interface CacheAwareTrimmerOptions {
    * The encoding, which wins over `model`.
    * @default 'o200k_base'
    */
-  encoding?: 'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'
+  encoding?: TokenEncoding
   /**
    * The message format (see {@link TokenOptions.format}).
    * @default 'auto'
@@ -449,7 +452,7 @@ export interface ClassificationContext {
    * The encoding, which wins over `model`.
    * @default 'o200k_base'
    */
-  encoding?: 'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'
+  encoding?: TokenEncoding
 }
 
 /** Why a message got its priority. Only the fields that apply are set. */
@@ -548,7 +551,7 @@ export interface ContextPrunerFileOptions {
    * The encoding, which wins over `model`.
    * @default 'o200k_base'
    */
-  encoding?: 'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'
+  encoding?: TokenEncoding
 }
 
 /**
@@ -614,7 +617,7 @@ export interface ContextPrunerOptions {
    * The encoding, which wins over `model`.
    * @default 'o200k_base'
    */
-  encoding?: 'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'
+  encoding?: TokenEncoding
 }
 
 /**
@@ -793,7 +796,7 @@ export interface DeduplicationOptions {
    * The encoding, which wins over `model`.
    * @default 'o200k_base'
    */
-  encoding?: 'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'
+  encoding?: TokenEncoding
   /**
    * The message format (see {@link TokenOptions.format}).
    * @default 'auto'
@@ -914,7 +917,7 @@ export interface MaxContextTokensOptions {
    * The encoding, which wins over `model`.
    * @default 'o200k_base'
    */
-  encoding?: 'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'
+  encoding?: TokenEncoding
   /**
    * The message format (see {@link TokenOptions.format}).
    * @default 'auto'
@@ -1351,7 +1354,7 @@ export interface TokenOptions {
    * for providers whose tokenizer is not public.
    * @default 'o200k_base'
    */
-  encoding?: 'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'
+  encoding?: TokenEncoding
   /**
    * The message format. `auto` detects it from format-specific shapes (tool calls, tool
    * results, reasoning parts) and refuses to guess when two formats' shapes appear.
@@ -1423,7 +1426,7 @@ export interface TrimConversationOptions {
    * The encoding, which wins over `model`.
    * @default 'o200k_base'
    */
-  encoding?: 'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'
+  encoding?: TokenEncoding
 }
 
 /**
@@ -1483,7 +1486,7 @@ export interface TrimOptions {
    * The encoding, which wins over `model`.
    * @default 'o200k_base'
    */
-  encoding?: 'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'
+  encoding?: TokenEncoding
   /**
    * Your own agent-instruction markers (see {@link ClassificationContext}).
    * @default []
@@ -1606,7 +1609,7 @@ export interface TruncationConfig {
    * The encoding tokens are counted in, which wins over `model`.
    * @default 'o200k_base'
    */
-  encoding?: 'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'
+  encoding?: TokenEncoding
 }
 
 /**

@@ -71,9 +71,7 @@ pub struct CacheAwareTrimmerOptions<'env> {
   pub model: Option<String>,
   /// The encoding, which wins over `model`.
   /// @default 'o200k_base'
-  #[napi(
-    ts_type = "'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'"
-  )]
+  #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
   /// The message format (see {@link TokenOptions.format}).
   /// @default 'auto'

@@ -70,9 +70,7 @@ pub struct DeduplicationOptions {
   pub model: Option<String>,
   /// The encoding, which wins over `model`.
   /// @default 'o200k_base'
-  #[napi(
-    ts_type = "'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'"
-  )]
+  #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
   /// The message format (see {@link TokenOptions.format}).
   /// @default 'auto'
@@ -221,7 +219,7 @@ pub fn deduplicate_tool_results_async<'env>(
   options: Option<Unknown<'env>>,
 ) -> Result<AsyncTask<task::PlanTask<DedupOp>>> {
   let (input, op) = prepare(env, messages, options)?;
-  task::spawn(env, input, op)
+  task::spawn(input, op)
 }
 
 fn prepare<'env>(

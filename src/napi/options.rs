@@ -18,9 +18,7 @@ pub struct TokenOptions {
   /// The encoding, which wins over `model`. `approximate` is one token per four characters,
   /// for providers whose tokenizer is not public.
   /// @default 'o200k_base'
-  #[napi(
-    ts_type = "'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'"
-  )]
+  #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
   /// The message format. `auto` detects it from format-specific shapes (tool calls, tool
   /// results, reasoning parts) and refuses to guess when two formats' shapes appear.

@@ -196,9 +196,7 @@ pub struct ClassificationContext<'env> {
   pub model: Option<String>,
   /// The encoding, which wins over `model`.
   /// @default 'o200k_base'
-  #[napi(
-    ts_type = "'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'"
-  )]
+  #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
 }
 
@@ -517,9 +515,7 @@ pub struct TrimOptions<'env> {
   pub model: Option<String>,
   /// The encoding, which wins over `model`.
   /// @default 'o200k_base'
-  #[napi(
-    ts_type = "'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'"
-  )]
+  #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
   /// Your own agent-instruction markers (see {@link ClassificationContext}).
   /// @default []
@@ -583,7 +579,7 @@ pub fn trim_by_priority_async<'env>(
   options: Unknown<'env>,
 ) -> Result<AsyncTask<task::PlanTask<TrimOp>>> {
   let (input, op) = prepare_priority(env, messages, options, Strategy::ByPriority, true)?;
-  task::spawn(env, input, op)
+  task::spawn(input, op)
 }
 
 /// Like {@link trimByPriority}, but tool results become placeholders in place (the call stays,
@@ -615,7 +611,7 @@ pub fn trim_with_placeholders_async<'env>(
   options: Unknown<'env>,
 ) -> Result<AsyncTask<task::PlanTask<TrimOp>>> {
   let (input, op) = prepare_priority(env, messages, options, Strategy::WithPlaceholders, true)?;
-  task::spawn(env, input, op)
+  task::spawn(input, op)
 }
 
 /// Which strategy a trimming call runs.
@@ -889,9 +885,7 @@ pub struct TrimConversationOptions<'env> {
   pub model: Option<String>,
   /// The encoding, which wins over `model`.
   /// @default 'o200k_base'
-  #[napi(
-    ts_type = "'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'"
-  )]
+  #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
 }
 
@@ -925,7 +919,7 @@ pub fn trim_conversation_async<'env>(
   options: Option<Unknown<'env>>,
 ) -> Result<AsyncTask<task::PlanTask<TrimOp>>> {
   let (input, op) = prepare_conversation(env, messages, target_tokens, options, true)?;
-  task::spawn(env, input, op)
+  task::spawn(input, op)
 }
 
 fn prepare_conversation<'env>(

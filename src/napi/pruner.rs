@@ -72,9 +72,7 @@ pub struct ContextPrunerOptions<'env> {
   pub model: Option<String>,
   /// The encoding, which wins over `model`.
   /// @default 'o200k_base'
-  #[napi(
-    ts_type = "'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'"
-  )]
+  #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
 }
 
@@ -110,9 +108,7 @@ pub struct ContextPrunerFileOptions<'env> {
   pub model: Option<String>,
   /// The encoding, which wins over `model`.
   /// @default 'o200k_base'
-  #[napi(
-    ts_type = "'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'"
-  )]
+  #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
 }
 

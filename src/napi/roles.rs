@@ -38,9 +38,7 @@ pub struct MaxContextTokensOptions {
   pub model: Option<String>,
   /// The encoding, which wins over `model`.
   /// @default 'o200k_base'
-  #[napi(
-    ts_type = "'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'"
-  )]
+  #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
   /// The message format (see {@link TokenOptions.format}).
   /// @default 'auto'
@@ -141,7 +139,7 @@ pub fn apply_max_context_tokens_async<'env>(
   options: Option<Unknown<'env>>,
 ) -> Result<AsyncTask<task::PlanTask<CapOp>>> {
   let (input, op) = prepare(env, messages, max_context_tokens, options)?;
-  task::spawn(env, input, op)
+  task::spawn(input, op)
 }
 
 type CapOp = task::PlanOnly<Box<dyn FnMut(&crate::Conversation<'_>) -> crate::Plan + Send>>;

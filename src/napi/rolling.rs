@@ -52,9 +52,7 @@ pub struct TruncationConfig {
   pub model: Option<String>,
   /// The encoding tokens are counted in, which wins over `model`.
   /// @default 'o200k_base'
-  #[napi(
-    ts_type = "'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'"
-  )]
+  #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
 }
 
@@ -174,7 +172,7 @@ pub fn truncate_old_tool_outputs_async<'env>(
   config: Option<Unknown<'env>>,
 ) -> Result<AsyncTask<task::PlanTask<TruncateOp>>> {
   let (input, op) = prepare_truncation(env, messages, config)?;
-  task::spawn(env, input, op)
+  task::spawn(input, op)
 }
 
 type TruncateOp = task::PlanOnly<Box<dyn FnMut(&Conversation<'_>) -> crate::Plan + Send>>;

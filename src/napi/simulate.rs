@@ -164,7 +164,7 @@ pub fn simulate_async<'env>(
   options: Unknown<'env>,
 ) -> Result<AsyncTask<task::PlanTask<SimulateOp>>> {
   let (input, op) = prepare(env, messages, options)?;
-  task::spawn(env, input, op)
+  task::spawn(input, op)
 }
 
 /// The simulation as a task: computed anywhere, converted on the JS thread.

@@ -70,3 +70,6 @@ export type AnyMessage = Message | AnthropicMessage | AiSdkMessage
 
 /** A message format; `auto` detects it (see docs/formats.md). */
 export type MessageFormat = 'openai' | 'anthropic' | 'ai-sdk' | 'auto'
+
+/** A tokenizer encoding: `approximate` is one token per four characters. */
+export type TokenEncoding = 'o200k_base' | 'cl100k_base' | 'o200k_harmony' | 'p50k_base' | 'r50k_base' | 'approximate'
