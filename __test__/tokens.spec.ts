@@ -166,6 +166,17 @@ test('unchanged messages are read once; a replaced field is read again', (t) => 
   messages[2].name = 'ls'
   const changed = ct.estimateTokens(messages)
   t.is(ct.messageCacheStats().misses - after.misses, 3)
+  // Inside a tool call: a changed or deleted field the reader read is noticed...
+  const call = messages[1].tool_calls![0]
+  call.function.arguments = '{"path":"src/a-much-longer-file-name.ts"}'
+  const misses = ct.messageCacheStats().misses
+  t.not(ct.estimateTokens(messages), changed)
+  t.is(ct.messageCacheStats().misses - misses, 1)
+  // ...a field added in place to an existing call is not (documented): replace the object.
+  ;(call as unknown as Record<string, unknown>).name = 'added'
+  ct.estimateTokens(messages)
+  t.is(ct.messageCacheStats().misses - misses, 1)
+  call.function.arguments = '{}'
   ct.setMessageCacheCapacity(0)
   t.is(ct.estimateTokens(messages), changed)
   t.is(ct.messageCacheStats().entries, 0)

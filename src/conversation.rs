@@ -67,7 +67,7 @@ impl<'a> Conversation<'a> {
     let mut steps = Vec::with_capacity(n);
     let mut answered_call = vec![None; n];
     // call id -> (calling message, call index)
-    let mut calls: HashMap<&str, (usize, usize)> = HashMap::new();
+    let mut calls: HashMap<&str, (usize, usize)> = HashMap::with_capacity(n / 2);
     // Each message is tied to the callers of every call it answers: a unit is a connected
     // group. In a valid conversation that is one caller and its results; a message that both
     // answers and calls (or answers several callers) chains their units into one, so that no

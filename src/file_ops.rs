@@ -133,15 +133,18 @@ pub fn file_operation(conv: &Conversation<'_>, i: usize) -> Option<FileOp> {
   if facts.listing {
     return None;
   }
-  let args = conv.call_arguments(i).and_then(parse_object);
-  let kind = args
-    .as_ref()
-    .and_then(editor_command)
-    .or_else(|| conv.tool_name(i).and_then(kind_for_tool_name))
-    .or_else(|| facts.header.as_ref().and_then(|h| h.kind))?;
-  let path = args
-    .as_ref()
-    .and_then(argument_path)
+  let call = call_facts(conv, i);
+  let named;
+  let (args_kind, name_kind, args_path) = match call {
+    Some(c) => (c.args_kind, c.name_kind, c.args_path.as_ref()),
+    None => {
+      named = message.name.as_deref().and_then(kind_for_tool_name);
+      (None, named, None)
+    }
+  };
+  let kind = args_kind.or(name_kind).or_else(|| facts.header.as_ref().and_then(|h| h.kind))?;
+  let path = args_path
+    .cloned()
     .or_else(|| facts.header.as_ref().map(|h| h.path.clone()))
     .or_else(|| facts.json_path.clone())
     .or_else(|| facts.labelled_path.clone())?;
@@ -151,6 +154,38 @@ pub fn file_operation(conv: &Conversation<'_>, i: usize) -> Option<FileOp> {
   };
   let failed = message.is_error || facts.reports_failure;
   Some(FileOp { path, kind, failed })
+}
+
+/// What a tool call says about a file operation: its arguments' editor command and path, and
+/// the kind its tool's name implies. Found once per call and kept in the calling message's memo,
+/// so that the arguments' JSON is not parsed again on every call of a strategy.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct CallFacts {
+  args_kind: Option<FileOpKind>,
+  name_kind: Option<FileOpKind>,
+  args_path: Option<String>,
+}
+
+impl CallFacts {
+  fn of(call: &crate::message::ToolCall) -> CallFacts {
+    let args = parse_object(&call.arguments);
+    CallFacts {
+      args_kind: args.as_ref().and_then(editor_command),
+      name_kind: kind_for_tool_name(&call.name),
+      args_path: args.as_ref().and_then(argument_path),
+    }
+  }
+}
+
+/// The facts of the call that message `i` answers, if it answers a known call.
+fn call_facts<'c>(conv: &Conversation<'c>, i: usize) -> Option<&'c CallFacts> {
+  let (caller, c) = conv.answered_call(i)?;
+  let caller = conv.message(caller);
+  caller
+    .memo
+    .call_facts
+    .get_or_init(|| caller.tool_calls.iter().map(CallFacts::of).collect())
+    .get(c)
 }
 
 /// What a tool result's own text says about a file operation, found in one reading of the text

@@ -138,6 +138,8 @@ pub struct Memo {
   fingerprint: std::sync::OnceLock<u64>,
   /// What the message's own text says about a file operation (see `file_ops`).
   pub(crate) result_facts: std::sync::OnceLock<crate::file_ops::ResultFacts>,
+  /// What each tool call's arguments and name say about a file operation (see `file_ops`).
+  pub(crate) call_facts: std::sync::OnceLock<Vec<crate::file_ops::CallFacts>>,
   /// The line count of the content text.
   pub(crate) line_count: std::sync::OnceLock<usize>,
   /// Whether the content text reads as an error report (see `detect`).

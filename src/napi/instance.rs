@@ -17,9 +17,11 @@
 //!   memoised token counts), [`DEFAULT_MESSAGE_CACHE_CAPACITY`] messages by default.
 //!
 //! A message mutated in place deeper than what is snapshotted (e.g. a key inside a tool call's
-//! `arguments` object) is not noticed: replace the object, or call `clearMessageCache()`.
+//! `arguments` object, or a field added to an existing content part or tool call) is not
+//! noticed: replace the object, or empty the cache with `setMessageCacheCapacity`. Changing or deleting a field the
+//! reader read is noticed at any depth it reads.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
@@ -36,15 +38,25 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache() {
   const TOP = ['role', 'content', 'tool_calls', 'tool_call_id', 'name', 'is_error', 'isError'];
   const NESTED = ['type', 'text', 'refusal', 'id', 'name', 'function', 'arguments', 'input', 'tool_use_id',
     'content', 'is_error', 'isError', 'thinking', 'toolCallId', 'toolName', 'output', 'value'];
-  // Appends to `out` every value the reader reads below `v`, to the depth it reads it.
+  // Appends to `out` every value the reader reads below `v`, to the depth it reads it: for an
+  // array its length and elements, for an object how many of the NESTED keys it has, then each
+  // such key and its value.
   function walk(v, depth, out) {
     out.push(v);
     if (v === null || typeof v !== 'object' || depth > 6) return;
     if (Array.isArray(v)) {
       out.push(v.length);
       for (let i = 0; i < v.length; i++) walk(v[i], depth + 1, out);
-    } else {
-      for (const k of NESTED) if (k in v) { out.push(k); walk(v[k], depth + 1, out); }
+      return;
+    }
+    const count = out.length;
+    out.push(0);
+    for (const k of NESTED) {
+      if (k in v) {
+        out[count]++;
+        out.push(k);
+        walk(v[k], depth + 1, out);
+      }
     }
   }
   function snapshot(m) {
@@ -53,7 +65,9 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache() {
     return out;
   }
   // Whether `v` still reads as recorded in `snap` from position `at`; returns the next position,
-  // or -1 on the first difference. Allocates nothing.
+  // or -1 on the first difference. Allocates nothing. Inside nested objects only the keys
+  // recorded are read again (a recorded key deleted or given another value is a difference; a
+  // key added in place to a nested object is not seen, as documented).
   function check(v, depth, snap, at) {
     if (at < 0 || snap[at] !== v) return -1;
     at++;
@@ -64,12 +78,10 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache() {
       for (let i = 0; i < v.length && at >= 0; i++) at = check(v[i], depth + 1, snap, at);
       return at;
     }
-    for (const k of NESTED) {
-      if (k in v) {
-        if (snap[at] !== k) return -1;
-        at = check(v[k], depth + 1, snap, at + 1);
-        if (at < 0) return -1;
-      }
+    const count = snap[at++];
+    for (let j = 0; j < count && at >= 0; j++) {
+      const k = snap[at];
+      at = check(v[k], depth + 1, snap, at + 1);
     }
     return at;
   }
@@ -135,8 +147,8 @@ pub(crate) struct MessageCache {
 impl MessageCache {
   fn new() -> Self {
     MessageCache {
-      new: HashMap::new(),
-      old: HashMap::new(),
+      new: HashMap::default(),
+      old: HashMap::default(),
       capacity: DEFAULT_MESSAGE_CACHE_CAPACITY,
       next_id: 1,
       hits: 0,
@@ -187,8 +199,8 @@ impl MessageCache {
 
   /// Sets the bound and empties the cache.
   pub fn reset(&mut self, capacity: usize) {
-    self.new = HashMap::new();
-    self.old = HashMap::new();
+    self.new = HashMap::default();
+    self.old = HashMap::default();
     self.capacity = capacity;
     self.hits = 0;
     self.misses = 0;
@@ -208,6 +220,8 @@ pub(crate) struct Instance {
   pub scan: FunctionRef<ScanArgs<'static>, Float64ArraySlice<'static>>,
   /// `remember(objects, ids)`.
   pub remember: FunctionRef<RememberArgs<'static>, Unknown<'static>>,
+  /// The `ClassifiedMessage` builder (see `priority.rs`).
+  pub classified: FunctionRef<super::priority::ClassifiedArgs<'static>, Array<'static>>,
   /// The summarizer bridge (see `summary.rs`).
   pub summarize: FunctionRef<super::summary::SummarizeArgs<'static>, Unknown<'static>>,
   /// The parsed messages.
@@ -222,11 +236,14 @@ pub(crate) fn instance(env: &Env) -> Result<&'static mut Instance> {
     let scan: Function<ScanArgs, Float64ArraySlice> = helpers.get_named_property("scan")?;
     let remember: Function<RememberArgs, Unknown> = helpers.get_named_property("remember")?;
     let summarize: super::summary::SummarizeFn = env.run_script(super::summary::SUMMARIZE)?;
+    let classified: Function<super::priority::ClassifiedArgs, Array> =
+      env.run_script(super::priority::CLASSIFIED)?;
     let state = Instance {
       replace: replace.create_ref()?,
       scan: scan.create_ref()?,
       remember: remember.create_ref()?,
       summarize: summarize.create_ref()?,
+      classified: classified.create_ref()?,
       cache: MessageCache::new(),
     };
     env.set_instance_data(state, (), |_| {})?;

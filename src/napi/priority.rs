@@ -9,7 +9,7 @@ use napi_derive::napi;
 
 use crate::classify::{
   classify_conversation, classify_message as core_classify_message, classify_with_operations,
-  ClassificationContext as CoreContext, ClassifyOptions, ContentPriority as Priority, Metadata,
+  ClassificationContext as CoreContext, ClassifyOptions, ContentPriority as Priority,
   DEFAULT_PRESERVE_RECENT_TURNS,
 };
 use crate::conversation::Conversation;
@@ -104,6 +104,7 @@ impl From<FileOpKind> for FileOperation {
 
 /// Why a message got its priority. Only the fields that apply are set.
 #[napi(object, object_from_js = false)]
+#[allow(dead_code)] // the TypeScript type of what the CLASSIFIED helper builds
 pub struct ClassificationMetadata {
   /// A `system` or `developer` message.
   pub is_system: Option<bool>,
@@ -121,23 +122,9 @@ pub struct ClassificationMetadata {
   pub is_summarized: Option<bool>,
 }
 
-impl From<Metadata> for ClassificationMetadata {
-  fn from(m: Metadata) -> Self {
-    let flag = |b: bool| b.then_some(true);
-    ClassificationMetadata {
-      is_system: flag(m.is_system),
-      is_agent_instruction: flag(m.is_agent_instruction),
-      is_current_task: flag(m.is_current_task),
-      file_path: m.file_path,
-      was_modified: flag(m.was_modified),
-      age: m.age.map(saturate),
-      is_summarized: flag(m.is_summarized),
-    }
-  }
-}
-
 /// A message with its priority.
 #[napi(object, object_from_js = false)]
+#[allow(dead_code)] // the TypeScript type of what the CLASSIFIED helper builds (`classified_list`)
 pub struct ClassifiedMessage<'env> {
   /// The caller's message object, unchanged.
   #[napi(ts_type = "Message")]
@@ -207,12 +194,16 @@ pub struct ClassificationContext<'env> {
 /// classifyMessage({ role: 'system', content: 'You are…' }).priority // ContentPriority.SYSTEM
 /// classifyMessage(messages[5], { messages, index: 5 }) // as trimByPriority sees it
 /// ```
-#[napi(catch_unwind, ts_args_type = "message: Message, context?: ClassificationContext")]
+#[napi(
+  catch_unwind,
+  ts_args_type = "message: Message, context?: ClassificationContext",
+  ts_return_type = "ClassifiedMessage"
+)]
 pub fn classify_message<'env>(
   env: &'env Env,
   message: Unknown<'env>,
   context: Option<Unknown<'env>>,
-) -> Result<ClassifiedMessage<'env>> {
+) -> Result<Unknown<'env>> {
   let ctx: ClassificationContext = read_options(env, context, "context")?;
   let throw = |e: CoreError| error::throw(env, e);
   let encoding = Encoding::resolve(ctx.model.as_deref(), ctx.encoding.as_deref()).map_err(throw)?;
@@ -250,7 +241,7 @@ pub fn classify_message<'env>(
       options: &options,
     };
     let c = core_classify_message(&one[0], conv.tokens(0), file.as_ref(), &core_ctx);
-    return Ok(classified(object, c));
+    return classified(env, object, &c);
   };
   for (name, given) in [
     ("messageStep", message_step.is_some()),
@@ -289,17 +280,79 @@ pub fn classify_message<'env>(
     None => classify_conversation(&conv, None, &options),
   };
   let c = classes.swap_remove(index);
-  Ok(classified(*object, c))
+  classified(env, *object, &c)
 }
 
-fn classified(message: Object<'_>, c: crate::classify::Classification) -> ClassifiedMessage<'_> {
-  ClassifiedMessage {
-    message,
-    priority: c.priority.into(),
-    tokens: saturate(c.tokens),
-    step: saturate(c.step),
-    metadata: c.metadata.into(),
+/// Builds `ClassifiedMessage` objects for `entries` in one call of the CLASSIFIED helper: a list
+/// of hundreds of dropped messages costs microseconds this way, where napi property definitions
+/// took a millisecond. The shape is {@link ClassifiedMessage}'s.
+pub(crate) fn classified_list<'env, 'c>(
+  env: &'env Env,
+  entries: impl ExactSizeIterator<Item = (Object<'env>, &'c crate::classify::Classification)>,
+) -> Result<Array<'env>> {
+  let n = entries.len();
+  let mut objects = env.create_array(n as u32)?;
+  let mut paths = env.create_array(n as u32)?;
+  let mut columns = Vec::with_capacity(n * CLASSIFIED_COLUMNS);
+  for (j, (object, c)) in entries.enumerate() {
+    objects.set(j as u32, object)?;
+    let m = &c.metadata;
+    if let Some(path) = &m.file_path {
+      paths.set(j as u32, path.as_str())?;
+    }
+    let flags = u8::from(m.is_system)
+      | u8::from(m.is_agent_instruction) << 1
+      | u8::from(m.is_current_task) << 2
+      | u8::from(m.was_modified) << 3
+      | u8::from(m.is_summarized) << 4;
+    columns.extend([
+      f64::from(c.priority.value()),
+      f64::from(saturate(c.tokens)),
+      f64::from(saturate(c.step)),
+      m.age.map_or(-1.0, |a| f64::from(saturate(a))),
+      f64::from(flags),
+    ]);
   }
+  let helper = super::instance::instance(env)?.classified.borrow_back(env)?;
+  helper.call(FnArgs::from((objects, Float64Array::new(columns), paths)))
+}
+
+/// Numbers per entry passed to the CLASSIFIED helper.
+const CLASSIFIED_COLUMNS: usize = 5;
+
+/// The CLASSIFIED helper: `ClassifiedMessage` objects from the messages, their numbers
+/// (priority, tokens, step, age or -1, flags) and file paths. Fields that do not apply are
+/// absent, as in every other object the addon returns.
+pub(crate) const CLASSIFIED: &str = r#"(function contextTrimClassified(objects, columns, paths) {
+  const out = new Array(objects.length);
+  for (let i = 0; i < objects.length; i++) {
+    const c = i * 5;
+    const age = columns[c + 3];
+    const flags = columns[c + 4];
+    const metadata = {};
+    if (flags & 1) metadata.isSystem = true;
+    if (flags & 2) metadata.isAgentInstruction = true;
+    if (flags & 4) metadata.isCurrentTask = true;
+    if (paths[i] !== undefined) metadata.filePath = paths[i];
+    if (flags & 8) metadata.wasModified = true;
+    if (age >= 0) metadata.age = age;
+    if (flags & 16) metadata.isSummarized = true;
+    out[i] = { message: objects[i], priority: columns[c], tokens: columns[c + 1], step: columns[c + 2], metadata };
+  }
+  return out;
+})"#;
+
+/// The CLASSIFIED helper's arguments.
+pub(crate) type ClassifiedArgs<'env> = FnArgs<(Array<'env>, Float64Array, Array<'env>)>;
+
+/// One `ClassifiedMessage`, built like every list of them.
+fn classified<'env>(
+  env: &'env Env,
+  message: Object<'env>,
+  c: &crate::classify::Classification,
+) -> Result<Unknown<'env>> {
+  let list = classified_list(env, std::iter::once((message, c)))?;
+  list.get::<Unknown>(0)?.ok_or_else(|| Error::new(Status::GenericFailure, "no classified message"))
 }
 
 /// Options of {@link FileTracker}.
@@ -531,7 +584,8 @@ pub struct TrimResult<'env> {
   #[napi(ts_type = "Message[]")]
   pub messages: Array<'env>,
   /// The messages dropped or replaced by a placeholder (your own objects), in order.
-  pub dropped_messages: Vec<ClassifiedMessage<'env>>,
+  #[napi(ts_type = "Array<ClassifiedMessage>")]
+  pub dropped_messages: Array<'env>,
   /// Tokens before minus tokens after.
   pub saved_tokens: u32,
   /// With `summarizeDropped`, when something was dropped or replaced: the summary of it,
@@ -764,12 +818,13 @@ impl Finisher {
     if !self.full_result {
       return messages.into_unknown(env);
     }
-    let dropped_messages = trim
+    let dropped: Vec<_> = trim
       .outcome
       .dropped
       .iter()
-      .filter_map(|&i| Some(classified(*objects.get(i)?, trim.classification.get(i)?.clone())))
+      .filter_map(|&i| Some((*objects.get(i)?, trim.classification.get(i)?)))
       .collect();
+    let dropped_messages = classified_list(env, dropped.into_iter())?;
     let (summary_source, summary_error) = match settled {
       Some(s) if summary.is_some() => (Some(s.source), s.error),
       _ => (None, None),
