@@ -1,6 +1,7 @@
 //! The shared model of a conversation: messages with their token counts, steps and tool-call
 //! units, computed once and used by every strategy.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use crate::format::Format;
@@ -33,13 +34,162 @@ pub struct Conversation<'a> {
   messages: Vec<&'a Message>,
   encoding: Encoding,
   format: Format,
+  layout: Cow<'a, Layout>,
+}
+
+/// What a conversation's structure is, apart from its messages: per-message tokens, steps,
+/// tool-call units and the call each result answers. Built in one pass
+/// ([`Layout::build`]) or one message at a time ([`Layout::push`], as
+/// [`crate::window::ContextWindow`] does), with the same result.
+#[derive(Debug, Clone, Default)]
+pub struct Layout {
   tokens: Vec<usize>,
+  /// The sum of `tokens`.
+  sum: usize,
   steps: Vec<usize>,
   current_step: usize,
   units: Vec<Unit>,
   unit_of: Vec<usize>,
   /// For each message answering a call: (index of the calling message, index of the call).
   answered_call: Vec<Option<(usize, usize)>>,
+  /// Call id -> (calling message, call index). A repeated id pairs with its latest call; the
+  /// validator reports the duplicate.
+  calls: HashMap<String, (usize, usize)>,
+  groups: Groups,
+}
+
+impl Layout {
+  /// The layout of `messages`, whose tokens are `tokens` (one per message).
+  ///
+  /// # Panics
+  ///
+  /// Never on input data; `tokens` must have one entry per message (a caller bug otherwise,
+  /// caught in debug builds).
+  pub fn build(messages: &[&Message], tokens: Vec<usize>) -> Layout {
+    debug_assert_eq!(tokens.len(), messages.len());
+    let n = messages.len();
+    let mut layout = Layout {
+      tokens: Vec::with_capacity(n),
+      steps: Vec::with_capacity(n),
+      unit_of: Vec::with_capacity(n),
+      answered_call: Vec::with_capacity(n),
+      calls: HashMap::with_capacity(n / 2),
+      groups: Groups { parent: Vec::with_capacity(n) },
+      ..Layout::default()
+    };
+    for (m, t) in messages.iter().zip(tokens) {
+      layout.link(m, t);
+    }
+    layout.number_units();
+    layout
+  }
+
+  /// Appends a message whose tokens are `tokens`. Costs O(its tool calls and results), except
+  /// when the message ties together units that were apart (it answers calls of two different
+  /// messages, which no provider accepts): then the units are numbered again, O(messages).
+  pub fn push(&mut self, message: &Message, tokens: usize) {
+    let i = self.tokens.len();
+    let joined = self.link(message, tokens);
+    match joined {
+      Joined::Nothing => {
+        self.unit_of.push(self.units.len());
+        self.units.push(Unit { members: vec![i] });
+      }
+      Joined::One(u) => {
+        self.unit_of.push(u);
+        self.units[u].members.push(i);
+      }
+      Joined::Several => self.number_units(),
+    }
+  }
+
+  /// Records message `i` = the next one: tokens, step, the calls it answers and makes, its
+  /// group. Leaves `units` and `unit_of` to the caller; says which units it joined.
+  fn link(&mut self, m: &Message, tokens: usize) -> Joined {
+    let i = self.tokens.len();
+    self.tokens.push(tokens);
+    self.sum += tokens;
+    self.groups.parent.push(i);
+    self.answered_call.push(None);
+    // Each message is tied to the callers of every call it answers: a unit is a connected
+    // group. In a valid conversation that is one caller and its results; a message that both
+    // answers and calls (or answers several callers) chains their units into one, so that no
+    // removal can ever separate a call from its result.
+    let mut joined = Joined::Nothing;
+    for id in &m.answers {
+      if let Some(&(caller, c)) = self.calls.get(id.as_str()) {
+        self.answered_call[i].get_or_insert((caller, c));
+        let unit = self.unit_of.get(caller).copied();
+        joined = match (joined, unit) {
+          (Joined::Nothing, Some(u)) => Joined::One(u),
+          (Joined::One(a), Some(u)) if a == u => Joined::One(a),
+          _ => Joined::Several,
+        };
+        self.groups.join(caller, i);
+      }
+    }
+    if m.has_tool_calls() {
+      self.current_step += 1;
+      for (c, call) in m.tool_calls.iter().enumerate() {
+        self.calls.insert(call.id.clone(), (i, c));
+      }
+      self.steps.push(self.current_step);
+    } else {
+      // A result belongs to the step of the (first known) call it answers.
+      let step = self.answered_call[i].map_or(self.current_step, |(caller, _)| self.steps[caller]);
+      self.steps.push(step);
+    }
+    joined
+  }
+
+  /// Numbers the units by their first message, members ascending, from the groups.
+  fn number_units(&mut self) {
+    let n = self.tokens.len();
+    self.units.clear();
+    self.unit_of.clear();
+    let mut unit_of_root = vec![usize::MAX; n];
+    for i in 0..n {
+      let root = self.groups.root(i);
+      if unit_of_root[root] == usize::MAX {
+        unit_of_root[root] = self.units.len();
+        self.units.push(Unit { members: Vec::new() });
+      }
+      self.unit_of.push(unit_of_root[root]);
+      self.units[unit_of_root[root]].members.push(i);
+    }
+  }
+
+  /// The number of messages.
+  pub fn len(&self) -> usize {
+    self.tokens.len()
+  }
+
+  /// Whether there are no messages.
+  pub fn is_empty(&self) -> bool {
+    self.tokens.is_empty()
+  }
+
+  /// The tokens of the whole request, reply priming included (0 without messages).
+  pub fn total_tokens(&self) -> usize {
+    if self.tokens.is_empty() {
+      0
+    } else {
+      self.sum + REPLY_PRIMING
+    }
+  }
+
+  /// The number of steps (assistant messages with tool calls).
+  pub fn current_step(&self) -> usize {
+    self.current_step
+  }
+}
+
+/// Which existing units a pushed message was tied to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Joined {
+  Nothing,
+  One(usize),
+  Several,
 }
 
 impl<'a> Conversation<'a> {
@@ -62,61 +212,20 @@ impl<'a> Conversation<'a> {
   /// Never on input data; `tokens` must have one entry per message (a caller bug otherwise,
   /// caught in debug builds).
   pub fn with_tokens(messages: Vec<&'a Message>, encoding: Encoding, tokens: Vec<usize>) -> Self {
-    debug_assert_eq!(tokens.len(), messages.len());
-    let n = messages.len();
-    let mut steps = Vec::with_capacity(n);
-    let mut answered_call = vec![None; n];
-    // call id -> (calling message, call index)
-    let mut calls: HashMap<&str, (usize, usize)> = HashMap::with_capacity(n / 2);
-    // Each message is tied to the callers of every call it answers: a unit is a connected
-    // group. In a valid conversation that is one caller and its results; a message that both
-    // answers and calls (or answers several callers) chains their units into one, so that no
-    // removal can ever separate a call from its result.
-    let mut group = Groups::new(n);
-    let mut step = 0;
-    for (i, m) in messages.iter().enumerate() {
-      for id in &m.answers {
-        if let Some(&(caller, c)) = calls.get(id.as_str()) {
-          answered_call[i].get_or_insert((caller, c));
-          group.join(caller, i);
-        }
-      }
-      if m.has_tool_calls() {
-        step += 1;
-        for (c, call) in m.tool_calls.iter().enumerate() {
-          // A repeated id pairs with its latest call; the validator reports the duplicate.
-          calls.insert(call.id.as_str(), (i, c));
-        }
-        steps.push(step);
-      } else {
-        // A result belongs to the step of the (first known) call it answers.
-        steps.push(answered_call[i].map_or(step, |(caller, _)| steps[caller]));
-      }
-    }
-    // Units numbered by their first message, members ascending.
-    let mut units: Vec<Unit> = Vec::new();
-    let mut unit_of = vec![usize::MAX; n];
-    let mut unit_of_root = vec![usize::MAX; n];
-    for i in 0..n {
-      let root = group.root(i);
-      if unit_of_root[root] == usize::MAX {
-        unit_of_root[root] = units.len();
-        units.push(Unit { members: Vec::new() });
-      }
-      unit_of[i] = unit_of_root[root];
-      units[unit_of[i]].members.push(i);
-    }
-    Conversation {
-      messages,
-      encoding,
-      format: Format::default(),
-      tokens,
-      steps,
-      current_step: step,
-      units,
-      unit_of,
-      answered_call,
-    }
+    let layout = Layout::build(&messages, tokens);
+    Conversation { messages, encoding, format: Format::default(), layout: Cow::Owned(layout) }
+  }
+
+  /// `messages` with their layout already made (e.g. kept up to date by a
+  /// [`crate::window::ContextWindow`]): nothing is analysed again.
+  ///
+  /// # Panics
+  ///
+  /// Never on input data; `layout` must be the layout of `messages` (a caller bug otherwise,
+  /// caught in debug builds).
+  pub fn with_layout(messages: Vec<&'a Message>, encoding: Encoding, layout: &'a Layout) -> Self {
+    debug_assert_eq!(messages.len(), layout.len());
+    Conversation { messages, encoding, format: Format::default(), layout: Cow::Borrowed(layout) }
   }
 
   /// The same conversation, read in `format`: strategies' plans are made to follow its
@@ -158,61 +267,57 @@ impl<'a> Conversation<'a> {
 
   /// The tokens of message `i` (with its framing overhead).
   pub fn tokens(&self, i: usize) -> usize {
-    self.tokens[i]
+    self.layout.tokens[i]
   }
 
   /// Every message's tokens.
   pub fn all_tokens(&self) -> &[usize] {
-    &self.tokens
+    &self.layout.tokens
   }
 
   /// The tokens of the whole request, reply priming included.
   pub fn total_tokens(&self) -> usize {
-    if self.tokens.is_empty() {
-      0
-    } else {
-      self.tokens.iter().sum::<usize>() + REPLY_PRIMING
-    }
+    self.layout.total_tokens()
   }
 
   /// The step of message `i`.
   pub fn step(&self, i: usize) -> usize {
-    self.steps[i]
+    self.layout.steps[i]
   }
 
   /// Every message's step.
   pub fn steps(&self) -> &[usize] {
-    &self.steps
+    &self.layout.steps
   }
 
   /// The number of steps (assistant messages with tool calls).
   pub fn current_step(&self) -> usize {
-    self.current_step
+    self.layout.current_step
   }
 
   /// The age of message `i` in steps.
   pub fn age(&self, i: usize) -> usize {
-    self.current_step - self.steps[i]
+    self.layout.current_step - self.layout.steps[i]
   }
 
   /// The units, ordered by their first message.
   pub fn units(&self) -> &[Unit] {
-    &self.units
+    &self.layout.units
   }
 
   /// The index of the unit of message `i`.
   pub fn unit_of(&self, i: usize) -> usize {
-    self.unit_of[i]
+    self.layout.unit_of[i]
   }
 
   /// For a message that answers a known call: the calling message and the call's index in it.
   pub fn answered_call(&self, i: usize) -> Option<(usize, usize)> {
-    self.answered_call[i]
+    self.layout.answered_call[i]
   }
 
   /// The name of the tool whose result message `i` is, from its call (or its `name` field).
   pub fn tool_name(&self, i: usize) -> Option<&'a str> {
-    match self.answered_call[i] {
+    match self.layout.answered_call[i] {
       Some((caller, c)) => Some(self.messages[caller].tool_calls[c].name.as_str()),
       None => self.messages[i].name.as_deref(),
     }
@@ -220,7 +325,8 @@ impl<'a> Conversation<'a> {
 
   /// The arguments (JSON text) of the call that message `i` answers.
   pub fn call_arguments(&self, i: usize) -> Option<&'a str> {
-    self.answered_call[i].map(|(caller, c)| self.messages[caller].tool_calls[c].arguments.as_str())
+    self.layout.answered_call[i]
+      .map(|(caller, c)| self.messages[caller].tool_calls[c].arguments.as_str())
   }
 
   /// The index of the current task: the last user message that opens the current turn.
@@ -257,15 +363,12 @@ impl<'a> Conversation<'a> {
 }
 
 /// Disjoint groups of message indices (union-find with path halving), to build the units.
+#[derive(Debug, Clone, Default)]
 struct Groups {
   parent: Vec<usize>,
 }
 
 impl Groups {
-  fn new(n: usize) -> Self {
-    Groups { parent: (0..n).collect() }
-  }
-
   /// The representative of `i`'s group.
   fn root(&mut self, mut i: usize) -> usize {
     while self.parent[i] != i {

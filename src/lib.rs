@@ -35,6 +35,7 @@ pub mod strategy;
 pub mod summary;
 pub mod tokens;
 pub mod validate;
+pub mod window;
 
 // The binding is tested from JavaScript only: napi-derive registers nothing in a Rust test
 // build, where every binding item would be dead code.
@@ -45,7 +46,7 @@ mod napi;
 mod testing;
 
 pub use classify::{Classification, ClassifyOptions, ContentPriority};
-pub use conversation::{Conversation, Unit};
+pub use conversation::{Conversation, Layout, Unit};
 pub use error::{Error, ErrorKind, Result};
 pub use file_ops::{file_operation, FileOp, FileOpKind};
 pub use file_tracker::{FileReference, FileTracker};
@@ -53,3 +54,4 @@ pub use format::Format;
 pub use message::{Content, Message, Part, Role, ToolCall};
 pub use plan::{Action, MetaValue, Plan, Replacement};
 pub use tokens::Encoding;
+pub use window::ContextWindow;

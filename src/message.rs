@@ -170,6 +170,12 @@ impl std::fmt::Debug for Memo {
 /// whatever its flags.
 pub const SUMMARY_MARKER: &str = "[context-trim summary]";
 
+impl AsRef<Message> for Message {
+  fn as_ref(&self) -> &Message {
+    self
+  }
+}
+
 impl Message {
   /// A message with the given role and text content and nothing else.
   pub fn text(role: Role, text: impl Into<String>) -> Self {

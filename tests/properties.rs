@@ -13,6 +13,8 @@
 //!
 //! `PROPTEST_CASES` raises the case count for a longer run.
 
+mod common;
+
 use context_trim::format::parse_messages;
 use context_trim::fuzzing::{check_strategies, check_validator, Knobs};
 use context_trim::validate::validate;
@@ -417,6 +419,16 @@ proptest! {
     for format in Format::ALL {
       let (_, messages) = parse_messages(&s.render(format), Some(format)).map_err(fail)?;
       check_strategies(&messages, format, &knobs).map_err(fail)?;
+    }
+  }
+
+  /// The incremental window equals the one-pass analysis on any session, defects included
+  /// (a message answering and calling, orphans, reused ids).
+  #[test]
+  fn a_window_grown_message_by_message_is_the_whole_conversation(s in session()) {
+    for format in Format::ALL {
+      let (_, messages) = parse_messages(&s.render(format), Some(format)).map_err(fail)?;
+      common::check_window_growth(&messages, 1).map_err(fail)?;
     }
   }
 

@@ -1,6 +1,7 @@
 //! What the integration tests share: the bundled real transcripts.
 
 use context_trim::message::{messages_from_json, Message};
+use context_trim::{ContextWindow, Conversation, Encoding, Format};
 
 /// The messages of `samples/transcripts/<name>`.
 pub fn load(name: &str) -> Vec<Message> {
@@ -21,4 +22,33 @@ pub fn transcripts() -> Vec<(String, Vec<Message>)> {
     .collect();
   names.sort();
   names.into_iter().map(|n| (n.clone(), load(&n))).collect()
+}
+
+/// Grows a [`ContextWindow`] one message at a time and checks, after every `every`-th message
+/// and the last, that its conversation is the one-pass analysis of the same messages: counts,
+/// steps, units, pairs and totals.
+#[allow(dead_code, reason = "not every test crate grows windows")]
+pub fn check_window_growth(messages: &[Message], every: usize) -> Result<(), String> {
+  let mut window = ContextWindow::new(Encoding::O200kBase, Format::OpenAi);
+  for (k, m) in messages.iter().enumerate() {
+    window.push(m);
+    if k % every != 0 && k + 1 != messages.len() {
+      continue;
+    }
+    let whole = Conversation::new(&messages[..=k], Encoding::O200kBase);
+    let grown = window.conversation();
+    let same = grown.all_tokens() == whole.all_tokens()
+      && grown.steps() == whole.steps()
+      && grown.units() == whole.units()
+      && grown.current_step() == whole.current_step()
+      && grown.total_tokens() == whole.total_tokens()
+      && window.total_tokens() == whole.total_tokens()
+      && (0..=k).all(|i| {
+        grown.unit_of(i) == whole.unit_of(i) && grown.answered_call(i) == whole.answered_call(i)
+      });
+    if !same {
+      return Err(format!("the window differs from the whole conversation after message {k}"));
+    }
+  }
+  Ok(())
 }

@@ -1,0 +1,129 @@
+//! A conversation that grows one message at a time, for apps that own the agent loop.
+//!
+//! Each appended message is counted once and linked into the [`Layout`] (its step, the call it
+//! answers, its tool-call unit) in time proportional to its own calls and results; the request's
+//! total is a running sum. A strategy run on [`ContextWindow::conversation`] then costs
+//! O(messages): no text is read or tokenised again, and nothing is re-analysed.
+
+use crate::conversation::{Conversation, Layout};
+use crate::format::Format;
+use crate::message::Message;
+use crate::tokens::{message_tokens, Encoding};
+
+/// A growing conversation of `M`s (messages, or anything holding one), with its layout kept up
+/// to date.
+#[derive(Debug, Clone)]
+pub struct ContextWindow<M> {
+  items: Vec<M>,
+  encoding: Encoding,
+  format: Format,
+  layout: Layout,
+}
+
+impl<M: AsRef<Message>> ContextWindow<M> {
+  /// An empty window counting in `encoding`, whose messages are in `format`.
+  pub fn new(encoding: Encoding, format: Format) -> Self {
+    ContextWindow { items: Vec::new(), encoding, format, layout: Layout::default() }
+  }
+
+  /// Appends a message: counts its tokens (memoised in the message) and links it.
+  pub fn push(&mut self, item: M) {
+    let tokens = message_tokens(item.as_ref(), self.encoding);
+    self.layout.push(item.as_ref(), tokens);
+    self.items.push(item);
+  }
+
+  /// Replaces every message with `items`, in the window's format (which may change).
+  pub fn reset(&mut self, items: Vec<M>, format: Format) {
+    self.format = format;
+    let refs: Vec<&Message> = items.iter().map(AsRef::as_ref).collect();
+    let tokens = refs.iter().map(|m| message_tokens(m, self.encoding)).collect();
+    self.layout = Layout::build(&refs, tokens);
+    self.items = items;
+  }
+
+  /// The messages, in order.
+  pub fn items(&self) -> &[M] {
+    &self.items
+  }
+
+  /// The number of messages.
+  pub fn len(&self) -> usize {
+    self.items.len()
+  }
+
+  /// Whether there are no messages.
+  pub fn is_empty(&self) -> bool {
+    self.items.is_empty()
+  }
+
+  /// The encoding the counts are in.
+  pub fn encoding(&self) -> Encoding {
+    self.encoding
+  }
+
+  /// The format of the messages.
+  pub fn format(&self) -> Format {
+    self.format
+  }
+
+  /// The tokens of the whole request, reply priming included: O(1).
+  pub fn total_tokens(&self) -> usize {
+    self.layout.total_tokens()
+  }
+
+  /// The number of steps (assistant messages with tool calls): O(1).
+  pub fn current_step(&self) -> usize {
+    self.layout.current_step()
+  }
+
+  /// The conversation as every strategy reads it, made from the kept layout: O(messages) for
+  /// the list of references, nothing analysed again.
+  pub fn conversation(&self) -> Conversation<'_> {
+    let refs = self.items.iter().map(AsRef::as_ref).collect();
+    Conversation::with_layout(refs, self.encoding, &self.layout).with_format(self.format)
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use crate::testing::{call, result, user};
+
+  /// A message answering calls of two different messages ties their units together, as the
+  /// one-pass analysis does, and later units are numbered after the merged one.
+  #[test]
+  fn a_message_tying_two_units_merges_them() {
+    let mut both = result("a", "A and B");
+    both.answers.push("b".into());
+    let messages =
+      vec![call("a", "ls", "{}"), user("between"), call("b", "ls", "{}"), both, user("after")];
+    let mut window = ContextWindow::new(Encoding::O200kBase, Format::OpenAi);
+    for m in &messages {
+      window.push(m);
+    }
+    let whole = Conversation::new(&messages, Encoding::O200kBase);
+    let grown = window.conversation();
+    assert_eq!(grown.units(), whole.units());
+    assert_eq!(grown.units()[grown.unit_of(0)].members, vec![0, 2, 3]);
+    assert_eq!(grown.unit_of(1), 1);
+    assert_eq!(grown.unit_of(4), 2);
+    assert_eq!(window.current_step(), 2);
+  }
+
+  #[test]
+  fn reset_replaces_everything() {
+    let messages = vec![user("task"), call("a", "read_file", "{}"), result("a", "text")];
+    let mut window = ContextWindow::new(Encoding::Cl100kBase, Format::OpenAi);
+    window.push(user("old"));
+    window.reset(messages.clone(), Format::Anthropic);
+    let whole = Conversation::new(&messages, Encoding::Cl100kBase);
+    assert_eq!(window.len(), 3);
+    assert_eq!(window.format(), Format::Anthropic);
+    assert_eq!(window.total_tokens(), whole.total_tokens());
+    assert_eq!(window.conversation().units(), whole.units());
+    window.reset(Vec::new(), Format::OpenAi);
+    assert!(window.is_empty());
+    assert_eq!(window.total_tokens(), 0);
+  }
+}
