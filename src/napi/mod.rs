@@ -1,6 +1,8 @@
 //! The Node.js binding: the only module that knows napi. Each entry point reads its arguments
 //! into core types, calls the core, and converts the result back.
 
+/// See Cargo.toml for why mimalloc, and why on Linux only.
+#[cfg(target_os = "linux")]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -19,6 +21,7 @@ mod simulate;
 mod summary;
 mod task;
 mod validate;
+mod window;
 mod write;
 
 use napi::bindgen_prelude::*;
