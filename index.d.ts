@@ -176,6 +176,78 @@ export declare class ContextPruner {
 }
 
 /**
+ * A conversation that grows as the agent runs, for apps that own the loop: append each
+ * message as it happens, and ask for the request to send. Each message is read and counted
+ * once, when appended, and linked into the window's steps and tool-call units; `trim`,
+ * `trimWithPlaceholders` and `truncate` then cost time proportional to the number of
+ * messages, not their size, and decide exactly as {@link trimByPriority},
+ * {@link trimWithPlaceholders} and {@link truncateOldToolOutputs} do on the same messages.
+ * The window keeps every message (a trim returns a view, it removes nothing); `reset`
+ * replaces them.
+ *
+ * ```ts
+ * const window = new ContextWindow({ model: 'gpt-4o' })
+ * window.append([system, task])
+ * for (;;) {
+ *   const { messages } = window.trim({ targetTokens: 100_000 })
+ *   const reply = await model(messages)
+ *   window.append([reply, ...(await runTools(reply))])
+ * }
+ * ```
+ */
+export declare class ContextWindow {
+  /**
+   * An empty window. Every count is in the encoding of `options` (`model`, `encoding`); with
+   * `format: 'auto'` (the default) the format is detected from the messages appended so far.
+   */
+  constructor(options?: TokenOptions)
+  /**
+   * Appends one message or an array of messages and returns the new length. They are read
+   * and checked first: a bad message is a coded error naming its index in the array given (a
+   * single message is `messages[0]`), and then nothing is appended.
+   */
+  append(messages: AnyMessage | AnyMessage[]): number
+  /**
+   * Replaces every message with `messages` (none when absent), e.g. after compacting the
+   * history for good. Read and checked first, as by `append`.
+   */
+  reset(messages?: AnyMessage[]): void
+  /** The number of messages. */
+  get length(): number
+  /**
+   * The tokens of every message as one request (reply priming included), kept as a running
+   * sum.
+   */
+  get totalTokens(): number
+  /** The number of steps (assistant messages with tool calls). */
+  get currentStep(): number
+  /**
+   * The format the messages are read in (given, or detected; `'openai'` until a message shows
+   * another).
+   */
+  get format(): Exclude<MessageFormat, 'auto'>
+  /** The encoding of every count. */
+  get encoding(): TokenEncoding
+  /** Every message, in order (your own objects). */
+  messages(): AnyMessage[]
+  /**
+   * {@link trimByPriority} on the window's messages. `model` and `encoding`, if given, must
+   * name the window's encoding.
+   */
+  trim(options: TrimOptions): TrimResult
+  /**
+   * {@link trimWithPlaceholders} on the window's messages. `model` and `encoding`, if given,
+   * must name the window's encoding.
+   */
+  trimWithPlaceholders(options: TrimOptions): TrimResult
+  /**
+   * {@link truncateOldToolOutputs} on the window's messages. `model` and `encoding`, if
+   * given, must name the window's encoding.
+   */
+  truncate(config?: TruncationConfig): AnyMessage[]
+}
+
+/**
  * The files a session read, created, edited or deleted, by path, with the step of their last
  * access. Build one from a conversation with {@link FileTracker.fromMessages}, or fill it with
  * {@link FileTracker.trackAccess}; pass it to {@link trimByPriority} as `fileTracker` to decide

@@ -837,6 +837,7 @@ module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __n
 module.exports = nativeBinding
 module.exports.CacheAwareTrimmer = nativeBinding.CacheAwareTrimmer
 module.exports.ContextPruner = nativeBinding.ContextPruner
+module.exports.ContextWindow = nativeBinding.ContextWindow
 module.exports.FileTracker = nativeBinding.FileTracker
 module.exports.RollingContext = nativeBinding.RollingContext
 module.exports.__testPanic = nativeBinding.__testPanic

@@ -75,25 +75,30 @@ impl FileTracker {
     preview: Option<Preview>,
     time: f64,
   ) {
-    let existing = self.index.get(path).copied();
-    let was_modified =
-      operation.modifies() || existing.is_some_and(|i| self.references[i].was_modified);
-    let reference = FileReference {
+    let (line_count, content_preview) = match preview {
+      Some(p) => (Some(p.line_count), Some(p.text)),
+      None => (None, None),
+    };
+    if let Some(&i) = self.index.get(path) {
+      let r = &mut self.references[i];
+      r.last_access_step = step;
+      r.last_access_time = time;
+      r.was_modified |= operation.modifies();
+      r.operation = operation;
+      r.line_count = line_count;
+      r.content_preview = content_preview;
+      return;
+    }
+    self.index.insert(path.to_string(), self.references.len());
+    self.references.push(FileReference {
       path: path.to_string(),
       last_access_step: step,
       last_access_time: time,
-      was_modified,
+      was_modified: operation.modifies(),
       operation,
-      line_count: preview.as_ref().map(|p| p.line_count),
-      content_preview: preview.map(|p| p.text),
-    };
-    match existing {
-      Some(i) => self.references[i] = reference,
-      None => {
-        self.index.insert(path.to_string(), self.references.len());
-        self.references.push(reference);
-      }
-    }
+      line_count,
+      content_preview,
+    });
   }
 
   /// Whether `path` was modified in this session.
@@ -165,12 +170,25 @@ impl FileTracker {
     time: f64,
   ) -> Self {
     let mut tracker = FileTracker::new();
+    // The message of each reference's last access: only those previews are ever kept, so they
+    // are made once at the end rather than for every access.
+    let mut last = Vec::new();
     for (i, op) in operations.iter().enumerate() {
-      let (Some(op), Some(message)) = (op, conv.messages().get(i)) else { continue };
+      let Some(op) = op else { continue };
       let kind = if op.failed { FileOpKind::Read } else { op.kind };
-      let preview =
-        Preview { text: message.preview(PREVIEW_CHARS), line_count: message.line_count() };
-      tracker.record(&op.path, conv.step(i), kind, Some(preview), time);
+      tracker.record(&op.path, conv.step(i), kind, None, time);
+      let r = tracker.index.get(op.path.as_str()).copied().unwrap_or(usize::MAX);
+      if r == last.len() {
+        last.push(i);
+      } else if let Some(slot) = last.get_mut(r) {
+        *slot = i;
+      }
+    }
+    for (r, &i) in tracker.references.iter_mut().zip(&last) {
+      if let Some(message) = conv.messages().get(i) {
+        r.content_preview = Some(message.preview(PREVIEW_CHARS));
+        r.line_count = Some(message.line_count());
+      }
     }
     tracker
   }

@@ -119,6 +119,34 @@ impl Encoding {
     }
   }
 
+  /// [`Encoding::resolve`] where the counts already are in `fixed` (e.g. a window's): without
+  /// `model` and `encoding` that is the encoding; with them they must resolve to it.
+  ///
+  /// # Errors
+  ///
+  /// As [`Encoding::resolve`]; `INVALID_OPTION` on `encoding` when they resolve to another.
+  pub fn resolve_within(
+    model: Option<&str>,
+    encoding: Option<&str>,
+    fixed: Option<Encoding>,
+  ) -> Result<Encoding> {
+    let Some(fixed) = fixed else { return Encoding::resolve(model, encoding) };
+    if model.is_none() && encoding.is_none() {
+      return Ok(fixed);
+    }
+    match Encoding::resolve(model, encoding)? {
+      e if e == fixed => Ok(e),
+      e => Err(crate::error::Error::option(
+        "encoding",
+        format!(
+          "the window counts in {}, set when it was created; got {}",
+          fixed.as_str(),
+          e.as_str()
+        ),
+      )),
+    }
+  }
+
   fn bpe(self) -> Option<&'static CoreBPE> {
     use tiktoken_rs::{
       cl100k_base_singleton, o200k_base_singleton, o200k_harmony_singleton, p50k_base_singleton,

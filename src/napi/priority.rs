@@ -314,7 +314,9 @@ pub(crate) fn classified_list<'env, 'c>(
     ]);
   }
   let helper = super::instance::instance(env)?.classified.borrow_back(env)?;
-  helper.call(FnArgs::from((objects, Float64Array::new(columns), paths)))
+  // Copied into V8's own memory: an external buffer would hold fresh pages until a GC.
+  let columns = Float64ArraySlice::copy_from(env, &columns)?;
+  helper.call(FnArgs::from((objects, columns, paths)))
 }
 
 /// Numbers per entry passed to the CLASSIFIED helper.
@@ -343,7 +345,7 @@ pub(crate) const CLASSIFIED: &str = r#"(function contextTrimClassified(objects, 
 })"#;
 
 /// The CLASSIFIED helper's arguments.
-pub(crate) type ClassifiedArgs<'env> = FnArgs<(Array<'env>, Float64Array, Array<'env>)>;
+pub(crate) type ClassifiedArgs<'env> = FnArgs<(Array<'env>, Float64ArraySlice<'env>, Array<'env>)>;
 
 /// One `ClassifiedMessage`, built like every list of them.
 fn classified<'env>(
@@ -717,14 +719,7 @@ impl task::Operation for TrimOp {
 
   fn compute(&mut self, messages: &[&Message]) -> TrimOutput {
     let conv = Conversation::from_refs(messages.to_vec(), self.encoding).with_format(self.format);
-    match &self.summary {
-      None => TrimOutput { trim: self.run(&conv, self.target), summary: None },
-      Some(request) => {
-        let (trim, summary) =
-          trim_with_summary(&conv, self.target, &request.options, |t| self.run(&conv, t));
-        TrimOutput { trim, summary }
-      }
-    }
+    task::OnConversation::compute_on(self, &conv)
   }
 
   fn to_js<'env>(
@@ -756,6 +751,19 @@ impl task::Operation for TrimOp {
       Ok(value.raw())
     });
     summary::ask(env, &summarizer, objects, &sources, &draft, finish)
+  }
+}
+
+impl task::OnConversation for TrimOp {
+  fn compute_on(&mut self, conv: &Conversation<'_>) -> TrimOutput {
+    match &self.summary {
+      None => TrimOutput { trim: self.run(conv, self.target), summary: None },
+      Some(request) => {
+        let (trim, summary) =
+          trim_with_summary(conv, self.target, &request.options, |t| self.run(conv, t));
+        TrimOutput { trim, summary }
+      }
+    }
   }
 }
 
@@ -853,8 +861,24 @@ fn prepare_priority<'env>(
   strategy: Strategy,
   asynchronous: bool,
 ) -> Result<(read::JsMessages<'env>, TrimOp)> {
-  let throw = |e: CoreError| error::throw(env, e);
   let input = read::read_messages(env, messages)?;
+  let mut op = trim_op(env, options, strategy, asynchronous, None)?;
+  op.format = input.format;
+  op.messages = keep_for_summarizer(&input, op.summary.as_ref());
+  Ok((input, op))
+}
+
+/// Reads the {@link TrimOptions} of a trimming call into its operation (on messages in the
+/// OpenAI format until told otherwise). With `fixed_encoding` (a window's), counts are in that
+/// encoding, and `model`/`encoding` may only name it.
+pub(crate) fn trim_op(
+  env: &Env,
+  options: Unknown<'_>,
+  strategy: Strategy,
+  asynchronous: bool,
+  fixed_encoding: Option<Encoding>,
+) -> Result<TrimOp> {
+  let throw = |e: CoreError| error::throw(env, e);
   let opts: TrimOptions = read_options(env, Some(options), "options")?;
   let Some(target) = integer_field(opts.target_tokens, "targetTokens").map_err(throw)? else {
     return Err(throw(CoreError::option("targetTokens", "is required")));
@@ -862,7 +886,8 @@ fn prepare_priority<'env>(
   let classify = classify_options(opts.preserve_recent_turns, None, opts.agent_instruction_markers)
     .map_err(throw)?;
   let encoding =
-    Encoding::resolve(opts.model.as_deref(), opts.encoding.as_deref()).map_err(throw)?;
+    Encoding::resolve_within(opts.model.as_deref(), opts.encoding.as_deref(), fixed_encoding)
+      .map_err(throw)?;
   let tracker = match opts.file_tracker.filter(|v| !is_nullish(v)) {
     None => None,
     Some(v) => {
@@ -881,20 +906,17 @@ fn prepare_priority<'env>(
     summarizer_timeout_ms: opts.summarizer_timeout_ms,
   };
   let summary = summary_request(fields, asynchronous).map_err(throw)?;
-  let messages = keep_for_summarizer(&input, summary.as_ref());
-  let format = input.format;
-  let op = TrimOp {
+  Ok(TrimOp {
     strategy,
     full_result: true,
     target,
     classify,
     tracker,
     encoding,
-    format,
+    format: Format::default(),
     summary,
-    messages,
-  };
-  Ok((input, op))
+    messages: Vec::new(),
+  })
 }
 
 /// The parsed messages when a summarizer may need them after the worker (else nothing).

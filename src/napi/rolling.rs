@@ -59,6 +59,15 @@ pub struct TruncationConfig {
 impl TruncationConfig {
   /// The core configuration and encoding, defaults filled in.
   pub(crate) fn normalize(&self) -> CoreResult<(rolling::TruncationConfig, Encoding)> {
+    self.normalize_within(None)
+  }
+
+  /// [`TruncationConfig::normalize`] for counts already in `fixed` (see
+  /// [`Encoding::resolve_within`]).
+  pub(crate) fn normalize_within(
+    &self,
+    fixed: Option<Encoding>,
+  ) -> CoreResult<(rolling::TruncationConfig, Encoding)> {
     let int = |value: Option<f64>, name: &str, min: usize, default: usize| {
       value.map_or(Ok(default), |v| integer_option(name, v, min as f64))
     };
@@ -81,7 +90,8 @@ impl TruncationConfig {
       stable_placeholders: self.stable_placeholders.unwrap_or(false),
     };
     config.validate()?;
-    let encoding = Encoding::resolve(self.model.as_deref(), self.encoding.as_deref())?;
+    let encoding =
+      Encoding::resolve_within(self.model.as_deref(), self.encoding.as_deref(), fixed)?;
     Ok((config, encoding))
   }
 }
@@ -175,19 +185,33 @@ pub fn truncate_old_tool_outputs_async<'env>(
   task::spawn(input, op)
 }
 
-type TruncateOp = task::PlanOnly<Box<dyn FnMut(&Conversation<'_>) -> crate::Plan + Send>>;
+pub(crate) type TruncateOp =
+  task::PlanOnly<Box<dyn FnMut(&Conversation<'_>) -> crate::Plan + Send>>;
 
 fn prepare_truncation<'env>(
   env: &'env Env,
   messages: Unknown<'env>,
   config: Option<Unknown<'env>>,
 ) -> Result<(read::JsMessages<'env>, TruncateOp)> {
-  let (config, encoding) = read_config(env, config)?;
+  let mut op = truncate_op(env, config, None)?;
   let input = read::read_messages(env, messages)?;
+  op.format = input.format;
+  Ok((input, op))
+}
+
+/// Reads a `config` argument (partial, merged with the defaults) into a truncation (on OpenAI
+/// messages until told otherwise); with `fixed_encoding`, see [`Encoding::resolve_within`].
+pub(crate) fn truncate_op(
+  env: &Env,
+  config: Option<Unknown>,
+  fixed_encoding: Option<Encoding>,
+) -> Result<TruncateOp> {
+  let config: TruncationConfig = read_options(env, config, "config")?;
+  let (config, encoding) =
+    config.normalize_within(fixed_encoding).map_err(|e| error::throw(env, e))?;
   let plan: Box<dyn FnMut(&Conversation<'_>) -> crate::Plan + Send> =
     Box::new(move |conv| rolling::truncate_old_tool_outputs(conv, &config));
-  let format = input.format;
-  Ok((input, task::PlanOnly { encoding, format, plan }))
+  Ok(task::PlanOnly { encoding, format: crate::Format::default(), plan })
 }
 
 /// Options of a {@link RollingContext}.
@@ -260,7 +284,8 @@ impl RollingContext {
   /// Replaces the configuration: the fields given, the others from {@link DEFAULT_CONFIG}.
   #[napi(setter, catch_unwind, ts_args_type = "value: TruncationConfig | undefined")]
   pub fn set_config(&mut self, env: &Env, value: Option<Unknown>) -> Result<()> {
-    let (config, encoding) = read_config(env, value)?;
+    let config: TruncationConfig = read_options(env, value, "config")?;
+    let (config, encoding) = config.normalize().map_err(|e| error::throw(env, e))?;
     self.inner.config = config;
     self.encoding = encoding;
     Ok(())
@@ -304,10 +329,4 @@ impl RollingContext {
   pub fn status(&self) -> String {
     self.inner.status_line()
   }
-}
-
-/// Reads a `config` argument: partial, merged with the defaults.
-fn read_config(env: &Env, value: Option<Unknown>) -> Result<(rolling::TruncationConfig, Encoding)> {
-  let config: TruncationConfig = read_options(env, value, "config")?;
-  config.normalize().map_err(|e| error::throw(env, e))
 }

@@ -35,6 +35,13 @@ pub(crate) trait Operation: Send + 'static {
   ) -> Result<Unknown<'env>>;
 }
 
+/// An [`Operation`] that can also run on a conversation analysed elsewhere (a `ContextWindow`'s
+/// kept layout), so that nothing is analysed again.
+pub(crate) trait OnConversation: Operation {
+  /// [`Operation::compute`] on `conv`.
+  fn compute_on(&mut self, conv: &crate::conversation::Conversation<'_>) -> Self::Output;
+}
+
 /// Runs `op` now, on the JS thread.
 pub(crate) fn run_sync<'env, O: Operation>(
   env: &'env Env,
@@ -120,9 +127,7 @@ where
   fn compute(&mut self, messages: &[&Message]) -> crate::plan::Plan {
     let conv = crate::conversation::Conversation::from_refs(messages.to_vec(), self.encoding)
       .with_format(self.format);
-    let mut plan = (self.plan)(&conv);
-    plan.conform(&conv);
-    plan
+    self.compute_on(&conv)
   }
 
   fn to_js<'env>(
@@ -133,5 +138,16 @@ where
     format: Format,
   ) -> Result<Unknown<'env>> {
     super::write::apply_plan_to(env, objects, format, &plan)?.into_unknown(env)
+  }
+}
+
+impl<F> OnConversation for PlanOnly<F>
+where
+  F: FnMut(&crate::conversation::Conversation<'_>) -> crate::plan::Plan + Send + 'static,
+{
+  fn compute_on(&mut self, conv: &crate::conversation::Conversation<'_>) -> crate::plan::Plan {
+    let mut plan = (self.plan)(conv);
+    plan.conform(conv);
+    plan
   }
 }

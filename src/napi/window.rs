@@ -1,0 +1,238 @@
+//! `ContextWindow`: the incremental API for apps that own the agent loop (see
+//! [`crate::window`]). Messages are read once, when appended; a trim reads nothing from
+//! JavaScript but the held objects it returns.
+
+use std::sync::Arc;
+
+use napi::bindgen_prelude::*;
+use napi::Env;
+use napi_derive::napi;
+
+use super::instance::Cached;
+use super::options::{read_options, TokenOptions};
+use super::priority::{trim_op, Strategy};
+use super::read::{self, JsMessages};
+use super::rolling::truncate_op;
+use super::task::OnConversation;
+use super::{error, saturate};
+use crate::format::{detect_from, Format, Signals};
+use crate::message::Message;
+use crate::window::ContextWindow as CoreWindow;
+
+impl AsRef<Message> for Arc<Cached> {
+  fn as_ref(&self) -> &Message {
+    &self.message
+  }
+}
+
+/// A conversation that grows as the agent runs, for apps that own the loop: append each
+/// message as it happens, and ask for the request to send. Each message is read and counted
+/// once, when appended, and linked into the window's steps and tool-call units; `trim`,
+/// `trimWithPlaceholders` and `truncate` then cost time proportional to the number of
+/// messages, not their size, and decide exactly as {@link trimByPriority},
+/// {@link trimWithPlaceholders} and {@link truncateOldToolOutputs} do on the same messages.
+/// The window keeps every message (a trim returns a view, it removes nothing); `reset`
+/// replaces them.
+///
+/// ```ts
+/// const window = new ContextWindow({ model: 'gpt-4o' })
+/// window.append([system, task])
+/// for (;;) {
+///   const { messages } = window.trim({ targetTokens: 100_000 })
+///   const reply = await model(messages)
+///   window.append([reply, ...(await runTools(reply))])
+/// }
+/// ```
+#[napi(custom_finalize)]
+pub struct ContextWindow {
+  core: CoreWindow<Arc<Cached>>,
+  /// The caller's objects, one per message, held until `reset` or the window's finalisation.
+  objects: Vec<ObjectRef<false>>,
+  /// The format given at construction (`None`: detect).
+  given_format: Option<Format>,
+}
+
+impl ObjectFinalize for ContextWindow {
+  fn finalize(self, env: Env) -> Result<()> {
+    release(&env, self.objects)
+  }
+}
+
+fn release(env: &Env, objects: Vec<ObjectRef<false>>) -> Result<()> {
+  for object in objects {
+    object.unref(env)?;
+  }
+  Ok(())
+}
+
+#[napi]
+impl ContextWindow {
+  /// An empty window. Every count is in the encoding of `options` (`model`, `encoding`); with
+  /// `format: 'auto'` (the default) the format is detected from the messages appended so far.
+  #[napi(constructor, catch_unwind, ts_args_type = "options?: TokenOptions")]
+  pub fn new(env: &Env, options: Option<Unknown>) -> Result<Self> {
+    let options: TokenOptions = read_options(env, options, "options")?;
+    let throw = |e| error::throw(env, e);
+    let encoding = options.encoding().map_err(throw)?;
+    let given_format = options.format().map_err(throw)?;
+    Ok(ContextWindow {
+      core: CoreWindow::new(encoding, given_format.unwrap_or_default()),
+      objects: Vec::new(),
+      given_format,
+    })
+  }
+
+  /// Appends one message or an array of messages and returns the new length. They are read
+  /// and checked first: a bad message is a coded error naming its index in the array given (a
+  /// single message is `messages[0]`), and then nothing is appended.
+  #[napi(catch_unwind, ts_args_type = "messages: AnyMessage | AnyMessage[]")]
+  pub fn append(&mut self, env: &Env, messages: Unknown) -> Result<u32> {
+    let batch = if messages.is_array()? {
+      messages
+    } else {
+      let mut one = env.create_array(1)?;
+      one.set(0, messages)?;
+      one.to_unknown()
+    };
+    let input = read::read_messages_in(env, batch, self.given_format)?;
+    let format = match self.given_format {
+      Some(f) => f,
+      None => self.detect(env, &input)?,
+    };
+    if format != self.core.format() && !self.core.is_empty() {
+      // The messages so far were read in another format (they showed none of their own):
+      // read them again in this one.
+      let held = self.held_array(env)?;
+      let again = read::read_messages_in(env, held.to_unknown(), Some(format))?;
+      self.core.reset(again.messages, format);
+    } else if self.core.is_empty() {
+      self.core.reset(Vec::new(), format);
+    }
+    let input = if input.format == format {
+      input
+    } else {
+      read::read_messages_in(env, batch, Some(format))?
+    };
+    for object in &input.objects {
+      self.objects.push(object.create_ref::<false>()?);
+    }
+    for message in input.messages {
+      self.core.push(message);
+    }
+    Ok(saturate(self.core.len()))
+  }
+
+  /// Replaces every message with `messages` (none when absent), e.g. after compacting the
+  /// history for good. Read and checked first, as by `append`.
+  #[napi(catch_unwind, ts_args_type = "messages?: AnyMessage[]")]
+  pub fn reset(&mut self, env: &Env, messages: Option<Unknown>) -> Result<()> {
+    let messages = match messages {
+      Some(m) if !super::options::is_nullish(&m) => m,
+      _ => env.create_array(0)?.to_unknown(),
+    };
+    let input = read::read_messages_in(env, messages, self.given_format)?;
+    let mut objects = Vec::with_capacity(input.objects.len());
+    for object in &input.objects {
+      objects.push(object.create_ref::<false>()?);
+    }
+    let format = input.format;
+    self.core.reset(input.messages, format);
+    release(env, std::mem::replace(&mut self.objects, objects))
+  }
+
+  /// The number of messages.
+  #[napi(getter, catch_unwind)]
+  pub fn length(&self) -> u32 {
+    saturate(self.core.len())
+  }
+
+  /// The tokens of every message as one request (reply priming included), kept as a running
+  /// sum.
+  #[napi(getter, catch_unwind)]
+  pub fn total_tokens(&self) -> u32 {
+    saturate(self.core.total_tokens())
+  }
+
+  /// The number of steps (assistant messages with tool calls).
+  #[napi(getter, catch_unwind)]
+  pub fn current_step(&self) -> u32 {
+    saturate(self.core.current_step())
+  }
+
+  /// The format the messages are read in (given, or detected; `'openai'` until a message shows
+  /// another).
+  #[napi(getter, catch_unwind, ts_return_type = "Exclude<MessageFormat, 'auto'>")]
+  pub fn format(&self) -> &'static str {
+    self.core.format().as_str()
+  }
+
+  /// The encoding of every count.
+  #[napi(getter, catch_unwind, ts_return_type = "TokenEncoding")]
+  pub fn encoding(&self) -> &'static str {
+    self.core.encoding().as_str()
+  }
+
+  /// Every message, in order (your own objects).
+  #[napi(catch_unwind, ts_return_type = "AnyMessage[]")]
+  pub fn messages<'env>(&self, env: &'env Env) -> Result<Array<'env>> {
+    self.held_array(env)
+  }
+
+  /// {@link trimByPriority} on the window's messages. `model` and `encoding`, if given, must
+  /// name the window's encoding.
+  #[napi(catch_unwind, ts_args_type = "options: TrimOptions", ts_return_type = "TrimResult")]
+  pub fn trim<'env>(&self, env: &'env Env, options: Unknown<'env>) -> Result<Unknown<'env>> {
+    let op = trim_op(env, options, Strategy::ByPriority, false, Some(self.core.encoding()))?;
+    self.run(env, op)
+  }
+
+  /// {@link trimWithPlaceholders} on the window's messages. `model` and `encoding`, if given,
+  /// must name the window's encoding.
+  #[napi(catch_unwind, ts_args_type = "options: TrimOptions", ts_return_type = "TrimResult")]
+  pub fn trim_with_placeholders<'env>(
+    &self,
+    env: &'env Env,
+    options: Unknown<'env>,
+  ) -> Result<Unknown<'env>> {
+    let op = trim_op(env, options, Strategy::WithPlaceholders, false, Some(self.core.encoding()))?;
+    self.run(env, op)
+  }
+
+  /// {@link truncateOldToolOutputs} on the window's messages. `model` and `encoding`, if
+  /// given, must name the window's encoding.
+  #[napi(catch_unwind, ts_args_type = "config?: TruncationConfig", ts_return_type = "AnyMessage[]")]
+  pub fn truncate<'env>(
+    &self,
+    env: &'env Env,
+    config: Option<Unknown<'env>>,
+  ) -> Result<Unknown<'env>> {
+    let op = truncate_op(env, config, Some(self.core.encoding()))?;
+    self.run(env, op)
+  }
+}
+
+impl ContextWindow {
+  /// The format of the held messages and `input` together: an error when they show two.
+  fn detect(&self, env: &Env, input: &JsMessages<'_>) -> Result<Format> {
+    let signals: Vec<Signals> =
+      self.core.items().iter().chain(&input.messages).map(|c| c.signals).collect();
+    detect_from(&signals).map_err(|e| error::throw(env, e))
+  }
+
+  /// The held objects as a new array.
+  fn held_array<'env>(&self, env: &'env Env) -> Result<Array<'env>> {
+    let mut array = env.create_array(self.objects.len() as u32)?;
+    for (i, object) in self.objects.iter().enumerate() {
+      array.set(i as u32, object.get_value(env)?)?;
+    }
+    Ok(array)
+  }
+
+  /// Runs `op` on the kept conversation and builds its result from the held objects.
+  fn run<'env, O: OnConversation>(&self, env: &'env Env, mut op: O) -> Result<Unknown<'env>> {
+    let output = op.compute_on(&self.core.conversation());
+    let objects =
+      self.objects.iter().map(|object| object.get_value(env)).collect::<Result<Vec<_>>>()?;
+    op.to_js(env, output, &objects, self.core.format())
+  }
+}
