@@ -202,16 +202,18 @@ export declare class ContextWindow {
    */
   constructor(options?: TokenOptions)
   /**
-   * Appends one message or an array of messages and returns the new length. They are read
-   * and checked first: a bad message is a coded error naming its index in the array given (a
-   * single message is `messages[0]`), and then nothing is appended.
+   * Appends messages (an array: `append([message])` for one) and returns the new length. They
+   * are read and checked first: a bad message is a coded error naming its index in the array
+   * given, and then nothing is appended.
    */
-  append(messages: AnyMessage | AnyMessage[]): number
+  append(messages: AnyMessage[]): number
   /**
-   * Replaces every message with `messages` (none when absent), e.g. after compacting the
-   * history for good. Read and checked first, as by `append`.
+   * Replaces every message with `messages`, e.g. after compacting the history for good. Read
+   * and checked first, as by `append`; the format is detected afresh unless given.
    */
-  reset(messages?: AnyMessage[]): void
+  reset(messages: AnyMessage[]): void
+  /** Removes every message. */
+  clear(): void
   /** The number of messages. */
   get length(): number
   /**

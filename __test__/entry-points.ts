@@ -35,6 +35,14 @@ const pruner = new ct.ContextPruner({ archivePath: join(scratch, 'archive.md'), 
 const cacheAware = new ct.CacheAwareTrimmer({ contextWindow: 400, encoding: 'approximate' })
 const rolling = new ct.RollingContext({ enabled: true, config: { maxAge: 0, smallOutputTokens: 0, encoding: 'approximate' } })
 
+/** A window counting in the encoding `options` names (so that its methods accept them); other
+ * types are left for the method to reject. */
+function windowFor(options: unknown) {
+  const o = options !== null && typeof options === 'object' && !Array.isArray(options) ? (options as Record<string, unknown>) : {}
+  const text = (v: unknown) => (typeof v === 'string' ? v : undefined)
+  return new ct.ContextWindow({ encoding: text(o.encoding), model: text(o.model) } as never)
+}
+
 /** Every entry point that takes an array of messages. */
 export const messageEntryPoints: EntryPoint[] = [
   { name: 'estimateTokens', call: (m, o) => ct.estimateTokens(m as never, o as never), options: 'options', formats: true, counts: true },
@@ -134,6 +142,30 @@ export const messageEntryPoints: EntryPoint[] = [
   { name: 'ContextPruner#prune', exact: true, call: (m, o) => pruner.prune(m as never, null, o as never), options: 'options', formats: false, counts: false, returned: trimmed },
   { name: 'ContextPruner#measure', exact: true, call: (m) => pruner.measure(m as never), formats: false, counts: false },
   // A trimmer remembers its last plan: hostile inputs may change what it keeps, never crash it.
+  {
+    name: 'ContextWindow#append',
+    call: (m, o) => {
+      const window = windowFor(o)
+      window.append(m as never)
+      return window.trim((o ?? { targetTokens: SMALL_BUDGET }) as never)
+    },
+    options: 'options',
+    formats: false,
+    counts: true,
+    returned: trimmed,
+  },
+  {
+    name: 'ContextWindow#reset',
+    call: (m, o) => {
+      const window = windowFor(o)
+      window.reset(m as never)
+      return window.truncate((o ?? { maxAge: 0, smallOutputTokens: 0 }) as never)
+    },
+    options: 'config',
+    formats: false,
+    counts: true,
+    returned: asMessages,
+  },
   { name: 'CacheAwareTrimmer#trim', call: (m) => cacheAware.trim(m as never), formats: false, counts: false, returned: trimmed },
   { name: 'RollingContext#prepare', call: (m) => rolling.prepare(m as never), formats: false, counts: false, returned: asMessages },
   { name: 'FileTracker.fromMessages', call: (m, o) => ct.FileTracker.fromMessages(m as never, o as never), options: 'options', formats: false, counts: false },
@@ -155,7 +187,7 @@ export const otherEntryPoints: Array<[string, string]> = [
 ]
 
 /** Classes: their methods taking messages are in `messageEntryPoints`, the others are checked apart. */
-export const classes = ['CacheAwareTrimmer', 'ContextPruner', 'FileTracker', 'RollingContext']
+export const classes = ['CacheAwareTrimmer', 'ContextPruner', 'ContextWindow', 'FileTracker', 'RollingContext']
 
 /** The outcome of a call that may throw or return a Promise that rejects. */
 export type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown }

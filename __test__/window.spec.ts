@@ -9,7 +9,7 @@ import { type CodedError, ct, snapshot, transcript, transcripts } from './helper
 function checkGrowth(t: import('ava').ExecutionContext, name: string, messages: AnyMessage[], every: number) {
   const window = new ct.ContextWindow()
   for (let k = 0; k < messages.length; k++) {
-    t.is(window.append(messages[k]), k + 1)
+    t.is(window.append([messages[k]]), k + 1)
     if (k % every !== 0 && k + 1 !== messages.length) continue
     const prefix = messages.slice(0, k + 1)
     const at = `${name} after message ${k}`
@@ -39,7 +39,7 @@ test('a window grown message by message decides as the stateless functions do, o
 test('appending an array equals appending one by one; the result is deterministic', (t) => {
   const messages = transcript('openhands-ponyc-4595.json')
   const one = new ct.ContextWindow()
-  for (const m of messages) one.append(m)
+  for (const m of messages) one.append([m])
   const batch = new ct.ContextWindow()
   t.is(batch.append(messages.slice(0, 10)), 10)
   t.is(batch.append(messages.slice(10)), messages.length)
@@ -61,14 +61,14 @@ test('the format is detected across appends, or refused when two show', (t) => {
   // A plain first message reads as OpenAI until a message shows another format.
   const anthropic = toAnthropic(openai)
   const window = new ct.ContextWindow()
-  window.append(anthropic[0])
+  window.append([anthropic[0]])
   t.is(window.format, 'openai')
   window.append(anthropic.slice(1))
   t.is(window.format, 'anthropic')
   t.deepEqual(window.truncate(), ct.truncateOldToolOutputs(anthropic))
   // Mixed: a coded error, and nothing appended.
   const length = window.length
-  const err = t.throws<CodedError>(() => window.append(openai.find((m) => m.tool_calls)!))
+  const err = t.throws<CodedError>(() => window.append([openai.find((m) => m.tool_calls)!]))
   t.is(err?.code, 'INVALID_OPTION')
   t.regex(err?.message ?? '', /cannot detect the format/)
   t.is(window.length, length)
@@ -80,12 +80,12 @@ test('the format is detected across appends, or refused when two show', (t) => {
 
 test('bad input is a coded error naming the index, and appends nothing', (t) => {
   const window = new ct.ContextWindow()
-  window.append({ role: 'user', content: 'task' })
+  window.append([{ role: 'user', content: 'task' }])
   t.throws(() => window.append([{ role: 'user', content: 'ok' }, { role: 'nobody', content: 'x' } as never]), {
     code: 'INVALID_MESSAGE',
     message: /^messages\[1\]\.role/,
   })
-  t.throws(() => window.append(42 as never), { code: 'INVALID_MESSAGE', message: /^messages\[0\]/ })
+  t.throws(() => window.append({ role: 'user', content: 'one' } as never), { code: 'INVALID_MESSAGES', message: 'messages: must be an array, got object' })
   t.is(window.length, 1)
   t.throws(() => window.trim({} as never), { code: 'INVALID_OPTION', message: 'targetTokens: is required' })
   t.throws(() => window.trim({ targetTokens: -1 }), { code: 'INVALID_OPTION' })
@@ -122,8 +122,9 @@ test('reset replaces the messages; an empty window trims to nothing', (t) => {
   window.reset(messages.slice(0, 5))
   t.is(window.length, 5)
   t.is(window.totalTokens, ct.estimateTokens(messages.slice(0, 5)))
-  window.reset()
+  window.clear()
   t.is(window.length, 0)
+  t.deepEqual(window.messages(), [])
   t.is(window.currentStep, 0)
   t.throws(() => window.reset([{ role: 5 }] as never), { code: 'INVALID_MESSAGE' })
   t.is(window.length, 0)

@@ -3,6 +3,8 @@
 use std::collections::BTreeMap;
 
 use napi::bindgen_prelude::*;
+
+use super::write::Objects;
 use napi::Env;
 use napi_derive::napi;
 
@@ -267,7 +269,7 @@ impl task::Operation for DedupOp {
     &mut self,
     env: &'env Env,
     output: DedupOutput,
-    objects: &[Object<'env>],
+    objects: Objects<'_, 'env>,
     format: Format,
   ) -> Result<Unknown<'env>> {
     let DedupOutput { dedup, call_ids } = output;

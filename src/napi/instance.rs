@@ -220,6 +220,8 @@ pub(crate) struct Instance {
   pub scan: FunctionRef<ScanArgs<'static>, Float64ArraySlice<'static>>,
   /// `remember(objects, ids)`.
   pub remember: FunctionRef<RememberArgs<'static>, Unknown<'static>>,
+  /// `pick(source, indices)` (see `write.rs`).
+  pub pick: FunctionRef<super::write::PickArgs<'static>, Array<'static>>,
   /// The `ClassifiedMessage` builder (see `priority.rs`).
   pub classified: FunctionRef<super::priority::ClassifiedArgs<'static>, Array<'static>>,
   /// The summarizer bridge (see `summary.rs`).
@@ -236,6 +238,7 @@ pub(crate) fn instance(env: &Env) -> Result<&'static mut Instance> {
     let scan: Function<ScanArgs, Float64ArraySlice> = helpers.get_named_property("scan")?;
     let remember: Function<RememberArgs, Unknown> = helpers.get_named_property("remember")?;
     let summarize: super::summary::SummarizeFn = env.run_script(super::summary::SUMMARIZE)?;
+    let pick: Function<super::write::PickArgs, Array> = env.run_script(super::write::PICK)?;
     let classified: Function<super::priority::ClassifiedArgs, Array> =
       env.run_script(super::priority::CLASSIFIED)?;
     let state = Instance {
@@ -244,6 +247,7 @@ pub(crate) fn instance(env: &Env) -> Result<&'static mut Instance> {
       remember: remember.create_ref()?,
       summarize: summarize.create_ref()?,
       classified: classified.create_ref()?,
+      pick: pick.create_ref()?,
       cache: MessageCache::new(),
     };
     env.set_instance_data(state, (), |_| {})?;

@@ -4,6 +4,8 @@
 use std::collections::BTreeSet;
 
 use napi::bindgen_prelude::*;
+
+use super::write::Objects;
 use napi::{Env, ValueType};
 use napi_derive::napi;
 
@@ -283,19 +285,19 @@ pub fn classify_message<'env>(
   classified(env, *object, &c)
 }
 
-/// Builds `ClassifiedMessage` objects for `entries` in one call of the CLASSIFIED helper: a list
+/// Builds `ClassifiedMessage` objects for `objects` and their `classes` in one call of the
+/// CLASSIFIED helper: a list
 /// of hundreds of dropped messages costs microseconds this way, where napi property definitions
 /// took a millisecond. The shape is {@link ClassifiedMessage}'s.
 pub(crate) fn classified_list<'env, 'c>(
   env: &'env Env,
-  entries: impl ExactSizeIterator<Item = (Object<'env>, &'c crate::classify::Classification)>,
+  objects: Array<'env>,
+  classes: impl ExactSizeIterator<Item = &'c crate::classify::Classification>,
 ) -> Result<Array<'env>> {
-  let n = entries.len();
-  let mut objects = env.create_array(n as u32)?;
+  let n = classes.len();
   let mut paths = env.create_array(n as u32)?;
   let mut columns = Vec::with_capacity(n * CLASSIFIED_COLUMNS);
-  for (j, (object, c)) in entries.enumerate() {
-    objects.set(j as u32, object)?;
+  for (j, c) in classes.enumerate() {
     let m = &c.metadata;
     if let Some(path) = &m.file_path {
       paths.set(j as u32, path.as_str())?;
@@ -353,7 +355,7 @@ fn classified<'env>(
   message: Object<'env>,
   c: &crate::classify::Classification,
 ) -> Result<Unknown<'env>> {
-  let list = classified_list(env, std::iter::once((message, c)))?;
+  let list = classified_list(env, Array::from_vec(env, vec![message])?, std::iter::once(c))?;
   list.get::<Unknown>(0)?.ok_or_else(|| Error::new(Status::GenericFailure, "no classified message"))
 }
 
@@ -726,7 +728,7 @@ impl task::Operation for TrimOp {
     &mut self,
     env: &'env Env,
     output: TrimOutput,
-    objects: &[Object<'env>],
+    objects: Objects<'_, 'env>,
     format: Format,
   ) -> Result<Unknown<'env>> {
     let summarizer = self.summary.as_mut().and_then(|r| r.summarizer.take());
@@ -772,7 +774,7 @@ impl TrimOp {
     &self,
     env: &'env Env,
     output: TrimOutput,
-    objects: &[Object<'env>],
+    objects: Objects<'_, 'env>,
     format: Format,
     settled: Option<Settled>,
   ) -> Result<Unknown<'env>> {
@@ -800,7 +802,7 @@ impl Finisher {
     &self,
     env: &'env Env,
     mut output: TrimOutput,
-    objects: &[Object<'env>],
+    objects: Objects<'_, 'env>,
     format: Format,
     settled: Settled,
   ) -> Result<Unknown<'env>> {
@@ -817,7 +819,7 @@ impl Finisher {
     &self,
     env: &'env Env,
     output: TrimOutput,
-    objects: &[Object<'env>],
+    objects: Objects<'_, 'env>,
     format: Format,
     settled: Option<Settled>,
   ) -> Result<Unknown<'env>> {
@@ -826,13 +828,15 @@ impl Finisher {
     if !self.full_result {
       return messages.into_unknown(env);
     }
-    let dropped: Vec<_> = trim
+    let dropped: Vec<u32> = trim
       .outcome
       .dropped
       .iter()
-      .filter_map(|&i| Some((*objects.get(i)?, trim.classification.get(i)?)))
+      .filter(|&&i| i < objects.len() && i < trim.classification.len())
+      .map(|&i| i as u32)
       .collect();
-    let dropped_messages = classified_list(env, dropped.into_iter())?;
+    let classes = dropped.iter().map(|&i| &trim.classification[i as usize]);
+    let dropped_messages = classified_list(env, objects.pick(env, &dropped)?, classes)?;
     let (summary_source, summary_error) = match settled {
       Some(s) if summary.is_some() => (Some(s.source), s.error),
       _ => (None, None),

@@ -1,6 +1,8 @@
 //! The cost simulator for JavaScript: `simulate` and `simulateAsync`.
 
 use napi::bindgen_prelude::*;
+
+use super::write::Objects;
 use napi::{Env, ValueType};
 use napi_derive::napi;
 
@@ -190,7 +192,7 @@ impl task::Operation for SimulateOp {
     &mut self,
     env: &'env Env,
     output: Self::Output,
-    _objects: &[Object<'env>],
+    _objects: Objects<'_, 'env>,
     _format: Format,
   ) -> Result<Unknown<'env>> {
     let value = output.map_err(|e| error::throw(env, e))?;

@@ -16,6 +16,8 @@
 use std::cell::RefCell;
 
 use napi::bindgen_prelude::*;
+
+use super::write::Objects;
 use napi::{Env, ValueType};
 use napi_derive::napi;
 
@@ -161,7 +163,7 @@ pub(crate) struct Settled {
 /// Builds the result once the summarizer has settled: given the caller's objects and how the
 /// call ended, returns the JavaScript result.
 pub(crate) type Finish =
-  Box<dyn for<'a> FnOnce(&'a Env, &[Object<'a>], Settled) -> Result<napi::sys::napi_value>>;
+  Box<dyn for<'a> FnOnce(&'a Env, Objects<'_, 'a>, Settled) -> Result<napi::sys::napi_value>>;
 
 /// The helper: `(summarizer, dropped, draft, timeoutMs, objects, finish) => Promise`.
 pub(crate) const SUMMARIZE: &str = r#"(function contextTrimSummarize(summarizer, dropped, draft, timeoutMs, objects, finish) {
@@ -208,20 +210,18 @@ pub(crate) type SummarizeFn<'env> = Function<'env, SummarizeArgs<'env>, Unknown<
 pub(crate) fn ask<'env>(
   env: &'env Env,
   summarizer: &Summarizer,
-  objects: &[Object<'env>],
+  objects: Objects<'_, 'env>,
   dropped: &[usize],
   draft: &str,
   finish: Finish,
 ) -> Result<Unknown<'env>> {
-  let dropped_objects: Vec<&Object> = dropped.iter().filter_map(|&i| objects.get(i)).collect();
-  let mut dropped_array = env.create_array(dropped_objects.len() as u32)?;
-  for (j, o) in dropped_objects.into_iter().enumerate() {
-    dropped_array.set(j as u32, o)?;
-  }
-  let mut all = env.create_array(objects.len() as u32)?;
-  for (j, o) in objects.iter().enumerate() {
-    all.set(j as u32, o)?;
-  }
+  let dropped: Vec<u32> =
+    dropped.iter().filter(|&&i| i < objects.len()).map(|&i| i as u32).collect();
+  let dropped_array = objects.pick(env, &dropped)?;
+  let all = match objects {
+    Objects::Array(a) => *a,
+    Objects::Handles(_) => objects.pick(env, &(0..objects.len() as u32).collect::<Vec<_>>())?,
+  };
   let finish = RefCell::new(Some(finish));
   let finish_fn = env.create_function_from_closure::<(), napi::sys::napi_value, _>(
     "contextTrimFinish",
@@ -231,17 +231,11 @@ pub(crate) fn ask<'env>(
       };
       let env: &Env = ctx.env;
       let objects: Array = ctx.get(0)?;
-      let mut list = Vec::with_capacity(objects.len() as usize);
-      for i in 0..objects.len() {
-        list.push(objects.get::<Object>(i)?.ok_or_else(|| {
-          Error::new(Status::GenericFailure, "context-trim: a message went missing")
-        })?);
-      }
       let source: String = ctx.get(1)?;
       let source = SummarySource::parse(&source).unwrap_or(SummarySource::FallbackError);
       let text = optional_string(ctx.get::<Unknown>(2)?);
       let error = optional_string(ctx.get::<Unknown>(3)?);
-      finish(env, &list, Settled { source, text, error })
+      finish(env, Objects::Array(&objects), Settled { source, text, error })
     },
   )?;
   let helper = super::instance::instance(env)?.summarize.borrow_back(env)?;

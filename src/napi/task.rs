@@ -14,6 +14,7 @@ use napi::{Env, Task};
 
 use super::instance::Cached;
 use super::read::JsMessages;
+use super::write::Objects;
 use crate::format::Format;
 use crate::message::Message;
 
@@ -30,7 +31,7 @@ pub(crate) trait Operation: Send + 'static {
     &mut self,
     env: &'env Env,
     output: Self::Output,
-    objects: &[Object<'env>],
+    objects: Objects<'_, 'env>,
     format: Format,
   ) -> Result<Unknown<'env>>;
 }
@@ -50,7 +51,7 @@ pub(crate) fn run_sync<'env, O: Operation>(
 ) -> Result<Unknown<'env>> {
   let refs: Vec<&Message> = input.messages.iter().map(|c| &c.message).collect();
   let output = op.compute(&refs);
-  op.to_js(env, output, &input.objects, input.format)
+  op.to_js(env, output, Objects::Handles(&input.objects), input.format)
 }
 
 /// Runs `op` on the libuv thread pool and returns a `Promise` of its result.
@@ -93,7 +94,7 @@ impl<O: Operation> Task for PlanTask<O> {
     for r in &self.objects {
       objects.push(r.get_value(&env)?);
     }
-    let value = self.op.to_js(&env, output, &objects, self.format)?;
+    let value = self.op.to_js(&env, output, Objects::Handles(&objects), self.format)?;
     // SAFETY: the value is returned straight to napi-rs, which hands it to the Promise while
     // `env`'s handle scope is still open; the 'static lifetime never escapes that call.
     Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), value.raw()) })
@@ -134,7 +135,7 @@ where
     &mut self,
     env: &'env Env,
     plan: crate::plan::Plan,
-    objects: &[Object<'env>],
+    objects: Objects<'_, 'env>,
     format: Format,
   ) -> Result<Unknown<'env>> {
     super::write::apply_plan_to(env, objects, format, &plan)?.into_unknown(env)

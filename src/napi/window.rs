@@ -14,6 +14,7 @@ use super::priority::{trim_op, Strategy};
 use super::read::{self, JsMessages};
 use super::rolling::truncate_op;
 use super::task::OnConversation;
+use super::write::Objects;
 use super::{error, saturate};
 use crate::format::{detect_from, Format, Signals};
 use crate::message::Message;
@@ -46,23 +47,17 @@ impl AsRef<Message> for Arc<Cached> {
 #[napi(custom_finalize)]
 pub struct ContextWindow {
   core: CoreWindow<Arc<Cached>>,
-  /// The caller's objects, one per message, held until `reset` or the window's finalisation.
-  objects: Vec<ObjectRef<false>>,
+  /// A JavaScript array of the caller's objects, one per message, held until the window's
+  /// finalisation (results are picked from it in one call).
+  held: ObjectRef<false>,
   /// The format given at construction (`None`: detect).
   given_format: Option<Format>,
 }
 
 impl ObjectFinalize for ContextWindow {
   fn finalize(self, env: Env) -> Result<()> {
-    release(&env, self.objects)
+    self.held.unref(&env)
   }
-}
-
-fn release(env: &Env, objects: Vec<ObjectRef<false>>) -> Result<()> {
-  for object in objects {
-    object.unref(env)?;
-  }
-  Ok(())
 }
 
 #[napi]
@@ -77,23 +72,17 @@ impl ContextWindow {
     let given_format = options.format().map_err(throw)?;
     Ok(ContextWindow {
       core: CoreWindow::new(encoding, given_format.unwrap_or_default()),
-      objects: Vec::new(),
+      held: Object::from_raw(env.raw(), env.create_array(0)?.raw()).create_ref::<false>()?,
       given_format,
     })
   }
 
-  /// Appends one message or an array of messages and returns the new length. They are read
-  /// and checked first: a bad message is a coded error naming its index in the array given (a
-  /// single message is `messages[0]`), and then nothing is appended.
-  #[napi(catch_unwind, ts_args_type = "messages: AnyMessage | AnyMessage[]")]
+  /// Appends messages (an array: `append([message])` for one) and returns the new length. They
+  /// are read and checked first: a bad message is a coded error naming its index in the array
+  /// given, and then nothing is appended.
+  #[napi(catch_unwind, ts_args_type = "messages: AnyMessage[]")]
   pub fn append(&mut self, env: &Env, messages: Unknown) -> Result<u32> {
-    let batch = if messages.is_array()? {
-      messages
-    } else {
-      let mut one = env.create_array(1)?;
-      one.set(0, messages)?;
-      one.to_unknown()
-    };
+    let batch = messages;
     let input = read::read_messages_in(env, batch, self.given_format)?;
     let format = match self.given_format {
       Some(f) => f,
@@ -102,8 +91,8 @@ impl ContextWindow {
     if format != self.core.format() && !self.core.is_empty() {
       // The messages so far were read in another format (they showed none of their own):
       // read them again in this one.
-      let held = self.held_array(env)?;
-      let again = read::read_messages_in(env, held.to_unknown(), Some(format))?;
+      let held = self.held_array(env)?.to_unknown();
+      let again = read::read_messages_in(env, held, Some(format))?;
       self.core.reset(again.messages, format);
     } else if self.core.is_empty() {
       self.core.reset(Vec::new(), format);
@@ -113,8 +102,9 @@ impl ContextWindow {
     } else {
       read::read_messages_in(env, batch, Some(format))?
     };
-    for object in &input.objects {
-      self.objects.push(object.create_ref::<false>()?);
+    let mut held = self.held_array(env)?;
+    for (j, object) in input.objects.iter().enumerate() {
+      held.set((self.core.len() + j) as u32, object)?;
     }
     for message in input.messages {
       self.core.push(message);
@@ -122,22 +112,27 @@ impl ContextWindow {
     Ok(saturate(self.core.len()))
   }
 
-  /// Replaces every message with `messages` (none when absent), e.g. after compacting the
-  /// history for good. Read and checked first, as by `append`.
-  #[napi(catch_unwind, ts_args_type = "messages?: AnyMessage[]")]
-  pub fn reset(&mut self, env: &Env, messages: Option<Unknown>) -> Result<()> {
-    let messages = match messages {
-      Some(m) if !super::options::is_nullish(&m) => m,
-      _ => env.create_array(0)?.to_unknown(),
-    };
+  /// Replaces every message with `messages`, e.g. after compacting the history for good. Read
+  /// and checked first, as by `append`; the format is detected afresh unless given.
+  #[napi(catch_unwind, ts_args_type = "messages: AnyMessage[]")]
+  pub fn reset(&mut self, env: &Env, messages: Unknown) -> Result<()> {
     let input = read::read_messages_in(env, messages, self.given_format)?;
-    let mut objects = Vec::with_capacity(input.objects.len());
-    for object in &input.objects {
-      objects.push(object.create_ref::<false>()?);
+    let mut held = self.held_array(env)?;
+    held.set_named_property("length", 0)?;
+    for (j, object) in input.objects.iter().enumerate() {
+      held.set(j as u32, object)?;
     }
     let format = input.format;
     self.core.reset(input.messages, format);
-    release(env, std::mem::replace(&mut self.objects, objects))
+    Ok(())
+  }
+
+  /// Removes every message.
+  #[napi(catch_unwind)]
+  pub fn clear(&mut self, env: &Env) -> Result<()> {
+    self.held_array(env)?.set_named_property("length", 0)?;
+    self.core.reset(Vec::new(), self.given_format.unwrap_or_default());
+    Ok(())
   }
 
   /// The number of messages.
@@ -175,7 +170,8 @@ impl ContextWindow {
   /// Every message, in order (your own objects).
   #[napi(catch_unwind, ts_return_type = "AnyMessage[]")]
   pub fn messages<'env>(&self, env: &'env Env) -> Result<Array<'env>> {
-    self.held_array(env)
+    let all: Vec<u32> = (0..self.core.len() as u32).collect();
+    Objects::Array(&self.held_array(env)?).pick(env, &all)
   }
 
   /// {@link trimByPriority} on the window's messages. `model` and `encoding`, if given, must
@@ -219,20 +215,16 @@ impl ContextWindow {
     detect_from(&signals).map_err(|e| error::throw(env, e))
   }
 
-  /// The held objects as a new array.
+  /// The held array (the window's own; never handed out).
   fn held_array<'env>(&self, env: &'env Env) -> Result<Array<'env>> {
-    let mut array = env.create_array(self.objects.len() as u32)?;
-    for (i, object) in self.objects.iter().enumerate() {
-      array.set(i as u32, object.get_value(env)?)?;
-    }
-    Ok(array)
+    let object = self.held.get_value(env)?;
+    // SAFETY: `held` was created as an array and is never replaced.
+    unsafe { Array::from_napi_value(env.raw(), object.raw()) }
   }
 
   /// Runs `op` on the kept conversation and builds its result from the held objects.
   fn run<'env, O: OnConversation>(&self, env: &'env Env, mut op: O) -> Result<Unknown<'env>> {
     let output = op.compute_on(&self.core.conversation());
-    let objects =
-      self.objects.iter().map(|object| object.get_value(env)).collect::<Result<Vec<_>>>()?;
-    op.to_js(env, output, &objects, self.core.format())
+    op.to_js(env, output, Objects::Array(&self.held_array(env)?), self.core.format())
   }
 }

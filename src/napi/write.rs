@@ -32,28 +32,108 @@ pub(crate) const REPLACE: &str = r#"(function contextTrimReplace(o, text, meta, 
 pub(crate) type ReplaceArgs<'env> = FnArgs<(Object<'env>, String, Object<'env>, &'static str)>;
 pub(crate) type ReplaceFn<'env> = Function<'env, ReplaceArgs<'env>, Object<'env>>;
 
+/// The PICK helper: a new array of `source[indices[i]]`.
+pub(crate) const PICK: &str = r#"(function contextTrimPick(source, indices) {
+  const out = new Array(indices.length);
+  for (let i = 0; i < indices.length; i++) out[i] = source[indices[i]];
+  return out;
+})"#;
+
+pub(crate) type PickArgs<'env> = FnArgs<(Array<'env>, Uint32ArraySlice<'env>)>;
+
+/// The caller's message objects, as a result is built from them.
+#[derive(Clone, Copy)]
+pub(crate) enum Objects<'a, 'env> {
+  /// One handle per message.
+  Handles(&'a [Object<'env>]),
+  /// A JavaScript array of the messages (a `ContextWindow`'s): picking from it is one call.
+  Array(&'a Array<'env>),
+}
+
+impl<'env> Objects<'_, 'env> {
+  /// The number of messages.
+  pub fn len(&self) -> usize {
+    match self {
+      Objects::Handles(h) => h.len(),
+      Objects::Array(a) => a.len() as usize,
+    }
+  }
+
+  /// Message `i`'s object, if there is one.
+  pub fn get(&self, i: usize) -> Result<Option<Object<'env>>> {
+    match self {
+      Objects::Handles(h) => Ok(h.get(i).copied()),
+      Objects::Array(a) if i < a.len() as usize => a.get::<Object>(i as u32),
+      Objects::Array(_) => Ok(None),
+    }
+  }
+
+  /// Every message's object.
+  pub fn handles(&self) -> Result<Vec<Object<'env>>> {
+    match self {
+      Objects::Handles(h) => Ok(h.to_vec()),
+      Objects::Array(_) => (0..self.len())
+        .map(|i| {
+          self.get(i)?.ok_or_else(|| Error::new(Status::GenericFailure, "a message went missing"))
+        })
+        .collect(),
+    }
+  }
+
+  /// A new array of the objects at `indices` (each less than `len()`).
+  pub fn pick(&self, env: &'env Env, indices: &[u32]) -> Result<Array<'env>> {
+    match self {
+      Objects::Handles(h) => {
+        let mut out = env.create_array(indices.len() as u32)?;
+        for (j, &i) in indices.iter().enumerate() {
+          if let Some(object) = h.get(i as usize) {
+            out.set(j as u32, object)?;
+          }
+        }
+        Ok(out)
+      }
+      Objects::Array(a) => {
+        let source = **a;
+        let indices = Uint32ArraySlice::copy_from(env, indices)?;
+        let pick = super::instance::instance(env)?.pick.borrow_back(env)?;
+        pick.call(FnArgs::from((source, indices)))
+      }
+    }
+  }
+}
+
 /// Builds the returned array of messages from the caller's objects and a plan.
 pub(crate) fn apply_plan<'env>(
   env: &'env Env,
   input: &JsMessages<'env>,
   plan: &Plan,
 ) -> Result<Array<'env>> {
-  apply_plan_to(env, &input.objects, input.format, plan)
+  apply_plan_to(env, Objects::Handles(&input.objects), input.format, plan)
 }
 
 /// [`apply_plan`] on objects read in `format`.
 pub(crate) fn apply_plan_to<'env>(
   env: &'env Env,
-  objects: &[Object<'env>],
+  objects: Objects<'_, 'env>,
   format: Format,
   plan: &Plan,
 ) -> Result<Array<'env>> {
+  if plan.insertions().is_empty() && !plan.actions().iter().any(|a| matches!(a, Action::Replace(_)))
+  {
+    // Only kept and dropped messages: the kept objects, picked.
+    let kept: Vec<u32> = (0..plan.actions().len())
+      .filter(|&i| matches!(plan.action(i), Action::Keep))
+      .map(|i| i as u32)
+      .collect();
+    return objects.pick(env, &kept);
+  }
+  let objects = objects.handles()?;
   let kept = plan.actions().iter().filter(|a| !matches!(a, Action::Drop)).count();
   let mut out = env.create_array((kept + plan.insertions().len()) as u32)?;
   let mut replacer = None;
   let mut j = 0;
   let mut failed = None;
-  plan.walk(objects, |step| {
+  plan.walk(&objects, |step| {
     if failed.is_some() {
       return;
     }
