@@ -214,7 +214,8 @@ fn check_step(
 
 /// Earlier decisions stand: what `before` dropped is dropped, what it replaced keeps its
 /// replacement or is dropped; without a re-plan every earlier decision is the same. A re-plan
-/// sends the last message's unit whole, so a dropped call whose result arrives last comes back.
+/// sends the last message's unit whole (a dropped call whose result arrives last comes back),
+/// and in a format that wants a user message first it may bring back a dropped one.
 fn check_recall(
   conv: &Conversation<'_>,
   plan: &Plan,
@@ -222,14 +223,17 @@ fn check_recall(
   decision: Decision,
 ) -> Result<(), Violation> {
   let common = before.actions().len().min(plan.actions().len());
-  let last_unit = conv.len().checked_sub(1).map(|last| conv.unit_of(last));
+  // A re-plan sends the last unit, and the user message a format wants first, whatever was
+  // decided for them before.
+  let brought_back =
+    [conv.len().checked_sub(1).map(|last| conv.unit_of(last)), restored_unit(conv, plan)];
   // A new message answering calls of two units joins them: a message kept with one follows
   // the other's earlier drop (input no provider accepts; see docs/robustness.md).
   let joins_a_drop = |i: usize| {
     conv.units()[conv.unit_of(i)].members.iter().any(|&j| j < common && before.is_dropped(j))
   };
   let broken: Vec<usize> = (0..common)
-    .filter(|&i| !(decision.replanned() && Some(conv.unit_of(i)) == last_unit))
+    .filter(|&i| !(decision.replanned() && brought_back.contains(&Some(conv.unit_of(i)))))
     .filter(|&i| {
       let (was, now) = (before.action(i), plan.action(i));
       match was {
