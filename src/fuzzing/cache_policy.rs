@@ -193,8 +193,10 @@ fn check_step(
       "a re-plan reaches the low-water mark unless only protected is left",
       || format!("{total} tokens over low water {low}, yet units {free:?} are returned"),
     )?;
+    // The user message a format wants first takes the request over the window only when it
+    // is larger than the room between the low-water mark and the window.
     ensure(
-      total <= window || free.is_empty(),
+      total <= window || free.is_empty() || restored_tokens > window - low,
       SUBJECT,
       "within the window unless only protected is left",
       || format!("{total} tokens over the window {window}, yet units {free:?} are returned"),
