@@ -416,10 +416,11 @@ test('trim options are validated', (t) => {
     [() => ct.trimByPriority(messages, { targetTokens: 100, preserveRecentTurns: -1 }), 'INVALID_OPTION', 'preserveRecentTurns: must be an integer of at least 0, got -1'],
     [() => ct.trimByPriority(messages, { targetTokens: 100, fileTracker: {} as never }), 'INVALID_OPTION', 'fileTracker: must be a FileTracker, got object'],
     [() => ct.trimByPriority(messages, undefined as never), 'INVALID_OPTION', 'targetTokens: is required'],
-    [() => ct.trimConversation(messages, -5), 'INVALID_OPTION', 'targetTokens: must be an integer of at least 0, got -5'],
+    // The positional targetTokens is an argument, the option of the same name an option.
+    [() => ct.trimConversation(messages, -5), 'INVALID_ARGUMENT', 'targetTokens: must be an integer of at least 0, got -5'],
     [() => ct.trimConversation(messages, 100, { strategy: 'newest' as never }), 'INVALID_OPTION', 'strategy: must be one of age-based, priority-based, got "newest"'],
-    [() => ct.trimByAge(messages, NaN), 'INVALID_OPTION', 'targetTokens: must be an integer of at least 0, got NaN'],
-    [() => ct.trimByAge(messages, '5' as never), 'INVALID_OPTION', 'targetTokens: must be a number, got string'],
+    [() => ct.trimByAge(messages, NaN), 'INVALID_ARGUMENT', 'targetTokens: must be an integer of at least 0, got NaN'],
+    [() => ct.trimByAge(messages, '5' as never), 'INVALID_ARGUMENT', 'targetTokens: must be an integer of at least 0, got string'],
     [() => ct.trimByPriority(5 as never, { targetTokens: 1 }), 'INVALID_MESSAGES', 'messages: must be an array, got number'],
   ]
   for (const [call, code, message] of cases) {

@@ -86,7 +86,10 @@ impl Pricing {
       if !(v.is_finite() && v >= 0.0) {
         return Err(Error::option(
           format!("pricing.{name}"),
-          format!("must be a non-negative number of dollars per million tokens, got {v}"),
+          format!(
+            "must be a non-negative number of dollars per million tokens, got {}",
+            crate::error::js_number(v)
+          ),
         ));
       }
     }

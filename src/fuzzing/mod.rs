@@ -39,6 +39,7 @@
 //! output has no problem but the order problems it documents it leaves; repairing it again
 //! changes nothing.
 
+mod cache_policy;
 mod strategies;
 
 use std::fmt;
@@ -53,6 +54,7 @@ use crate::repair::repair;
 use crate::tokens::Encoding;
 use crate::validate::{validate, validate_plan, ProblemKind};
 
+pub use cache_policy::{cache_policy_options, check_cache_policy};
 pub use strategies::{Guard, Promises, Strategy, STRATEGIES};
 
 /// The length of the input header (see the module documentation).
@@ -196,6 +198,21 @@ pub fn fuzz_strategies(data: &[u8]) {
   let Some(input) = decode(data) else { return };
   let Ok((format, messages)) = parse_messages(&input.messages, input.format) else { return };
   if let Err(v) = check_strategies(&messages, format, &input.knobs) {
+    panic!("{v}");
+  }
+}
+
+/// The fuzz target of the cache-aware trimmer: decodes `data` as [`fuzz_strategies`] does and
+/// runs [`check_cache_policy`] (a [`CachePolicy`](crate::cache_policy::CachePolicy) stepped
+/// through the growing conversation).
+///
+/// # Panics
+///
+/// On a broken invariant, with the [`Violation`]'s text.
+pub fn fuzz_cache_policy(data: &[u8]) {
+  let Some(input) = decode(data) else { return };
+  let Ok((format, messages)) = parse_messages(&input.messages, input.format) else { return };
+  if let Err(v) = check_cache_policy(&messages, format, &input.knobs) {
     panic!("{v}");
   }
 }
@@ -470,6 +487,7 @@ mod tests {
   fn the_targets_accept_garbage_and_check_real_input() {
     for data in [&b""[..], b"short", b"\x00\x00\xff\xff\x00\x00\x00\x00\x00\x00\x00\x00[{]"] {
       fuzz_strategies(data);
+      fuzz_cache_policy(data);
       fuzz_validate(data);
     }
     let chat = json!([
@@ -485,6 +503,9 @@ mod tests {
       let data = encode(Some(Format::OpenAi), &knobs, &chat);
       fuzz_strategies(&data);
       fuzz_validate(&data);
+      for bits in [0, 1, 2, 3, 4, 0xdead_beef, u64::MAX] {
+        fuzz_cache_policy(&encode(Some(Format::OpenAi), &Knobs { bits, ..knobs }, &chat));
+      }
     }
   }
 }

@@ -132,11 +132,11 @@ fn conformed(conv: &Conversation<'_>, mut plan: Plan) -> Plan {
 }
 
 /// Reads option values from knob bits, a few bits at a time.
-struct Bits(u64);
+pub(super) struct Bits(pub(super) u64);
 
 impl Bits {
   /// The next `n` bits (n < 64) as a number.
-  fn take(&mut self, n: u32) -> u64 {
+  pub(super) fn take(&mut self, n: u32) -> u64 {
     let v = self.0 & ((1 << n) - 1);
     self.0 = self.0.rotate_right(n);
     v
@@ -166,7 +166,7 @@ pub(crate) fn max_context_options(bits: u64) -> MaxContextOptions {
 }
 
 /// Priority options from bits: `preserveRecentTurns` and the recent threshold, 0 to 7 each.
-fn priority_options(target_tokens: usize, bits: u64) -> PriorityOptions {
+pub(super) fn priority_options(target_tokens: usize, bits: u64) -> PriorityOptions {
   let mut b = Bits(bits);
   let classify = ClassifyOptions {
     preserve_recent_turns: b.take(3) as usize,
@@ -178,7 +178,7 @@ fn priority_options(target_tokens: usize, bits: u64) -> PriorityOptions {
 
 /// Rolling-context configuration from bits: `maxAge` 0–7, `maxTokensPerOutput` from the
 /// minimum up, `smallOutputTokens` 0–255, `minQuotedChars` 1–64.
-fn truncation_config(bits: u64) -> TruncationConfig {
+pub(super) fn truncation_config(bits: u64) -> TruncationConfig {
   let mut b = Bits(bits);
   TruncationConfig {
     max_age: b.take(3) as usize,

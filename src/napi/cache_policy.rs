@@ -14,9 +14,9 @@ use crate::format::Format;
 use crate::message::quote;
 use crate::tokens::Encoding;
 
-use super::options::{integer_option, parse_format, read_options};
+use super::options::{integer_option, parse_format, read_nested_options, Nested};
 use super::priority::classify_options;
-use super::roles::MaxContextTokensOptions;
+use super::roles::{MaxContextTokensOptions, MAX_CONTEXT_NESTED};
 use super::rolling::TruncationConfig;
 use super::{error, read, saturate, write};
 
@@ -78,6 +78,12 @@ pub struct CacheAwareTrimmerOptions<'env> {
   #[napi(ts_type = "MessageFormat")]
   pub format: Option<String>,
 }
+
+/// The options objects inside [`CacheAwareTrimmerOptions`].
+pub(super) const CACHE_AWARE_NESTED: &[Nested] = &[
+  Nested { name: "truncation", fields: &[] },
+  Nested { name: "roles", fields: MAX_CONTEXT_NESTED },
+];
 
 /// What {@link CacheAwareTrimmerOptions} come to.
 pub(super) struct PolicySetup {
@@ -263,7 +269,8 @@ impl CacheAwareTrimmer {
   /// A trimmer with no decisions yet.
   #[napi(constructor, catch_unwind, ts_args_type = "options: CacheAwareTrimmerOptions")]
   pub fn new(env: &Env, options: Unknown) -> Result<Self> {
-    let options: CacheAwareTrimmerOptions = read_options(env, Some(options), "options")?;
+    let options: CacheAwareTrimmerOptions =
+      read_nested_options(env, Some(options), "options", CACHE_AWARE_NESTED)?;
     let setup = options.normalize().map_err(|e| error::throw(env, e))?;
     let inner = CachePolicy::new(setup.options).map_err(|e| error::throw(env, e))?;
     Ok(CacheAwareTrimmer { inner, encoding: setup.encoding, format: setup.format })

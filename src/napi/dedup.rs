@@ -219,9 +219,8 @@ pub fn deduplicate_tool_results_async<'env>(
   env: &'env Env,
   messages: Unknown<'env>,
   options: Option<Unknown<'env>>,
-) -> Result<AsyncTask<task::PlanTask<DedupOp>>> {
-  let (input, op) = prepare(env, messages, options)?;
-  task::spawn(input, op)
+) -> Result<Unknown<'env>> {
+  task::spawn_or_reject(env, prepare(env, messages, options))
 }
 
 fn prepare<'env>(

@@ -71,6 +71,78 @@ pub(crate) fn read_options<T: FromNapiValue + Default>(
   }
 }
 
+/// A field of an options object that is an options object itself, with its own such fields.
+/// napi-rs reads a non-object given there as an empty object (every field absent), so
+/// [`read_nested_options`] checks these fields first.
+pub(crate) struct Nested {
+  /// The field's name in JavaScript.
+  pub name: &'static str,
+  /// Its own fields that are options objects.
+  pub fields: &'static [Nested],
+}
+
+/// [`read_options`] for an options type with options objects inside (`nested`): a non-object
+/// given for one of them, however deep, is an `INVALID_OPTION` error naming its path
+/// (`roles.minKeep: must be an object, got number`) instead of being read as absent.
+pub(crate) fn read_nested_options<T: FromNapiValue + Default>(
+  env: &Env,
+  value: Option<Unknown<'_>>,
+  name: &str,
+  nested: &[Nested],
+) -> Result<T> {
+  if let Some(value) = &value {
+    check_nested(value, "", nested).map_err(|e| match e {
+      NestedError::Core(e) => super::error::throw(env, e),
+      NestedError::Read(e) => {
+        let reason = super::read::exception_text(env, e);
+        super::error::throw(env, CoreError::option(name, reason))
+      }
+    })?;
+  }
+  read_options(env, value, name)
+}
+
+/// Why [`check_nested`] failed: a field of the wrong type, or a field that could not be read
+/// (a getter that throws, reported as [`read_options`] reports it).
+enum NestedError {
+  Core(CoreError),
+  Read(napi::Error),
+}
+
+fn check_nested(
+  value: &Unknown<'_>,
+  prefix: &str,
+  nested: &[Nested],
+) -> std::result::Result<(), NestedError> {
+  if nested.is_empty() || !is_object(value) {
+    // Not an object: `read_options` reports it.
+    return Ok(());
+  }
+  // SAFETY: checked to be an object (not an array).
+  let object: Object = unsafe { value.cast() }.map_err(NestedError::Read)?;
+  for field in nested {
+    let inner: Unknown = object.get_named_property(field.name).map_err(NestedError::Read)?;
+    if is_nullish(&inner) {
+      continue;
+    }
+    let path = format!("{prefix}{}", field.name);
+    if !is_object(&inner) {
+      let got = super::read::js_type_name(&inner);
+      return Err(NestedError::Core(CoreError::option(
+        path,
+        format!("must be an object, got {got}"),
+      )));
+    }
+    check_nested(&inner, &format!("{path}."), field.fields)?;
+  }
+  Ok(())
+}
+
+/// Whether a value is an object and not an array (what an options object must be).
+fn is_object(value: &Unknown<'_>) -> bool {
+  matches!(value.get_type(), Ok(ValueType::Object)) && !value.is_array().unwrap_or(true)
+}
+
 /// Whether a value is `undefined` or `null` (an option not given).
 pub(crate) fn is_nullish(value: &Unknown<'_>) -> bool {
   matches!(value.get_type(), Ok(ValueType::Undefined | ValueType::Null))

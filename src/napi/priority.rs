@@ -635,9 +635,8 @@ pub fn trim_by_priority_async<'env>(
   env: &'env Env,
   messages: Unknown<'env>,
   options: Unknown<'env>,
-) -> Result<AsyncTask<task::PlanTask<TrimOp>>> {
-  let (input, op) = prepare_priority(env, messages, options, Strategy::ByPriority, true)?;
-  task::spawn(input, op)
+) -> Result<Unknown<'env>> {
+  task::spawn_or_reject(env, prepare_priority(env, messages, options, Strategy::ByPriority, true))
 }
 
 /// Like {@link trimByPriority}, but tool results become placeholders in place (the call stays,
@@ -667,9 +666,11 @@ pub fn trim_with_placeholders_async<'env>(
   env: &'env Env,
   messages: Unknown<'env>,
   options: Unknown<'env>,
-) -> Result<AsyncTask<task::PlanTask<TrimOp>>> {
-  let (input, op) = prepare_priority(env, messages, options, Strategy::WithPlaceholders, true)?;
-  task::spawn(input, op)
+) -> Result<Unknown<'env>> {
+  task::spawn_or_reject(
+    env,
+    prepare_priority(env, messages, options, Strategy::WithPlaceholders, true),
+  )
 }
 
 /// Which strategy a trimming call runs.
@@ -998,9 +999,8 @@ pub fn trim_conversation_async<'env>(
   messages: Unknown<'env>,
   target_tokens: Unknown<'env>,
   options: Option<Unknown<'env>>,
-) -> Result<AsyncTask<task::PlanTask<TrimOp>>> {
-  let (input, op) = prepare_conversation(env, messages, target_tokens, options, true)?;
-  task::spawn(input, op)
+) -> Result<Unknown<'env>> {
+  task::spawn_or_reject(env, prepare_conversation(env, messages, target_tokens, options, true))
 }
 
 fn prepare_conversation<'env>(
@@ -1096,10 +1096,10 @@ fn integer_field(value: Option<Unknown<'_>>, name: &str) -> CoreResult<Option<us
   }
 }
 
-/// The positional `targetTokens`: validated as the option of the same name.
+/// The positional `targetTokens` (`INVALID_ARGUMENT`, as every positional argument; the
+/// option of the same name is `INVALID_OPTION`).
 fn target_argument(value: &Unknown<'_>) -> CoreResult<usize> {
-  let n = number(value, "targetTokens")?;
-  integer_option("targetTokens", n, 0.0)
+  integer_argument(value, "targetTokens", 0.0)
 }
 
 /// A numeric option's value (`INVALID_OPTION` naming it when it is not a number).

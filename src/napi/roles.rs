@@ -9,7 +9,11 @@ use crate::message::Role;
 use crate::strategy::roles::{self, MaxContextOptions};
 use crate::tokens::Encoding;
 
-use super::{error, integer_argument, integer_option, read, read_options, task};
+use super::options::{read_nested_options, Nested};
+use super::{error, integer_argument, integer_option, read, task};
+
+/// The options objects inside [`MaxContextTokensOptions`].
+pub(super) const MAX_CONTEXT_NESTED: &[Nested] = &[Nested { name: "minKeep", fields: &[] }];
 
 /// Options of {@link applyMaxContextTokens}.
 #[napi(object, object_to_js = false)]
@@ -137,9 +141,8 @@ pub fn apply_max_context_tokens_async<'env>(
   messages: Unknown<'env>,
   max_context_tokens: Unknown<'env>,
   options: Option<Unknown<'env>>,
-) -> Result<AsyncTask<task::PlanTask<CapOp>>> {
-  let (input, op) = prepare(env, messages, max_context_tokens, options)?;
-  task::spawn(input, op)
+) -> Result<Unknown<'env>> {
+  task::spawn_or_reject(env, prepare(env, messages, max_context_tokens, options))
 }
 
 type CapOp = task::PlanOnly<Box<dyn FnMut(&crate::Conversation<'_>) -> crate::Plan + Send>>;
@@ -150,7 +153,8 @@ fn prepare<'env>(
   max_context_tokens: Unknown<'env>,
   options: Option<Unknown<'env>>,
 ) -> Result<(read::JsMessages<'env>, CapOp)> {
-  let options: MaxContextTokensOptions = read_options(env, options, "options")?;
+  let options: MaxContextTokensOptions =
+    read_nested_options(env, options, "options", MAX_CONTEXT_NESTED)?;
   let format =
     super::options::parse_format(options.format.as_deref()).map_err(|e| error::throw(env, e))?;
   let input = read::read_messages_in(env, messages, format)?;

@@ -14,7 +14,7 @@ use crate::strategy::rolling::{
 };
 use crate::tokens::Encoding;
 
-use super::options::{integer_option, read_options};
+use super::options::{integer_option, read_nested_options, read_options, Nested};
 use super::{error, read, saturate, task, write};
 
 /// How old and how long tool outputs may be. Every field is optional: a missing one takes its
@@ -180,9 +180,8 @@ pub fn truncate_old_tool_outputs_async<'env>(
   env: &'env Env,
   messages: Unknown<'env>,
   config: Option<Unknown<'env>>,
-) -> Result<AsyncTask<task::PlanTask<TruncateOp>>> {
-  let (input, op) = prepare_truncation(env, messages, config)?;
-  task::spawn(input, op)
+) -> Result<Unknown<'env>> {
+  task::spawn_or_reject(env, prepare_truncation(env, messages, config))
 }
 
 pub(crate) type TruncateOp =
@@ -245,7 +244,8 @@ impl RollingContext {
   /// {@link DEFAULT_CONFIG}.
   #[napi(constructor, catch_unwind, ts_args_type = "options?: RollingContextOptions")]
   pub fn new(env: &Env, options: Option<Unknown>) -> Result<Self> {
-    let options: RollingContextOptions = read_options(env, options, "options")?;
+    let nested = &[Nested { name: "config", fields: &[] }];
+    let options: RollingContextOptions = read_nested_options(env, options, "options", nested)?;
     let (config, encoding) =
       options.config.unwrap_or_default().normalize().map_err(|e| error::throw(env, e))?;
     let inner = rolling::RollingContext { enabled: options.enabled.unwrap_or(false), config };

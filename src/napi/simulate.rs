@@ -8,11 +8,12 @@ use napi_derive::napi;
 
 use crate::error::{Error as CoreError, Result as CoreResult};
 use crate::format::Format;
+use crate::message::quote;
 use crate::message::Message;
 use crate::simulate::{self as core, PolicyKind, Pricing, SimulateOptions as CoreOptions};
 
-use super::cache_policy::CacheAwareTrimmerOptions;
-use super::options::{integer_option, read_options};
+use super::cache_policy::{CacheAwareTrimmerOptions, CACHE_AWARE_NESTED};
+use super::options::{integer_option, read_nested_options, read_options};
 use super::{error, read, saturate, task};
 
 /// Prompt-cache prices in US dollars per million input tokens.
@@ -164,9 +165,8 @@ pub fn simulate_async<'env>(
   env: &'env Env,
   messages: Unknown<'env>,
   options: Unknown<'env>,
-) -> Result<AsyncTask<task::PlanTask<SimulateOp>>> {
-  let (input, op) = prepare(env, messages, options)?;
-  task::spawn(input, op)
+) -> Result<Unknown<'env>> {
+  task::spawn_or_reject(env, prepare(env, messages, options))
 }
 
 /// The simulation as a task: computed anywhere, converted on the JS thread.
@@ -209,7 +209,8 @@ fn prepare<'env>(
   options: Unknown<'env>,
 ) -> Result<(read::JsMessages<'env>, SimulateOp)> {
   let throw = |e: CoreError| error::throw(env, e);
-  let policy: CacheAwareTrimmerOptions = read_options(env, Some(options), "options")?;
+  let policy: CacheAwareTrimmerOptions =
+    read_nested_options(env, Some(options), "options", CACHE_AWARE_NESTED)?;
   let extra: SimulateOptions = read_options(env, Some(options), "options")?;
   let setup = policy.normalize().map_err(throw)?;
   let pricing = pricing(extra.pricing).map_err(throw)?;
@@ -219,12 +220,7 @@ fn prepare<'env>(
     None => window,
   };
   let policies = match &extra.policies {
-    Some(names) => names
-      .iter()
-      .enumerate()
-      .map(|(k, n)| PolicyKind::parse(n, &format!("policies[{k}]")))
-      .collect::<CoreResult<Vec<_>>>()
-      .map_err(throw)?,
+    Some(names) => policy_kinds(names).map_err(throw)?,
     None => PolicyKind::ALL.to_vec(),
   };
   let input = read::read_messages_in(env, messages, setup.format)?;
@@ -239,13 +235,26 @@ fn prepare<'env>(
   Ok((input, SimulateOp { options }))
 }
 
+/// Reads `policies`: known names, each once.
+fn policy_kinds(names: &[String]) -> CoreResult<Vec<PolicyKind>> {
+  let mut kinds = Vec::with_capacity(names.len());
+  for (k, name) in names.iter().enumerate() {
+    let kind = PolicyKind::parse(name, &format!("policies[{k}]"))?;
+    if kinds.contains(&kind) {
+      return Err(CoreError::option("policies", format!("lists {} twice", quote(name))));
+    }
+    kinds.push(kind);
+  }
+  Ok(kinds)
+}
+
 /// Reads `pricing`: a shipped table's name or a table.
 fn pricing(value: Option<Unknown<'_>>) -> CoreResult<Pricing> {
   let Some(value) = value else { return Ok(Pricing::ANTHROPIC) };
   let pricing = match value.get_type() {
     Ok(ValueType::Undefined | ValueType::Null) => Pricing::ANTHROPIC,
     Ok(ValueType::String) => Pricing::preset(&read::string_argument(&value, "pricing")?)?,
-    Ok(ValueType::Object) => {
+    Ok(ValueType::Object) if !value.is_array().unwrap_or(true) => {
       let table = PricingTable::from_unknown(value).map_err(|e| {
         CoreError::option("pricing", format!("must be a price table: {}", e.reason))
       })?;

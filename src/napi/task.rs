@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
-use napi::{Env, Task};
+use napi::{check_status, sys, Env, Task};
 
 use super::instance::Cached;
 use super::read::JsMessages;
@@ -61,6 +61,51 @@ pub(crate) fn spawn<O: Operation>(input: JsMessages<'_>, op: O) -> Result<AsyncT
     objects.push(object.create_ref::<false>()?);
   }
   Ok(AsyncTask::new(PlanTask { op, messages: input.messages, objects, format: input.format }))
+}
+
+/// The Promise of an `…Async` function: the task of `prepared` on the libuv thread pool, or,
+/// when reading the arguments failed, a Promise already rejected with the error the sync
+/// variant throws (the same `TypeError` and `code`). A function that returns a Promise reports
+/// every failure through it, as Node's own `fs.promises` do, so that `f(x).catch(…)` sees it.
+pub(crate) fn spawn_or_reject<'env, O: Operation>(
+  env: &'env Env,
+  prepared: Result<(JsMessages<'env>, O)>,
+) -> Result<Unknown<'env>> {
+  match prepared.and_then(|(input, op)| spawn(input, op)) {
+    Ok(task) => {
+      // SAFETY: `env` is the live env of the current call.
+      let raw = unsafe { AsyncTask::to_napi_value(env.raw(), task)? };
+      // SAFETY: `raw` was just created in this env's current handle scope.
+      Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), raw) })
+    }
+    Err(err) => rejected(env, err),
+  }
+}
+
+/// A Promise rejected with the pending exception (what `err` threw), or with `err` itself.
+fn rejected<'env>(env: &'env Env, err: Error) -> Result<Unknown<'env>> {
+  let raw_env = env.raw();
+  let mut pending = false;
+  // SAFETY: `raw_env` is the live env of the current call; `pending` is a valid out pointer.
+  check_status!(unsafe { sys::napi_is_exception_pending(raw_env, &mut pending) })?;
+  let mut reason = std::ptr::null_mut();
+  if pending {
+    // SAFETY: an exception is pending; `reason` is a valid out pointer.
+    check_status!(unsafe { sys::napi_get_and_clear_last_exception(raw_env, &mut reason) })?;
+  } else {
+    // SAFETY: `raw_env` is live; a null result means it could not build the error.
+    reason = unsafe { JsError::from(err).into_value(raw_env) };
+    if reason.is_null() {
+      return Err(Error::new(Status::GenericFailure, "context-trim: could not create an error"));
+    }
+  }
+  let (mut deferred, mut promise) = (std::ptr::null_mut(), std::ptr::null_mut());
+  // SAFETY: live env, valid out pointers; `reason` is a value of this env.
+  check_status!(unsafe { sys::napi_create_promise(raw_env, &mut deferred, &mut promise) })?;
+  // SAFETY: `deferred` was just created and is settled exactly once, here.
+  check_status!(unsafe { sys::napi_reject_deferred(raw_env, deferred, reason) })?;
+  // SAFETY: `promise` was just created in this env's current handle scope.
+  Ok(unsafe { Unknown::from_raw_unchecked(raw_env, promise) })
 }
 
 /// An [`Operation`] in flight: the parsed messages travel to the worker, references to the
