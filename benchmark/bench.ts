@@ -368,6 +368,8 @@ interface LoopResult {
 }
 
 const loops = new Map<string, LoopResult>()
+/** The decisions the implementations agreed on, by `${session}|${workload}` and turn. */
+const agreed = new Map<string, Map<number, Verdict>>()
 const loopRows: string[][] = []
 const loopRatioRows: string[][] = []
 const addonAllTurnsUpTo = build.profile === 'release' ? 1000 : 100
@@ -378,6 +380,7 @@ for (const s of sessions) {
   const order = spreadOrder(n, n <= 100 ? n : MAX_SAMPLED_TURNS)
   for (const w of workloads) {
     const expectedAt = new Map<number, Verdict>()
+    agreed.set(`${s.label}|${w.id}`, expectedAt)
     const rowsStart = loopRows.length
     const timedByBaselines: number[][] = []
     // The baselines first, so that they set the expected decisions; the addon's row goes first.
@@ -475,6 +478,71 @@ section(
   table(['session', 'function', 'implementation', 'turns timed', 'p50 per turn', 'p99 per turn', 'total'], loopRows),
   "Addon speed-up per turn (the baseline's p50 ÷ the addon's p50 over the same turns):",
   table(['session', 'function', ...counters.map((c) => `vs ${c.name}`)], loopRatioRows),
+)
+
+// ---------------------------------------------------------------------------------------------
+// Scenario 2b: the incremental API. The same sessions grow in a ContextWindow one message a
+// turn; every turn appends the new message, then trims (and, on spread turns, truncates). Its
+// decisions are checked against the turns the baselines timed.
+
+const windowRows: string[][] = []
+/** p50 of `trim` over the last 100 turns of the 1,000-message session, and of append + trim. */
+let windowAt1000: { trim: number; appendAndTrim: number } | undefined
+const WindowClass = (exported.ContextWindow ?? undefined) as typeof ct.ContextWindow | undefined
+if (WindowClass) {
+  for (const s of sessions) {
+    emptyCache()
+    const n = s.messages.length
+    const win = new WindowClass()
+    const appendTimes: number[] = []
+    const trimTimes: number[] = []
+    const truncateTimes: number[] = []
+    const late: Array<[number, number]> = []
+    const expectTrim = agreed.get(`${s.label}|trimByPriority`) ?? new Map()
+    const expectTruncate = agreed.get(`${s.label}|truncateOldToolOutputs`) ?? new Map()
+    const truncateEvery = Math.max(1, Math.ceil(n / 50))
+    const verify = (what: string, k: number, expected: Verdict | undefined, out: unknown) => {
+      if (expected === undefined) return
+      const input = s.messages.slice(0, k)
+      const diff = compare(input, expected, decisions(input, outputMessages(out)))
+      if (diff !== undefined) {
+        mismatches++
+        checks.push(`- ContextWindow ${s.label} ${what} at turn ${k}: ${diff}`)
+        log(`MISMATCH window ${s.label} ${what} turn ${k}: ${diff}`)
+      }
+    }
+    for (let k = 1; k <= n; k++) {
+      const [, appendMs] = timeOnce(() => win.append([s.messages[k - 1]]))
+      if (options.check && !expectTrim.has(k) && !expectTruncate.has(k)) continue
+      const opts = { targetTokens: halfBudget(s, k), preserveRecentTurns: PRESERVE_RECENT_TURNS }
+      const [trimmed, trimMs] = timeOnce(() => win.trim(opts))
+      verify('trim', k, expectTrim.get(k), trimmed)
+      appendTimes.push(appendMs)
+      trimTimes.push(trimMs)
+      if (k > n - 100) late.push([trimMs, appendMs + trimMs])
+      if (k % truncateEvery === 0 || expectTruncate.has(k)) {
+        const [truncated, truncateMs] = timeOnce(() => win.truncate())
+        verify('truncate', k, expectTruncate.get(k), truncated)
+        truncateTimes.push(truncateMs)
+      }
+    }
+    if (n === 1000) {
+      windowAt1000 = { trim: percentile(late.map((x) => x[0]), 50), appendAndTrim: percentile(late.map((x) => x[1]), 50) }
+    }
+    const row = (what: string, times: number[], turns: string) => [s.label, what, turns, duration(percentile(times, 50)), duration(percentile(times, 99))]
+    windowRows.push(row('`append([message])`', appendTimes, `all ${n}`))
+    windowRows.push(row('`trim({targetTokens})`', trimTimes, `all ${n}`))
+    windowRows.push(row('`trim` in the last 100 turns', late.map((x) => x[0]), `${late.length}`))
+    windowRows.push(row('`truncate()`', truncateTimes, `${truncateTimes.length} of ${n}`))
+    log(`window ${s.label}: trim p50 ${duration(percentile(trimTimes, 50))}, append p50 ${duration(percentile(appendTimes, 50))}`)
+  }
+}
+section(
+  'Scenario 2b: the incremental API (`ContextWindow`)',
+  WindowClass
+    ? `The same sessions, grown in one \`ContextWindow\` by \`append([message])\` a turn; after each append, \`trim\` with half the tokens as budget (as \`trimByPriority\` above), and on every ${'n/50'}-th turn \`truncate()\`. \`append\` reads and counts the new message (the only tokenisation of a turn); \`trim\` and \`truncate\` read nothing from JavaScript but the held objects they return. Their decisions are compared with the agent loop's on every turn the baselines timed.`
+    : 'Not available in this build.',
+  WindowClass ? table(['session', 'call', 'turns timed', 'p50', 'p99'], windowRows) : '',
 )
 
 if (options.check) {
@@ -619,6 +687,43 @@ section(
 )
 
 // ---------------------------------------------------------------------------------------------
+// Memory: RSS over 100,000 calls on distinct histories, in a fresh process (benchmark/memory.ts).
+
+interface MemoryRun {
+  calls: number
+  seconds: number
+  tokenCacheCapacity: number
+  messageCacheCapacity: number
+  samples: Array<{ calls: number; rssMb: number; heapMb: number; tokenCache: number; messageCache: number }>
+}
+const MEMORY_CALLS = 100_000
+const memoryOut = spawnSync(process.execPath, ['--import', '@oxc-node/core/register', join(here, 'memory.ts'), String(MEMORY_CALLS)], { cwd: root, encoding: 'utf8' })
+let memory: MemoryRun | undefined
+try {
+  memory = JSON.parse(memoryOut.stdout.trim().split('\n').pop() ?? '') as MemoryRun
+} catch {
+  log(`memory run failed: ${memoryOut.stderr}`)
+}
+/** RSS growth over the second half of the run, in percent of the RSS at its midpoint. */
+const memoryGrowth = memory
+  ? ((memory.samples[memory.samples.length - 1].rssMb - memory.samples[Math.floor(memory.samples.length / 2) - 1].rssMb) /
+      memory.samples[Math.floor(memory.samples.length / 2) - 1].rssMb) *
+    100
+  : NaN
+section(
+  `Memory: ${MEMORY_CALLS.toLocaleString('en-US')} calls on distinct histories`,
+  memory
+    ? `A fresh process (\`benchmark/memory.ts\`) calls \`trimByPriority\`, \`truncateOldToolOutputs\` and \`estimateTokens\` in turn, each on a history of 8 messages no other call shares, so every call parses, counts and caches new messages (${(MEMORY_CALLS * 8).toLocaleString('en-US')} messages in all) and the caches fill to their bounds (tokens: ${memory.tokenCacheCapacity.toLocaleString('en-US')} texts; messages: ${memory.messageCacheCapacity.toLocaleString('en-US')}) and then evict. ${memory.seconds} s. RSS grew ${memoryGrowth.toFixed(1)}% over the second half of the run.`
+    : 'The memory run failed (see the log).',
+  memory
+    ? table(
+        ['calls', 'RSS', 'JS heap used', 'token cache entries', 'message cache entries'],
+        memory.samples.map((m) => [m.calls.toLocaleString('en-US'), `${m.rssMb} MB`, `${m.heapMb} MB`, m.tokenCache.toLocaleString('en-US'), m.messageCache.toLocaleString('en-US')]),
+      )
+    : '',
+)
+
+// ---------------------------------------------------------------------------------------------
 // Targets, checks, machine.
 
 const s1000 = sessions.find((s) => s.messages.length === 1000)
@@ -640,9 +745,21 @@ section(
     [
       ['agent-loop p50 per turn, 1,000 messages, `trimByPriority` vs gpt-tokenizer baseline', '≥ 50×', target(50, loopRatio('gpt-tokenizer'))],
       ['same, vs js-tiktoken baseline', '≥ 200×', target(200, loopRatio('js-tiktoken'))],
-      ['incremental API per turn at 1,000 messages', '≤ 100 µs', 'not measured: no incremental API (`ContextWindow`) in this build'],
+      [
+        'incremental API per turn at 1,000 messages (`ContextWindow#trim`, p50 of the last 100 turns)',
+        '≤ 100 µs',
+        windowAt1000
+          ? `${duration(windowAt1000.trim)} (${windowAt1000.trim <= 0.1 ? 'met' : `missed by ${(windowAt1000.trim / 0.1).toFixed(1)}×`}); with the append of the new message (its tokenisation): ${duration(windowAt1000.appendAndTrim)}`
+          : 'not measured: no `ContextWindow` in this build or no 1,000-message session',
+      ],
       [`cold \`estimateTokens\` throughput on the ${largest.label}-message session vs tiktoken-rs from Rust on the same texts`, '≥ 80%', target(80, (estimateMbS / rustPiecesMbS) * 100, '%')],
-      ['RSS after 100,000 calls on distinct histories', 'within the cache bound + a constant', 'not measured by this harness'],
+      [
+        'RSS after 100,000 calls on distinct histories',
+        'within the cache bound + a constant',
+        memory
+          ? `${memory.samples[memory.samples.length - 1].rssMb} MB, ${memoryGrowth.toFixed(1)}% growth over the second half with both caches at their bounds (${Math.abs(memoryGrowth) <= 10 ? 'met: flat' : 'not flat'})`
+          : 'the memory run failed',
+      ],
     ],
   ),
   build.profile === 'debug' ? '**The addon was a debug build**: its figures (and so every ratio above) are not representative; build with `npm run build` and rerun.' : '',

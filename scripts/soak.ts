@@ -153,6 +153,32 @@ const calls: Entry[] = [
       return pruner.prune(c.messages as never, { currentTokens: budget + 1, maxTokens: Math.max(1, budget) })
     },
   },
+  {
+    name: 'ContextWindow#trim',
+    weight: 2,
+    returned: trimmed,
+    formatAware: true,
+    run: (c, budget) => {
+      const window = new ct.ContextWindow({ format: c.format })
+      window.append(c.messages as never)
+      return window.trim({ targetTokens: budget })
+    },
+  },
+  {
+    name: 'ContextWindow#truncate',
+    weight: 1,
+    returned: asMessages,
+    copies: true,
+    formatAware: true,
+    run: (c) => {
+      // Appended in two batches, the format detected: the window grows as an agent's does.
+      const window = new ct.ContextWindow()
+      const half = Math.ceil(c.messages.length / 2)
+      window.append(c.messages.slice(0, half) as never)
+      window.append(c.messages.slice(half) as never)
+      return window.truncate()
+    },
+  },
   { name: 'ContextPruner#measure', weight: 1, run: (c) => pruner.measure(c.messages as never).currentTokens },
   { name: 'RollingContext#prepare', weight: 1, returned: asMessages, copies: true, run: (c) => rolling.prepare(c.messages as never) },
   { name: 'repairConversation', weight: 1, returned: trimmed, copies: true, formatAware: true, run: (c) => ct.repairConversation(c.messages as never, { format: c.format }) },
