@@ -146,6 +146,11 @@ pub struct Memo {
   span_marks: std::sync::OnceLock<crate::span_index::Marks>,
   /// The file paths each tool call's arguments name (see `strategy::rolling::argument_paths`).
   pub(crate) call_paths: std::sync::OnceLock<Vec<Vec<String>>>,
+  /// The content text cut to a token limit in an encoding, for the first limit and encoding
+  /// asked (see `strategy::rolling`).
+  pub(crate) cut: std::sync::OnceLock<(usize, crate::tokens::Encoding, Option<crate::cut::Cut>)>,
+  /// The length of the content text in UTF-16 code units (JavaScript's `length`).
+  utf16_len: std::sync::OnceLock<usize>,
   /// The content's tokens per encoding (the message's, less the overheads).
   pub(crate) content_tokens: [std::sync::OnceLock<u32>; crate::tokens::ENCODING_COUNT],
 }
@@ -263,6 +268,12 @@ impl Message {
   /// decided once.
   pub fn is_error_output(&self) -> bool {
     *self.memo.error_output.get_or_init(|| crate::detect::is_error_output(&self.content_text()))
+  }
+
+  /// The length of the content text in UTF-16 code units (JavaScript's `string.length`),
+  /// counted once.
+  pub fn content_utf16_len(&self) -> usize {
+    *self.memo.utf16_len.get_or_init(|| self.content_text().chars().map(char::len_utf16).sum())
   }
 
   /// The [`Marks`](crate::span_index::Marks) of the content text for spans of `min_chars`

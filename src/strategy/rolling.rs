@@ -36,12 +36,12 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::conversation::Conversation;
-use crate::cut::{cut_middle, MIN_CUT_BUDGET};
+use crate::cut::{cut_middle, Cut, MIN_CUT_BUDGET};
 use crate::error::{Error, ErrorKind, Result};
 use crate::message::{quote, Message, Role};
 use crate::plan::{replacement, MetaValue, Plan};
 use crate::span_index::{Marks, Matches, SpanIndex};
-use crate::tokens::message_content_tokens;
+use crate::tokens::{message_content_tokens, Encoding};
 
 /// Default of [`TruncationConfig::max_age`].
 pub const DEFAULT_MAX_AGE: usize = 5;
@@ -215,19 +215,17 @@ pub fn truncate_old_tool_outputs(conv: &Conversation<'_>, config: &TruncationCon
       Rule::Placeholder => {
         let age =
           if config.stable_placeholders { config.max_age.saturating_add(1) } else { conv.age(i) };
-        let text = m.content_text();
         let tokens = message_content_tokens(m, conv.encoding());
         let meta = vec![
-          ("_originalLength", MetaValue::Number(utf16_len(&text) as f64)),
+          ("_originalLength", MetaValue::Number(m.content_utf16_len() as f64)),
           ("_truncatedAt", MetaValue::Number(age as f64)),
         ];
         plan.replace(i, replacement(conv, i, config.placeholder_for(age, tokens), meta));
       }
       Rule::Cut => {
-        let text = m.content_text();
-        if let Some(cut) = cut_middle(&text, config.max_tokens_per_output, conv.encoding()) {
+        if let Some(cut) = cut_content(m, config.max_tokens_per_output, conv.encoding()) {
           let meta = vec![
-            ("_originalLength", MetaValue::Number(utf16_len(&text) as f64)),
+            ("_originalLength", MetaValue::Number(m.content_utf16_len() as f64)),
             ("_cutTokens", MetaValue::Number(cut.cut_tokens as f64)),
           ];
           plan.replace(i, replacement(conv, i, cut.text, meta));
@@ -244,9 +242,14 @@ pub fn truncate_old_tool_outputs(conv: &Conversation<'_>, config: &TruncationCon
   plan
 }
 
-/// The length of `text` in UTF-16 code units: JavaScript's `string.length`.
-fn utf16_len(text: &str) -> usize {
-  text.chars().map(char::len_utf16).sum()
+/// [`cut_middle`] of the content text of `m`, memoised in the message for the first limit and
+/// encoding asked (a recent long output is cut again on every call while it stays recent).
+fn cut_content(m: &Message, max_tokens: usize, encoding: Encoding) -> Option<Cut> {
+  let cut = || cut_middle(&m.content_text(), max_tokens, encoding);
+  match m.memo.cut.get_or_init(|| (max_tokens, encoding, cut())) {
+    (limit, enc, memo) if *limit == max_tokens && *enc == encoding => memo.clone(),
+    _ => cut(),
+  }
 }
 
 /// Which tool results are quoted: for every span of at least `min_quoted_chars` characters of
@@ -880,7 +883,7 @@ mod tests {
 
   #[test]
   fn original_length_counts_utf16_code_units() {
-    assert_eq!(utf16_len("a🚀é"), 4);
+    assert_eq!(Message::text(Role::Tool, "a🚀é").content_utf16_len(), 4);
     let mut msgs = plain(7);
     msgs[2] = result("c1", &"東京🚀 ".repeat(100));
     let plan = truncate_old_tool_outputs(&Conversation::new(&msgs, ENC), &Default::default());
