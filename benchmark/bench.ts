@@ -569,6 +569,8 @@ interface RustRun {
   mbPerS: number
   hashMbPerS: number
   loadS: number
+  /** bpe-openai on the same texts (examples/count_throughput.rs), for the tokenizer choice. */
+  bpe: { tokens: number; mbPerS: number; loadS: number; differingTexts: number; tokenDifference: number }
 }
 
 function runRust(file: string, piecesMode: boolean): RustRun | string {
@@ -577,8 +579,20 @@ function runRust(file: string, piecesMode: boolean): RustRun | string {
   if (piecesMode) args.push('--pieces')
   const r = spawnSync('cargo', args, { cwd: root, encoding: 'utf8' })
   if (r.status !== 0) return `cargo run failed: ${(r.stderr || r.error?.message || '').trim().split('\n').slice(-3).join(' ')}`
-  const field = (line: string, name: string) => Number(new RegExp(`\\b${name}=([0-9.]+)`).exec(r.stdout.split('\n').find((l) => l.startsWith(line)) ?? '')?.[1])
-  return { tokens: field('count', 'tokens'), mbPerS: field('count', 'mb_per_s'), hashMbPerS: field('hash', 'mb_per_s'), loadS: field('load', 'seconds') }
+  const field = (line: string, name: string) => Number(new RegExp(`\\b${name}=(-?[0-9.]+)`).exec(r.stdout.split('\n').find((l) => l.startsWith(`${line} `)) ?? '')?.[1])
+  return {
+    tokens: field('count', 'tokens'),
+    mbPerS: field('count', 'mb_per_s'),
+    hashMbPerS: field('hash', 'mb_per_s'),
+    loadS: field('load', 'seconds'),
+    bpe: {
+      tokens: field('bpe_openai_count', 'tokens'),
+      mbPerS: field('bpe_openai_count', 'mb_per_s'),
+      loadS: field('bpe_openai_load', 'seconds'),
+      differingTexts: field('bpe_openai_count', 'differing_texts'),
+      tokenDifference: field('bpe_openai_count', 'token_difference'),
+    },
+  }
 }
 
 const [, buildMs] = timeOnce(() =>
@@ -592,7 +606,17 @@ const rustPieces = runRust(piecesFile, true)
 const rustRow = (r: RustRun | string, what: string): string[] =>
   typeof r === 'string' ? ['tiktoken-rs 0.12 from Rust (release)', what, r, '', ''] : ['tiktoken-rs 0.12 from Rust (release)', what, `${r.mbPerS.toFixed(1)} MB/s`, r.tokens.toLocaleString('en-US'), '1.0×']
 
-const throughputRows: string[][] = [rustRow(rustWhole, 'the whole text')]
+/** bpe-openai from Rust on the same input, against tiktoken-rs (docs/benchmark.md, "Tokenizer choice"). */
+const bpeRow = (r: RustRun | string, what: string): string[] => {
+  if (typeof r === 'string') return ['bpe-openai 0.3 from Rust (release)', what, r, '', '']
+  const { bpe } = r
+  if (!Number.isFinite(bpe.mbPerS)) return ['bpe-openai 0.3 from Rust (release)', what, 'not measured (older example)', '', '']
+  const differs = bpe.differingTexts > 0 ? ` (${bpe.differingTexts} text(s) differ from tiktoken-rs, ${bpe.tokenDifference > 0 ? '+' : ''}${bpe.tokenDifference} tokens)` : ''
+  if (bpe.differingTexts > 0) checks.push(`- throughput: bpe-openai counts ${bpe.differingTexts} text(s) differently from tiktoken-rs (${what})`)
+  return ['bpe-openai 0.3 from Rust (release)', what, `${bpe.mbPerS.toFixed(1)} MB/s`, `${bpe.tokens.toLocaleString('en-US')}${differs}`, ratio(bpe.mbPerS / r.mbPerS)]
+}
+
+const throughputRows: string[][] = [rustRow(rustWhole, 'the whole text'), bpeRow(rustWhole, 'the whole text')]
 const rustWholeMbS = typeof rustWhole === 'string' ? NaN : rustWhole.mbPerS
 const rustPiecesMbS = typeof rustPieces === 'string' ? NaN : rustPieces.mbPerS
 const expectedTokens = typeof rustWhole === 'string' ? undefined : rustWhole.tokens
@@ -615,7 +639,7 @@ async function throughput(name: string, what: string, bytes: number, fn: () => n
 
 await throughput('context-trim `countTokens`', 'the whole text', textBytes, () => ct.countTokens(text), emptyCache)
 for (const c of counters) await throughput(c.name, 'the whole text', textBytes, () => c.count(text))
-throughputRows.push(rustRow(rustPieces, 'each message text'))
+throughputRows.push(rustRow(rustPieces, 'each message text'), bpeRow(rustPieces, 'each message text'))
 const coldEstimate = cold.get(key(largest, workloads[2], ADDON))?.timing
 const estimateMbS = coldEstimate ? largest.contentBytes / 1e6 / (coldEstimate.p50 / 1000) : NaN
 throughputRows.push([
@@ -628,7 +652,7 @@ throughputRows.push([
 
 section(
   'Scenario 3: raw counting throughput',
-  `The texts of the ${largest.label}-message session (${mb(textBytes)}; ${pieces.length.toLocaleString('en-US')} texts): joined by newlines into one string for the tokenizers, or message by message for \`estimateTokens\` (whose count adds the per-message overheads). Median MB/s (the addon's cache is emptied before each call). The last column compares with tiktoken-rs called directly from Rust on the same input (\`cargo run --release --no-default-features --example count_throughput -- <file>\`, best of 3; o200k load ${typeof rustWhole === 'string' ? '?' : duration(rustWhole.loadS * 1000)}). The example was built or found fresh in ${duration(buildMs)}, included in the total runtime.`,
+  `The texts of the ${largest.label}-message session (${mb(textBytes)}; ${pieces.length.toLocaleString('en-US')} texts): joined by newlines into one string for the tokenizers, or message by message for \`estimateTokens\` (whose count adds the per-message overheads). Median MB/s (the addon's cache is emptied before each call). The last column compares with tiktoken-rs called directly from Rust on the same input (\`cargo run --release --no-default-features --example count_throughput -- <file>\`, best of 3; o200k load ${typeof rustWhole === 'string' ? '?' : duration(rustWhole.loadS * 1000)}). The bpe-openai rows are the same example timing bpe-openai's \`o200k_base\` (a dev-dependency, not in the addon; see docs/benchmark.md, "Tokenizer choice"; load ${typeof rustWhole === 'string' || !Number.isFinite(rustWhole.bpe.loadS) ? '?' : duration(rustWhole.bpe.loadS * 1000)}), with its ratio to tiktoken-rs on the same input. The example was built or found fresh in ${duration(buildMs)}, included in the total runtime.`,
   table(['implementation', 'input', 'throughput', 'tokens', 'vs tiktoken-rs'], throughputRows),
 )
 

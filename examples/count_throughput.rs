@@ -1,6 +1,8 @@
 //! Token-counting throughput of tiktoken-rs called directly from Rust: the ceiling the addon's
 //! `countTokens`/`estimateTokens` can approach. The benchmark (`npm run bench`) runs it on the
-//! same text it gives the addon and the JavaScript tokenizers, and parses its output.
+//! same text it gives the addon and the JavaScript tokenizers, and parses its output. It also
+//! times bpe-openai (a dev-dependency only) on the same texts, for the tokenizer choice of
+//! issue 7 (docs/benchmark.md, "Tokenizer choice").
 //!
 //! ```sh
 //! cargo run --release --no-default-features --example count_throughput -- <file> [--pieces] [--runs N]
@@ -15,10 +17,15 @@
 //! load seconds=0.131
 //! count runs=3 bytes=7012345 tokens=1534210 best_seconds=0.351 mb_per_s=19.98
 //! hash runs=3 bytes=7012345 best_seconds=0.004 mb_per_s=1753.1
+//! bpe_openai_load seconds=0.092
+//! bpe_openai_count runs=3 bytes=7012345 tokens=1534210 best_seconds=0.170 mb_per_s=41.25 differing_texts=0 token_difference=0
 //! ```
 //!
 //! `hash` is the `DefaultHasher` (SipHash) pass the addon's token cache makes over every text of
-//! 256 bytes or more, measured on the same texts.
+//! 256 bytes or more, measured on the same texts. `bpe_openai_*` are bpe-openai's `o200k_base`
+//! `count` on the same texts: its load (the first call, which deserialises its dictionary), its
+//! rate, and how many texts it counts differently from tiktoken-rs (and the sum of the
+//! differences, bpe-openai minus tiktoken-rs).
 
 use std::hash::{Hash, Hasher};
 use std::process::ExitCode;
@@ -121,6 +128,29 @@ fn run() -> Result<(), String> {
     args.runs,
     d.as_secs_f64(),
     mb_per_s(hashed, d)
+  );
+
+  let start = Instant::now();
+  let fast = bpe_openai::o200k_base();
+  println!("bpe_openai_load seconds={:.3}", start.elapsed().as_secs_f64());
+  let (counts, d) = best_of(args.runs, || {
+    std::hint::black_box(&texts).iter().map(|t| fast.count(t.as_str())).collect::<Vec<usize>>()
+  });
+  let mut differing = 0usize;
+  let mut difference = 0i64;
+  for (t, &c) in texts.iter().zip(&counts) {
+    let reference = bpe.count_ordinary(t);
+    if c != reference {
+      differing += 1;
+      difference += c as i64 - reference as i64;
+    }
+  }
+  println!(
+    "bpe_openai_count runs={} bytes={bytes} tokens={} best_seconds={:.4} mb_per_s={:.2} differing_texts={differing} token_difference={difference}",
+    args.runs,
+    counts.iter().sum::<usize>(),
+    d.as_secs_f64(),
+    mb_per_s(bytes, d)
   );
   Ok(())
 }

@@ -144,6 +144,17 @@ pub struct Memo {
   pub(crate) line_count: std::sync::OnceLock<usize>,
   /// Whether the content text reads as an error report (see `detect`).
   pub(crate) error_output: std::sync::OnceLock<bool>,
+  /// The span marks of the content text, for the first minimum length asked (see `span_index`).
+  span_marks: std::sync::OnceLock<crate::span_index::Marks>,
+  /// The file paths each tool call's arguments name (see `strategy::rolling::argument_paths`).
+  pub(crate) call_paths: std::sync::OnceLock<Vec<Vec<String>>>,
+  /// The content text cut to a token limit in an encoding, for the first limit and encoding
+  /// asked (see `strategy::rolling`).
+  pub(crate) cut: std::sync::OnceLock<(usize, crate::tokens::Encoding, Option<crate::cut::Cut>)>,
+  /// The length of the content text in UTF-16 code units (JavaScript's `length`).
+  utf16_len: std::sync::OnceLock<usize>,
+  /// The content's tokens per encoding (the message's, less the overheads).
+  pub(crate) content_tokens: [std::sync::OnceLock<u32>; crate::tokens::ENCODING_COUNT],
 }
 
 impl Clone for Memo {
@@ -265,6 +276,27 @@ impl Message {
   /// decided once.
   pub fn is_error_output(&self) -> bool {
     *self.memo.error_output.get_or_init(|| crate::detect::is_error_output(&self.content_text()))
+  }
+
+  /// The length of the content text in UTF-16 code units (JavaScript's `string.length`),
+  /// counted once.
+  pub fn content_utf16_len(&self) -> usize {
+    *self.memo.utf16_len.get_or_init(|| self.content_text().chars().map(char::len_utf16).sum())
+  }
+
+  /// The [`Marks`](crate::span_index::Marks) of the content text for spans of `min_chars`
+  /// characters, computed once for the first length asked (the rolling context's
+  /// `minQuotedChars`); another length is computed on every call.
+  pub fn span_marks(&self, min_chars: usize) -> std::borrow::Cow<'_, crate::span_index::Marks> {
+    let marks = self
+      .memo
+      .span_marks
+      .get_or_init(|| crate::span_index::Marks::new(&self.content_text(), min_chars));
+    if marks.min_chars() == min_chars.max(1) {
+      std::borrow::Cow::Borrowed(marks)
+    } else {
+      std::borrow::Cow::Owned(crate::span_index::Marks::new(&self.content_text(), min_chars))
+    }
   }
 
   /// Parses an OpenAI Chat Completions message.

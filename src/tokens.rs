@@ -376,6 +376,15 @@ pub fn content_tokens(content: &Content, encoding: Encoding) -> usize {
   }
 }
 
+/// [`content_tokens`] of a message's content, computed once per encoding (memoised in the
+/// message, like [`message_tokens`]).
+pub fn message_content_tokens(message: &Message, encoding: Encoding) -> usize {
+  let slot = &message.memo.content_tokens[encoding as usize];
+  *slot
+    .get_or_init(|| u32::try_from(content_tokens(&message.content, encoding)).unwrap_or(u32::MAX))
+    as usize
+}
+
 /// The tokens of a whole request: every message plus [`REPLY_PRIMING`] (zero for no messages).
 pub fn conversation_tokens(messages: &[Message], encoding: Encoding) -> usize {
   if messages.is_empty() {

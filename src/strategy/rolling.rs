@@ -36,12 +36,12 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::conversation::Conversation;
-use crate::cut::{cut_middle, MIN_CUT_BUDGET};
+use crate::cut::{cut_middle, Cut, MIN_CUT_BUDGET};
 use crate::error::{Error, ErrorKind, Result};
-use crate::message::{quote, Role};
+use crate::message::{quote, Message, Role};
 use crate::plan::{replacement, MetaValue, Plan};
-use crate::span_index::SpanIndex;
-use crate::tokens::content_tokens;
+use crate::span_index::{Marks, Matches, SpanIndex};
+use crate::tokens::{message_content_tokens, Encoding};
 
 /// Default of [`TruncationConfig::max_age`].
 pub const DEFAULT_MAX_AGE: usize = 5;
@@ -166,7 +166,7 @@ pub fn rules(conv: &Conversation<'_>, config: &TruncationConfig) -> Vec<Rule> {
       Rule::NotToolResult
     } else if m.is_error || m.is_error_output() {
       Rule::Error
-    } else if content_tokens(&m.content, conv.encoding()) < config.small_output_tokens {
+    } else if message_content_tokens(m, conv.encoding()) < config.small_output_tokens {
       Rule::Small
     } else {
       pending.push(i);
@@ -177,8 +177,13 @@ pub fn rules(conv: &Conversation<'_>, config: &TruncationConfig) -> Vec<Rule> {
   if pending.is_empty() {
     return rules;
   }
-  let quoted = quoted_sources(conv, config, &texts);
-  let consumed = consumed_sources(conv, config, &texts);
+  // Every tool result is probed for the spans of later user messages and of recent calls; its
+  // marks (where a span can be found) are memoised in the message.
+  let marks: Vec<(usize, Cow<'_, Marks>)> =
+    tool_results(conv).map(|i| (i, messages[i].span_marks(config.min_quoted_chars))).collect();
+  let probes: Vec<(&str, &Marks)> = marks.iter().map(|(i, m)| (&*texts[*i], &**m)).collect();
+  let quoted = quoted_sources(conv, config, &probes);
+  let consumed = consumed_sources(conv, config, &probes);
   for i in pending {
     let referenced = if quoted[i] {
       Some(Rule::Quoted)
@@ -189,7 +194,7 @@ pub fn rules(conv: &Conversation<'_>, config: &TruncationConfig) -> Vec<Rule> {
     };
     rules[i] = if referenced.is_none() && conv.age(i) > config.max_age {
       Rule::Placeholder
-    } else if content_tokens(&messages[i].content, conv.encoding()) > config.max_tokens_per_output {
+    } else if message_content_tokens(messages[i], conv.encoding()) > config.max_tokens_per_output {
       Rule::Cut
     } else {
       referenced.unwrap_or(Rule::Recent)
@@ -210,19 +215,17 @@ pub fn truncate_old_tool_outputs(conv: &Conversation<'_>, config: &TruncationCon
       Rule::Placeholder => {
         let age =
           if config.stable_placeholders { config.max_age.saturating_add(1) } else { conv.age(i) };
-        let text = m.content_text();
-        let tokens = content_tokens(&m.content, conv.encoding());
+        let tokens = message_content_tokens(m, conv.encoding());
         let meta = vec![
-          ("_originalLength", MetaValue::Number(utf16_len(&text) as f64)),
+          ("_originalLength", MetaValue::Number(m.content_utf16_len() as f64)),
           ("_truncatedAt", MetaValue::Number(age as f64)),
         ];
         plan.replace(i, replacement(conv, i, config.placeholder_for(age, tokens), meta));
       }
       Rule::Cut => {
-        let text = m.content_text();
-        if let Some(cut) = cut_middle(&text, config.max_tokens_per_output, conv.encoding()) {
+        if let Some(cut) = cut_content(m, config.max_tokens_per_output, conv.encoding()) {
           let meta = vec![
-            ("_originalLength", MetaValue::Number(utf16_len(&text) as f64)),
+            ("_originalLength", MetaValue::Number(m.content_utf16_len() as f64)),
             ("_cutTokens", MetaValue::Number(cut.cut_tokens as f64)),
           ];
           plan.replace(i, replacement(conv, i, cut.text, meta));
@@ -239,36 +242,46 @@ pub fn truncate_old_tool_outputs(conv: &Conversation<'_>, config: &TruncationCon
   plan
 }
 
-/// The length of `text` in UTF-16 code units: JavaScript's `string.length`.
-fn utf16_len(text: &str) -> usize {
-  text.chars().map(char::len_utf16).sum()
+/// [`cut_middle`] of the content text of `m`, memoised in the message for the first limit and
+/// encoding asked (a recent long output is cut again on every call while it stays recent).
+fn cut_content(m: &Message, max_tokens: usize, encoding: Encoding) -> Option<Cut> {
+  let cut = || cut_middle(&m.content_text(), max_tokens, encoding);
+  match m.memo.cut.get_or_init(|| (max_tokens, encoding, cut())) {
+    (limit, enc, memo) if *limit == max_tokens && *enc == encoding => memo.clone(),
+    _ => cut(),
+  }
 }
 
 /// Which tool results are quoted: for every span of at least `min_quoted_chars` characters of
 /// a user message, the latest tool result before it that contains the span.
+///
+/// `probes` are the tool results' texts and marks, in order.
 fn quoted_sources(
   conv: &Conversation<'_>,
   config: &TruncationConfig,
-  texts: &[Cow<'_, str>],
+  probes: &[(&str, &Marks)],
 ) -> Vec<bool> {
   let mut referrers = Referrers::new(config.min_quoted_chars);
   for (i, m) in conv.messages().iter().enumerate() {
     if m.role == Role::User && !m.is_tool_result() {
-      referrers.spans.add(m.content_text(), i);
+      referrers.spans.add_marked(m.content_text(), i, m.span_marks(config.min_quoted_chars));
     }
   }
+  referrers.probe(probes);
   let outputs =
-    tool_results(conv).map(|i| (i, i, referrers.references_in(&texts[i], &[]))).collect();
+    tool_results(conv).enumerate().map(|(p, i)| (i, i, referrers.references_in(p, &[]))).collect();
   referrers.sources(conv.len(), outputs)
 }
 
 /// Which tool results are consumed: for every span of at least `min_quoted_chars` characters of
 /// the argument values of a recent call, and every file path it names, the latest tool result
 /// at an earlier step that contains the span, or whose own call named the path.
+///
+/// `probes` are the tool results' texts and marks, in order.
 fn consumed_sources(
   conv: &Conversation<'_>,
   config: &TruncationConfig,
-  texts: &[Cow<'_, str>],
+  probes: &[(&str, &Marks)],
 ) -> Vec<bool> {
   let mut referrers = Referrers::new(config.min_quoted_chars);
   for (i, m) in conv.messages().iter().enumerate() {
@@ -288,17 +301,33 @@ fn consumed_sources(
       }
     }
   }
+  referrers.probe(probes);
   let outputs = tool_results(conv)
-    .map(|i| {
+    .enumerate()
+    .map(|(p, i)| {
       let paths = conv
-        .call_arguments(i)
-        .and_then(|args| serde_json::from_str::<Value>(args).ok())
-        .map(|args| argument_paths(&args))
-        .unwrap_or_default();
-      (i, conv.step(i), referrers.references_in(&texts[i], &paths))
+        .answered_call(i)
+        .and_then(|(caller, c)| call_paths(conv.message(caller)).get(c))
+        .map_or(&[][..], Vec::as_slice);
+      (i, conv.step(i), referrers.references_in(p, paths))
     })
     .collect();
   referrers.sources(conv.len(), outputs)
+}
+
+/// The file paths each tool call of `m` names ([`argument_paths`] of its arguments; none when
+/// they are not JSON), computed once per message.
+fn call_paths(m: &Message) -> &[Vec<String>] {
+  m.memo.call_paths.get_or_init(|| {
+    m.tool_calls
+      .iter()
+      .map(|call| {
+        serde_json::from_str::<Value>(&call.arguments)
+          .map(|args| argument_paths(&args))
+          .unwrap_or_default()
+      })
+      .collect()
+  })
 }
 
 /// The indices of the tool results.
@@ -318,6 +347,8 @@ enum Reference {
 /// indices) of the messages making it.
 struct Referrers<'a> {
   spans: SpanIndex<'a>,
+  /// The windows the probed tool results share with `spans` ([`Referrers::probe`]).
+  found: Matches,
   /// Each path named, with the positions naming it (ascending, no repeats).
   paths: Vec<(String, Vec<usize>)>,
   /// File name -> indices into `paths`.
@@ -326,7 +357,17 @@ struct Referrers<'a> {
 
 impl<'a> Referrers<'a> {
   fn new(min_chars: usize) -> Self {
-    Referrers { spans: SpanIndex::new(min_chars), paths: Vec::new(), by_file_name: BTreeMap::new() }
+    Referrers {
+      spans: SpanIndex::new(min_chars),
+      found: Matches::default(),
+      paths: Vec::new(),
+      by_file_name: BTreeMap::new(),
+    }
+  }
+
+  /// Finds the windows the tool results (texts and marks, in order) share with `spans`.
+  fn probe(&mut self, probes: &[(&str, &Marks)]) {
+    self.found = self.spans.matches(probes);
   }
 
   fn add_path(&mut self, path: String, position: usize) {
@@ -350,16 +391,16 @@ impl<'a> Referrers<'a> {
   /// The positions of the messages making reference `r`, ascending.
   fn positions(&self, r: Reference) -> &[usize] {
     match r {
-      Reference::Span(w) => self.spans.tags(w),
+      Reference::Span(w) => self.found.tags(w),
       Reference::Path(p) => self.paths.get(p).map_or(&[], |(_, ps)| ps.as_slice()),
     }
   }
 
-  /// The references a tool result with this text, whose call named `paths`, can be the
+  /// The references the tool result probed `probe`-th, whose call named `paths`, can be the
   /// source of.
-  fn references_in(&self, text: &str, paths: &[String]) -> Vec<Reference> {
+  fn references_in(&self, probe: usize, paths: &[String]) -> Vec<Reference> {
     let mut refs: Vec<Reference> =
-      self.spans.shared_windows(text).into_iter().map(Reference::Span).collect();
+      self.found.shared(probe).iter().copied().map(Reference::Span).collect();
     for path in paths {
       let ids = self.by_file_name.get(file_name(path)).map_or(&[][..], Vec::as_slice);
       for &id in ids {
@@ -842,7 +883,7 @@ mod tests {
 
   #[test]
   fn original_length_counts_utf16_code_units() {
-    assert_eq!(utf16_len("a🚀é"), 4);
+    assert_eq!(Message::text(Role::Tool, "a🚀é").content_utf16_len(), 4);
     let mut msgs = plain(7);
     msgs[2] = result("c1", &"東京🚀 ".repeat(100));
     let plan = truncate_old_tool_outputs(&Conversation::new(&msgs, ENC), &Default::default());
