@@ -95,6 +95,28 @@ pub struct FileOp {
   pub failed: bool,
 }
 
+impl FileOp {
+  /// What the operation did to the file: its kind, except that a modification whose result
+  /// reports failure only looked at the file (a read).
+  pub fn effective_kind(&self) -> FileOpKind {
+    if self.failed {
+      FileOpKind::Read
+    } else {
+      self.kind
+    }
+  }
+}
+
+/// The paths that `operations` modified (as [`crate::FileTracker`] marks them), borrowed.
+pub fn modified_paths(operations: &[Option<FileOp>]) -> std::collections::HashSet<&str> {
+  operations
+    .iter()
+    .flatten()
+    .filter(|op| op.effective_kind().modifies())
+    .map(|op| op.path.as_str())
+    .collect()
+}
+
 /// Argument keys that name the file a call works on, in order of preference.
 pub const PATH_ARGUMENTS: &[&str] = &["path", "file_path", "filePath", "file", "filename"];
 /// Fields of a JSON tool result that name its file (the seed's `path`, `file`, `filePath`).

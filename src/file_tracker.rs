@@ -175,8 +175,7 @@ impl FileTracker {
     let mut last = Vec::new();
     for (i, op) in operations.iter().enumerate() {
       let Some(op) = op else { continue };
-      let kind = if op.failed { FileOpKind::Read } else { op.kind };
-      tracker.record(&op.path, conv.step(i), kind, None, time);
+      tracker.record(&op.path, conv.step(i), op.effective_kind(), None, time);
       let r = tracker.index.get(op.path.as_str()).copied().unwrap_or(usize::MAX);
       if r == last.len() {
         last.push(i);
