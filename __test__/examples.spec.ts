@@ -1,7 +1,7 @@
 import test from 'ava'
 
 import { ct, transcript } from './helpers.js'
-import { ReplayClient, recordedTools, runAgent as runOpenAiLoop } from '../examples/openai-sdk-loop.js'
+import { ReplayClient, recordedTools, runAgent as runOpenAiLoop, runAgentWithWindow } from '../examples/openai-sdk-loop.js'
 import { runAgent as runAiSdkAgent, trimForStep } from '../examples/ai-sdk-prepare-step.js'
 import { policies, replay } from '../examples/prompt-cache-budget.js'
 import type { ModelMessage } from 'ai'
@@ -22,6 +22,19 @@ test('the OpenAI SDK loop replays a real run, every request within the budget an
   t.true(calls.at(-1)!.historyTokens > 27_000, 'the run outgrew the budget')
   // What was sent is what trimWithPlaceholders gives for the history at that point.
   t.deepEqual(client.requests.at(-1), ct.trimWithPlaceholders(history.slice(0, -1), { targetTokens: 27_000, model: 'gpt-4o' }).messages)
+})
+
+test('the same loop on a ContextWindow sends exactly the same requests', async (t) => {
+  const recorded = transcript('openhands-ponyc-4595.json')
+  const start = recorded.slice(0, recorded.findIndex((m) => m.role === 'assistant'))
+  const stateless = new ReplayClient(recorded)
+  const windowed = new ReplayClient(recorded)
+  const a = await runOpenAiLoop(stateless, [...start], recordedTools(recorded), { budget: 27_000 })
+  const b = await runAgentWithWindow(windowed, start, recordedTools(recorded), { budget: 27_000 })
+  t.deepEqual(windowed.requests, stateless.requests)
+  t.deepEqual(b.calls, a.calls)
+  t.deepEqual(b.history, a.history)
+  t.is(b.calls.length, recorded.filter((m) => m.role === 'assistant').length)
 })
 
 test('the AI SDK prepareStep hook trims every step of a generateText tool loop', async (t) => {

@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 
-import { estimateTokens, trimWithPlaceholders, validateConversation } from '../index.js'
+import { ContextWindow, estimateTokens, trimWithPlaceholders, validateConversation } from '../index.js'
 import type { Message, ToolCall } from '../index.js'
 
 /** The part of the OpenAI SDK's client this loop uses. */
@@ -93,6 +93,34 @@ export async function runAgent(
     }
   }
   return { history, calls }
+}
+
+/**
+ * The same loop with a {@link ContextWindow}: each message is appended once, as it happens, and
+ * each request is trimmed from the window, which reads and counts nothing again. It sends
+ * exactly what {@link runAgent} sends.
+ */
+export async function runAgentWithWindow(
+  client: ChatCompletionsClient,
+  start: Message[],
+  runTool: (call: ToolCall) => Promise<string>,
+  { budget, model = 'gpt-4o', maxSteps = 50 }: { budget: number; model?: string; maxSteps?: number },
+): Promise<{ history: Message[]; calls: CallReport[] }> {
+  const window = new ContextWindow({ model })
+  window.append(start)
+  const calls: CallReport[] = []
+  for (let step = 0; step < maxSteps; step++) {
+    const sent = window.trimWithPlaceholders({ targetTokens: budget }).messages
+    calls.push({ historyTokens: window.totalTokens, sentTokens: estimateTokens(sent, { model }), problems: validateConversation(sent).length })
+    const completion = await client.chat.completions.create({ model, messages: sent })
+    const reply = completion.choices[0].message
+    window.append([reply])
+    if (!reply.tool_calls?.length) break
+    for (const call of reply.tool_calls) {
+      window.append([{ role: 'tool', tool_call_id: call.id, content: await runTool(call) }])
+    }
+  }
+  return { history: window.messages() as Message[], calls }
 }
 
 export const transcriptPath = join(dirname(fileURLToPath(import.meta.url)), '..', 'samples', 'transcripts', 'openhands-ponyc-4595.json')
