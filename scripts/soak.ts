@@ -6,6 +6,7 @@
 //   npm run soak                      # 1,000,000 calls on the main thread, then in 4 workers
 //   npm run soak -- --calls 20000     # a short run (CI runs this through __test__/soak.spec.ts)
 //   options: --calls N --workers W --seed S --every N (report interval) --json (summary line)
+//            --only main|workers (one phase; two processes can then run the phases at once)
 //
 // Checks on every call: a returned array holds the caller's own objects in their input order,
 // plus copies only where the call may replace (placeholders, repairs); returned messages validate
@@ -49,7 +50,9 @@ function parseArgs(argv: string[]) {
     if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} wants a non-negative integer, got ${argv[i + 1]}`)
     return n
   }
-  return { calls: get('calls', 1_000_000), workers: get('workers', 4), seed: get('seed', 42), every: get('every', 100_000), json: argv.includes('--json') }
+  const only = argv.includes('--only') ? argv[argv.indexOf('--only') + 1] : undefined
+  if (only !== undefined && only !== 'main' && only !== 'workers') throw new Error(`--only wants main or workers, got ${only}`)
+  return { calls: get('calls', 1_000_000), workers: get('workers', 4), seed: get('seed', 42), every: get('every', 100_000), json: argv.includes('--json'), only }
 }
 
 /** Conversations to call on: the transcripts cut into pieces, in the three formats. */
@@ -295,18 +298,20 @@ async function main() {
   log(sample('start', 0))
 
   // 1. One process, one thread.
-  const single = await run(args.calls, args.seed, args.every, (p) => log(sample('main', p.calls)))
+  const single: Progress =
+    args.only === 'workers' ? { calls: 0, failures: 0 } : await run(args.calls, args.seed, args.every, (p) => log(sample('main', p.calls)))
   log(sample('main', single.calls))
   const singleSeconds = (Date.now() - started) / 1000
 
   // 2. Worker threads at once, the same number of calls in all.
   const threadsStarted = Date.now()
-  const perWorker = Math.ceil(args.calls / Math.max(1, args.workers))
-  const done = new Array<Progress>(args.workers)
-  const counts = new Array<number>(args.workers).fill(0)
+  const workers = args.only === 'main' ? 0 : args.workers
+  const perWorker = Math.ceil(args.calls / Math.max(1, workers))
+  const done = new Array<Progress>(workers)
+  const counts = new Array<number>(workers).fill(0)
   let reported = 0
   await Promise.all(
-    Array.from({ length: args.workers }, (_, w) =>
+    Array.from({ length: workers }, (_, w) =>
       new Promise<void>((resolve, reject) => {
         const worker = new Worker(new URL(import.meta.url), { workerData: { calls: perWorker, seed: args.seed + w + 1, every: Math.max(1, Math.floor(args.every / 10)) } })
         worker.on('message', (m: { progress: Progress; done: boolean }) => {
@@ -328,7 +333,8 @@ async function main() {
   const threadsSeconds = (Date.now() - threadsStarted) / 1000
 
   // RSS after warm-up (30% of the single-thread calls) against the highest sample after it.
-  const main = samples.filter((s) => s.phase === 'main')
+  const phase = args.only === 'workers' ? 'workers' : 'main'
+  const main = samples.filter((s) => s.phase === phase)
   const warm = main.find((s) => s.calls >= args.calls * 0.3) ?? main[0]
   const peakMain = Math.max(...main.filter((s) => s.calls >= warm.calls).map((s) => s.rssMb))
   const growthMb = peakMain - warm.rssMb
