@@ -186,8 +186,8 @@ export const messageEntryPoints: EntryPoint[] = [
   },
   { name: 'CacheAwareTrimmer#trim', call: (m) => cacheAware.trim(m as never), formats: false, counts: false, returned: trimmed },
   { name: 'RollingContext#prepare', call: (m) => rolling.prepare(m as never), formats: false, counts: false, returned: asMessages },
-  { name: 'simulate', call: (m, o) => ct.simulate(m as never, withWindow(o)), options: 'options', formats: true, counts: true, quadratic: true },
-  { name: 'simulateAsync', call: (m, o) => ct.simulateAsync(m as never, withWindow(o)), options: 'options', formats: true, counts: true, quadratic: true },
+  { name: 'simulate', call: (m, o) => ct.simulate(m as never, withWindow(o) as never), options: 'options', formats: true, counts: true, quadratic: true },
+  { name: 'simulateAsync', call: (m, o) => ct.simulateAsync(m as never, withWindow(o) as never), options: 'options', formats: true, counts: true, quadratic: true },
   { name: 'FileTracker.fromMessages', call: (m, o) => ct.FileTracker.fromMessages(m as never, o as never), options: 'options', formats: false, counts: false },
 ]
 
