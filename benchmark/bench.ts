@@ -761,7 +761,7 @@ const loopRatio = (baseline: string) => {
   return percentile([...b.times.values()], 50) / percentile(turns.map((k) => a.times.get(k)!), 50)
 }
 const target = (goal: number, got: number, unit = '×') =>
-  !Number.isFinite(got) ? 'not measurable in this build' : `${got.toFixed(unit === '%' ? 0 : 1)}${unit} (${got >= goal ? 'met' : `missed by ${(goal / got).toFixed(1)}×`})`
+  !Number.isFinite(got) ? 'not measurable in this build' : `${got.toFixed(unit === '%' ? 0 : 1)}${unit} (${got >= goal ? 'met' : `missed by ${(goal / got).toFixed(2)}×`})`
 section(
   'Targets of issue 7',
   table(
