@@ -70,8 +70,16 @@ test('the format is detected across appends, or refused when two show', (t) => {
   const length = window.length
   const err = t.throws<CodedError>(() => window.append([openai.find((m) => m.tool_calls)!]))
   t.is(err?.code, 'INVALID_OPTION')
-  t.regex(err?.message ?? '', /cannot detect the format/)
+  t.regex(err?.message ?? '', /^format: messages\[0\] looks like openai \(tool_calls\) but the window holds anthropic messages; append messages of one format/)
   t.is(window.length, length)
+  // Emptied, the window detects afresh.
+  window.clear()
+  window.append(openai)
+  t.is(window.format, 'openai')
+  t.deepEqual(window.truncate(), ct.truncateOldToolOutputs(openai))
+  window.reset(anthropic)
+  t.is(window.format, 'anthropic')
+  t.throws(() => window.append([openai.find((m) => m.tool_calls)!]), { code: 'INVALID_OPTION' })
   // A given format is used as given.
   const fixed = new ct.ContextWindow({ format: 'openai' })
   t.is(fixed.format, 'openai')
@@ -105,7 +113,7 @@ test('counts are in the window encoding; options may only name it', (t) => {
   t.deepEqual(window.trim({ targetTokens, model: 'gpt-4' }), expected)
   t.throws(() => window.trim({ targetTokens, encoding: 'o200k_base' }), {
     code: 'INVALID_OPTION',
-    message: 'encoding: the window counts in cl100k_base, set when it was created; got o200k_base',
+    message: "encoding: the window counts in cl100k_base, set when it was created, got o200k_base; leave model and encoding out, or create the window with encoding 'o200k_base'",
   })
   t.throws(() => window.truncate({ model: 'gpt-4o' }), { code: 'INVALID_OPTION' })
   t.deepEqual(window.truncate({ encoding: 'cl100k_base' }), ct.truncateOldToolOutputs(messages, { encoding: 'cl100k_base' }))

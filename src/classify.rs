@@ -274,22 +274,22 @@ pub fn current_task(conv: &Conversation<'_>, options: &ClassifyOptions) -> Optio
 }
 
 /// Classifies every message of `conv`. Files count as modified when `tracker` says so; without
-/// a tracker, one is built from the conversation ([`FileTracker::from_conversation`]).
+/// a tracker, as [`FileTracker::from_conversation`] would mark them.
 pub fn classify_conversation(
   conv: &Conversation<'_>,
   tracker: Option<&FileTracker>,
   options: &ClassifyOptions,
 ) -> Vec<Classification> {
   let operations = file_operations(conv);
-  let built;
-  let tracker = match tracker {
-    Some(t) => t,
+  match tracker {
+    Some(t) => classify_with_operations(conv, &operations, &|p| t.was_modified(p), options),
+    // Only "modified" is needed, not a whole tracker with its previews: the paths the
+    // operations modified, as a tracker built from them would mark them.
     None => {
-      built = FileTracker::from_operations(conv, &operations, 0.0);
-      &built
+      let modified = crate::file_ops::modified_paths(&operations);
+      classify_with_operations(conv, &operations, &|p| modified.contains(p), options)
     }
-  };
-  classify_with_operations(conv, &operations, &|p| tracker.was_modified(p), options)
+  }
 }
 
 /// [`classify_conversation`] with the file operations already found and any notion of

@@ -168,6 +168,16 @@ impl Signals {
     }
     out
   }
+
+  /// The shape that shows `format`, if any.
+  pub fn shows(&self, format: Format) -> Option<&'static str> {
+    self.0[format as usize]
+  }
+
+  /// Whether no format-specific shape shows.
+  pub fn is_empty(&self) -> bool {
+    self.0.iter().all(Option::is_none)
+  }
 }
 
 /// Detects the format from each message's [`Signals`] (see [`detect`]).

@@ -139,8 +139,9 @@ impl Encoding {
       e => Err(crate::error::Error::option(
         "encoding",
         format!(
-          "the window counts in {}, set when it was created; got {}",
+          "the window counts in {}, set when it was created, got {}; leave model and encoding out, or create the window with encoding '{}'",
           fixed.as_str(),
+          e.as_str(),
           e.as_str()
         ),
       )),

@@ -16,7 +16,8 @@ use super::rolling::truncate_op;
 use super::task::OnConversation;
 use super::write::Objects;
 use super::{error, saturate};
-use crate::format::{detect_from, Format, Signals};
+use crate::error::Error as CoreError;
+use crate::format::Format;
 use crate::message::Message;
 use crate::window::ContextWindow as CoreWindow;
 
@@ -52,6 +53,9 @@ pub struct ContextWindow {
   held: ObjectRef<false>,
   /// The format given at construction (`None`: detect).
   given_format: Option<Format>,
+  /// Whether a held message showed the window's format (with `given_format` unset): until
+  /// then the messages read as OpenAI, and the first message showing a format decides it.
+  format_shown: bool,
 }
 
 impl ObjectFinalize for ContextWindow {
@@ -74,6 +78,7 @@ impl ContextWindow {
       core: CoreWindow::new(encoding, given_format.unwrap_or_default()),
       held: Object::from_raw(env.raw(), env.create_array(0)?.raw()).create_ref::<false>()?,
       given_format,
+      format_shown: false,
     })
   }
 
@@ -81,8 +86,7 @@ impl ContextWindow {
   /// are read and checked first: a bad message is a coded error naming its index in the array
   /// given, and then nothing is appended.
   #[napi(catch_unwind, ts_args_type = "messages: AnyMessage[]")]
-  pub fn append(&mut self, env: &Env, messages: Unknown) -> Result<u32> {
-    let batch = messages;
+  pub fn append(&mut self, env: &Env, batch: Unknown) -> Result<u32> {
     let input = read::read_messages_in(env, batch, self.given_format)?;
     let format = match self.given_format {
       Some(f) => f,
@@ -123,6 +127,7 @@ impl ContextWindow {
       held.set(j as u32, object)?;
     }
     let format = input.format;
+    self.format_shown = input.messages.iter().any(|c| !c.signals.is_empty());
     self.core.reset(input.messages, format);
     Ok(())
   }
@@ -131,6 +136,7 @@ impl ContextWindow {
   #[napi(catch_unwind)]
   pub fn clear(&mut self, env: &Env) -> Result<()> {
     self.held_array(env)?.set_named_property("length", 0)?;
+    self.format_shown = false;
     self.core.reset(Vec::new(), self.given_format.unwrap_or_default());
     Ok(())
   }
@@ -208,11 +214,37 @@ impl ContextWindow {
 }
 
 impl ContextWindow {
-  /// The format of the held messages and `input` together: an error when they show two.
-  fn detect(&self, env: &Env, input: &JsMessages<'_>) -> Result<Format> {
-    let signals: Vec<Signals> =
-      self.core.items().iter().chain(&input.messages).map(|c| c.signals).collect();
-    detect_from(&signals).map_err(|e| error::throw(env, e))
+  /// The format of the held messages and `input` together, in time proportional to `input`:
+  /// the held messages' format is known, and whether one of them showed it. An error when
+  /// `input` shows another format than the held messages.
+  fn detect(&mut self, env: &Env, input: &JsMessages<'_>) -> Result<Format> {
+    let held = self.core.format();
+    if input.messages.iter().all(|c| c.signals.is_empty()) {
+      return Ok(held);
+    }
+    if !self.format_shown {
+      // `input` was read in its own detected format, which refused mixed shapes.
+      self.format_shown = true;
+      return Ok(input.format);
+    }
+    let other = input.messages.iter().enumerate().find_map(|(i, c)| {
+      let seen = Format::ALL.into_iter().find(|&f| f != held && c.signals.shows(f).is_some())?;
+      Some((i, seen, c.signals.shows(seen).unwrap_or("")))
+    });
+    match other {
+      None => Ok(held),
+      Some((i, seen, why)) => Err(error::throw(
+        env,
+        CoreError::option(
+          "format",
+          format!(
+            "messages[{i}] looks like {} ({why}) but the window holds {} messages; append messages of one format, or create one window per format",
+            seen.as_str(),
+            held.as_str()
+          ),
+        ),
+      )),
+    }
   }
 
   /// The held array (the window's own; never handed out).

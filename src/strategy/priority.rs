@@ -22,9 +22,11 @@
 
 use std::borrow::Cow;
 
-use crate::classify::{classify_with_operations, Classification, ClassifyOptions, ContentPriority};
+use crate::classify::{
+  classify_conversation, classify_with_operations, Classification, ClassifyOptions, ContentPriority,
+};
 use crate::conversation::Conversation;
-use crate::file_ops::{file_operations, modified_paths};
+use crate::file_ops::file_operations;
 use crate::file_tracker::FileTracker;
 use crate::plan::{replacement, MetaValue, Plan, Replacement};
 use crate::strategy::{Outcome, Tally};
@@ -70,17 +72,7 @@ pub fn trim_by_priority_keeping(
   options: &PriorityOptions,
   keep: &[bool],
 ) -> PriorityTrim {
-  // Only "modified" is needed here, not a whole tracker with its previews.
-  let operations = file_operations(conv);
-  let classification = match tracker {
-    Some(t) => {
-      classify_with_operations(conv, &operations, &|p| t.was_modified(p), &options.classify)
-    }
-    None => {
-      let modified = modified_paths(&operations);
-      classify_with_operations(conv, &operations, &|p| modified.contains(p), &options.classify)
-    }
-  };
+  let classification = classify_conversation(conv, tracker, &options.classify);
   let target = options.target_tokens;
   let mut plan = Plan::keep_all(conv.len());
   let mut tally = Tally::keep_all(conv);
