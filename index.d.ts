@@ -999,6 +999,16 @@ export interface MaxContextTokensOptions {
   format?: MessageFormat
 }
 
+/** Options of {@link setMessageCacheCapacity}. */
+export interface MessageCacheOptions {
+  /**
+   * The bound on the estimated bytes held (see {@link MessageCacheStats.bytes}); 0 disables
+   * the cache. When not given, the current bound is kept.
+   * @default 67108864 (64 MiB)
+   */
+  maxBytes?: number
+}
+
 /**
  * The message cache's statistics. Every message object read once is remembered (by identity,
  * checked against a snapshot of the values read from it), so an unchanged history does not
@@ -1012,6 +1022,14 @@ export interface MessageCacheStats {
   entries: number
   /** The bound on `entries`. */
   capacity: number
+  /**
+   * The estimated bytes the parsed messages held take: the bytes of their text and fields,
+   * with a fixed allowance per message, part and call. The process's memory for them is
+   * about two to three times this (see docs/robustness.md, "Soak").
+   */
+  bytes: number
+  /** The bound on `bytes`. A message estimated at more than half of it is not kept. */
+  maxBytes: number
   /** Messages taken from the cache since the last reset. */
   hits: number
   /** Messages read afresh since the last reset. */
@@ -1216,12 +1234,13 @@ export interface RollingContextOptions {
 }
 
 /**
- * Sets the bound of the message cache (messages; 0 disables it) and empties it. The default is
- * 100,000 messages. Call it with the current capacity to clear the cache, e.g. after mutating
- * message objects in place in ways the identity check cannot see (a key inside an `arguments`
- * object).
+ * Sets the bounds of the message cache and empties it: `capacity` in messages (0 disables
+ * it; the default is 100,000), `maxBytes` in estimated bytes (the default is 64 MiB; kept
+ * when not given). Each JavaScript environment (the main thread, each worker) has its own
+ * cache. Call it with the current capacity to clear the cache, e.g. after mutating message
+ * objects in place in ways the identity check cannot see (a key inside an `arguments` object).
  */
-export declare function setMessageCacheCapacity(capacity: number): void
+export declare function setMessageCacheCapacity(capacity: number, options?: MessageCacheOptions): void
 
 /**
  * Sets the bound of the token-count cache (entries, about 24 bytes each; 0 disables it) and

@@ -444,11 +444,11 @@ test.serial('countTokens and estimateMessageTokens reject what they cannot read 
 const big = 'a'.repeat(100 * 1024 * 1024)
 const bigMessages: Message[] = [{ role: 'user', content: 'question' }, { role: 'assistant', content: big }, { role: 'user', content: 'and?' }]
 const many: Message[] = Array.from({ length: 1_000_000 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: 'hi' }))
-const defaultCapacity = ct.messageCacheStats().capacity
-// Room for all of them in the message cache, so that each is read once (with the default bound
-// of 100,000 every call would read the million messages again).
-test.before(() => ct.setMessageCacheCapacity(1_100_000))
-test.after.always(() => ct.setMessageCacheCapacity(defaultCapacity))
+const defaultBounds = ct.messageCacheStats()
+// Room for all of them in the message cache, so that each is read once (with the default bounds
+// every call would read the million messages again).
+test.before(() => ct.setMessageCacheCapacity(1_100_000, { maxBytes: 2 ** 31 }))
+test.after.always(() => ct.setMessageCacheCapacity(defaultBounds.capacity, { maxBytes: defaultBounds.maxBytes }))
 
 test.serial('a 100 MB string is counted', (t) => {
   t.is(ct.countTokens(big, { encoding: 'approximate' }), (100 * 1024 * 1024) / 4)

@@ -183,3 +183,37 @@ test('unchanged messages are read once; a replaced field is read again', (t) => 
   ct.setMessageCacheCapacity(100_000)
   t.throws(() => ct.setMessageCacheCapacity(Number.NaN), { code: 'INVALID_ARGUMENT', message: 'capacity: must be a non-negative integer, got NaN' })
 })
+
+test.serial('the message cache is bounded in bytes too, and refuses a message heavier than half the bound', (t) => {
+  const defaults = ct.messageCacheStats()
+  t.is(defaults.maxBytes, 64 * 1024 * 1024)
+  try {
+    ct.setMessageCacheCapacity(100_000, { maxBytes: 20_000 })
+    t.like(ct.messageCacheStats(), { entries: 0, bytes: 0, capacity: 100_000, maxBytes: 20_000 })
+    // A message of 12,000 bytes weighs more than half the bound: read every time, never kept.
+    const heavy: Message[] = [{ role: 'user', content: 'x'.repeat(12_000) }]
+    ct.estimateTokens(heavy)
+    ct.estimateTokens(heavy)
+    t.like(ct.messageCacheStats(), { entries: 0, bytes: 0, hits: 0, misses: 2 })
+    // Many light ones: the bytes held never pass the bound, the newest stay.
+    const light: Message[] = Array.from({ length: 200 }, (_, i) => ({ role: 'user', content: `message ${i} `.repeat(20) }))
+    ct.estimateTokens(light)
+    const held = ct.messageCacheStats()
+    t.true(held.bytes > 0 && held.bytes <= 20_000, String(held.bytes))
+    t.true(held.entries > 0 && held.entries < 200, String(held.entries))
+    const last = light.slice(-5)
+    const misses = held.misses
+    ct.estimateTokens(last)
+    t.is(ct.messageCacheStats().misses, misses, 'the newest messages are still held')
+    // Without options the byte bound is kept; every bound empties the cache.
+    ct.setMessageCacheCapacity(50)
+    t.like(ct.messageCacheStats(), { entries: 0, bytes: 0, capacity: 50, maxBytes: 20_000 })
+    for (const bad of [-1, Number.NaN, 0.5, Number.POSITIVE_INFINITY, '5']) {
+      t.throws(() => ct.setMessageCacheCapacity(50, { maxBytes: bad as never }), { instanceOf: TypeError, code: 'INVALID_OPTION', message: /maxBytes/ })
+    }
+    t.throws(() => ct.setMessageCacheCapacity(50, 5 as never), { instanceOf: TypeError, code: 'INVALID_OPTION' })
+    t.like(ct.messageCacheStats(), { capacity: 50, maxBytes: 20_000 }, 'a refused call changes nothing')
+  } finally {
+    ct.setMessageCacheCapacity(defaults.capacity, { maxBytes: defaults.maxBytes })
+  }
+})

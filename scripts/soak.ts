@@ -274,6 +274,8 @@ interface Sample {
   rssMb: number
   heapMb: number
   messageCache: number
+  /** The message cache's estimated bytes, in MB. */
+  messageCacheMb: number
   tokenCache: number
 }
 
@@ -285,6 +287,7 @@ function sample(phase: string, calls: number): Sample {
     rssMb: Math.round(m.rss / 1048576),
     heapMb: Math.round(m.heapUsed / 1048576),
     messageCache: ct.messageCacheStats().entries,
+    messageCacheMb: Math.round(ct.messageCacheStats().bytes / 1048576),
     tokenCache: ct.tokenCacheStats().entries,
   }
 }
@@ -294,7 +297,7 @@ async function main() {
   const samples: Sample[] = []
   const log = (s: Sample) => {
     samples.push(s)
-    if (!args.json) console.log(`${s.phase.padEnd(10)} ${String(s.calls).padStart(9)} calls  rss ${String(s.rssMb).padStart(5)} MB  heap ${String(s.heapMb).padStart(4)} MB  message cache ${s.messageCache}  token cache ${s.tokenCache}`)
+    if (!args.json) console.log(`${s.phase.padEnd(10)} ${String(s.calls).padStart(9)} calls  rss ${String(s.rssMb).padStart(5)} MB  heap ${String(s.heapMb).padStart(4)} MB  message cache ${s.messageCache} (${s.messageCacheMb} MB est.)  token cache ${s.tokenCache}`)
   }
   const started = Date.now()
   log(sample('start', 0))

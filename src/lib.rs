@@ -25,6 +25,7 @@ pub mod file_tracker;
 pub mod format;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
+pub mod generations;
 pub mod message;
 pub mod plan;
 pub mod pruner;

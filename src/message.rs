@@ -202,6 +202,46 @@ impl Message {
     }
   }
 
+  /// An estimate of the bytes the message holds: its own size and the bytes of every string in
+  /// it (content, tool calls, answered ids, name), plus a fixed allowance per part and call for
+  /// the allocator's bookkeeping. Values its memo computes later are not counted. The binding
+  /// bounds its message cache by this.
+  pub fn footprint(&self) -> usize {
+    // Per heap allocation: the allocator's size classes and headers, measured at about this.
+    const ALLOCATION: usize = 16;
+    let string = |s: &String| if s.is_empty() { 0 } else { s.len() + ALLOCATION };
+    let content = match &self.content {
+      Content::Empty => 0,
+      Content::Text(text) => string(text),
+      Content::Parts(parts) => parts
+        .iter()
+        .map(|part| {
+          std::mem::size_of::<Part>()
+            + match part {
+              Part::Text(text) => string(text),
+              Part::Image => 0,
+              Part::ToolResult { call_id, content, .. } => string(call_id) + string(content),
+              Part::Other { kind, text } => string(kind) + text.as_ref().map_or(0, string),
+            }
+        })
+        .sum::<usize>(),
+    };
+    let calls = self
+      .tool_calls
+      .iter()
+      .map(|c| {
+        std::mem::size_of::<ToolCall>() + string(&c.id) + string(&c.name) + string(&c.arguments)
+      })
+      .sum::<usize>();
+    let answers =
+      self.answers.iter().map(|a| std::mem::size_of::<String>() + string(a)).sum::<usize>();
+    std::mem::size_of::<Message>()
+      + content
+      + calls
+      + answers
+      + self.name.as_ref().map_or(0, string)
+  }
+
   /// A 64-bit hash of everything the core reads from the message (role, content, tool calls,
   /// the calls it answers, name, flags), computed once. Equal messages have equal
   /// fingerprints, on every run (SipHash with fixed keys); a different fingerprint means the
@@ -574,6 +614,31 @@ pub fn messages_from_json(value: &Value) -> Result<Vec<Message>> {
 mod tests {
   use super::*;
   use serde_json::json;
+
+  #[test]
+  fn footprint_grows_with_every_string_the_message_holds() {
+    let short = Message::text(Role::User, "abc");
+    let long = Message::text(Role::User, "abc".repeat(1000));
+    assert_eq!(long.footprint() - short.footprint(), 2997);
+    let empty = Message::text(Role::User, "");
+    assert_eq!(empty.footprint(), std::mem::size_of::<Message>());
+    let call = |args: &str| {
+      Message::from_json(
+        &json!({"role": "assistant", "content": null, "tool_calls": [
+          {"id": "call_1", "function": {"name": "read_file", "arguments": args}}]}),
+        0,
+      )
+      .unwrap()
+    };
+    assert_eq!(call("{\"path\":\"a.rs\"}").footprint() - call("{}").footprint(), 13);
+    assert!(call("{}").footprint() > empty.footprint() + std::mem::size_of::<ToolCall>());
+    let parts = Message::from_json(
+      &json!({"role": "user", "content": [{"type": "text", "text": "x".repeat(500)}, {"type": "image_url"}]}),
+      0,
+    )
+    .unwrap();
+    assert!(parts.footprint() >= empty.footprint() + 500 + 2 * std::mem::size_of::<Part>());
+  }
 
   fn err(v: Value) -> String {
     Message::from_json(&v, 2).unwrap_err().to_string()

@@ -4,7 +4,6 @@
 //! call). Long texts are remembered in a bounded process-wide cache keyed by a hash of their
 //! bytes, so a history that grows by one message a turn is tokenised once, not every turn.
 
-use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::Mutex;
 
@@ -12,6 +11,7 @@ use tiktoken_rs::tokenizer::{get_tokenizer, Tokenizer};
 use tiktoken_rs::CoreBPE;
 
 use crate::error::{Error, Result};
+use crate::generations::GenerationalMap;
 use crate::message::{Content, Message, Part};
 
 // Chat overheads, following the OpenAI cookbook "How to count tokens with tiktoken"
@@ -421,13 +421,10 @@ impl CacheKey {
   }
 }
 
-/// Two generations: lookups promote from `old` to `new`; when `new` holds half the capacity it
-/// becomes `old` and the previous `old` is freed. Memory stays within `capacity` entries and
-/// every operation is O(1).
+/// The counts, with hit and miss tallies. Evicts by generation (see [`crate::generations`]):
+/// memory stays within `capacity` entries and every operation is O(1).
 struct TokenCache {
-  new: HashMap<CacheKey, u32>,
-  old: HashMap<CacheKey, u32>,
-  capacity: usize,
+  counts: GenerationalMap<CacheKey, u32, std::hash::RandomState>,
   hits: u64,
   misses: u64,
 }
@@ -439,9 +436,7 @@ fn with_cache<R>(f: impl FnOnce(&mut TokenCache) -> R) -> R {
   // consistent (every mutation is a single insert or swap), so recover the guard.
   let mut guard = CACHE.lock().unwrap_or_else(|p| p.into_inner());
   let cache = guard.get_or_insert_with(|| TokenCache {
-    new: HashMap::new(),
-    old: HashMap::new(),
-    capacity: DEFAULT_CACHE_CAPACITY,
+    counts: GenerationalMap::new(DEFAULT_CACHE_CAPACITY, usize::MAX),
     hits: 0,
     misses: 0,
   });
@@ -449,33 +444,20 @@ fn with_cache<R>(f: impl FnOnce(&mut TokenCache) -> R) -> R {
 }
 
 fn cache_get(key: CacheKey) -> Option<usize> {
-  with_cache(|c| {
-    if let Some(&n) = c.new.get(&key) {
+  with_cache(|c| match c.counts.get(&key) {
+    Some(&n) => {
       c.hits += 1;
-      return Some(n as usize);
+      Some(n as usize)
     }
-    if let Some(n) = c.old.remove(&key) {
-      c.hits += 1;
-      insert_new(c, key, n);
-      return Some(n as usize);
+    None => {
+      c.misses += 1;
+      None
     }
-    c.misses += 1;
-    None
   })
 }
 
 fn cache_put(key: CacheKey, n: usize) {
-  with_cache(|c| insert_new(c, key, u32::try_from(n).unwrap_or(u32::MAX)));
-}
-
-fn insert_new(c: &mut TokenCache, key: CacheKey, n: u32) {
-  if c.capacity == 0 {
-    return;
-  }
-  if c.new.len() >= c.capacity.div_ceil(2) {
-    c.old = std::mem::take(&mut c.new);
-  }
-  c.new.insert(key, n);
+  with_cache(|c| c.counts.insert(key, u32::try_from(n).unwrap_or(u32::MAX), 0));
 }
 
 /// Statistics of the token-count cache.
@@ -494,8 +476,8 @@ pub struct CacheStats {
 /// The cache's current statistics.
 pub fn cache_stats() -> CacheStats {
   with_cache(|c| CacheStats {
-    entries: c.new.len() + c.old.len(),
-    capacity: c.capacity,
+    entries: c.counts.len(),
+    capacity: c.counts.max_entries(),
     hits: c.hits,
     misses: c.misses,
   })
@@ -504,9 +486,7 @@ pub fn cache_stats() -> CacheStats {
 /// Sets the cache's bound (0 disables caching) and empties it.
 pub fn set_cache_capacity(capacity: usize) {
   with_cache(|c| {
-    c.capacity = capacity;
-    c.new = HashMap::new();
-    c.old = HashMap::new();
+    c.counts.reset(capacity, usize::MAX);
     c.hits = 0;
     c.misses = 0;
   });

@@ -21,17 +21,19 @@
 //! noticed: replace the object, or empty the cache with `setMessageCacheCapacity`. Changing or deleting a field the
 //! reader read is noticed at any depth it reads.
 
-use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
 use napi::Env;
 
 use crate::format::{Format, Signals};
+use crate::generations::GenerationalMap;
 use crate::message::Message;
 
 /// Default bound of the message cache, in messages.
 pub(crate) const DEFAULT_MESSAGE_CACHE_CAPACITY: usize = 100_000;
+/// Default bound of the message cache, in bytes of [`Message::footprint`].
+pub(crate) const DEFAULT_MESSAGE_CACHE_BYTES: usize = 64 << 20;
 
 const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache() {
   const seen = new WeakMap();
@@ -134,11 +136,9 @@ pub(crate) struct Cached {
   pub message: Message,
 }
 
-/// The bounded map from cache id to parsed message.
+/// The bounded map from cache id to parsed message, weighed by [`Message::footprint`].
 pub(crate) struct MessageCache {
-  new: HashMap<u64, Arc<Cached>>,
-  old: HashMap<u64, Arc<Cached>>,
-  capacity: usize,
+  entries: GenerationalMap<u64, Arc<Cached>, rustc_hash::FxBuildHasher>,
   next_id: u64,
   hits: u64,
   misses: u64,
@@ -147,9 +147,7 @@ pub(crate) struct MessageCache {
 impl MessageCache {
   fn new() -> Self {
     MessageCache {
-      new: HashMap::default(),
-      old: HashMap::default(),
-      capacity: DEFAULT_MESSAGE_CACHE_CAPACITY,
+      entries: GenerationalMap::new(DEFAULT_MESSAGE_CACHE_CAPACITY, DEFAULT_MESSAGE_CACHE_BYTES),
       next_id: 1,
       hits: 0,
       misses: 0,
@@ -158,53 +156,54 @@ impl MessageCache {
 
   /// The entry of `id`, if still held.
   pub fn get(&mut self, id: u64) -> Option<Arc<Cached>> {
-    if id == 0 {
-      return None;
-    }
-    if let Some(e) = self.new.get(&id) {
+    let entry = self.entries.get(&id).map(Arc::clone);
+    if entry.is_some() {
       self.hits += 1;
-      return Some(Arc::clone(e));
     }
-    if let Some(e) = self.old.remove(&id) {
-      self.hits += 1;
-      self.insert_new(id, Arc::clone(&e));
-      return Some(e);
-    }
-    None
+    entry
   }
 
-  /// Stores an entry and returns its new id (0 when the cache is disabled).
+  /// Stores an entry and returns its new id (0 when it is not kept: the cache is disabled or
+  /// the message alone weighs more than half the byte bound).
   pub fn insert(&mut self, entry: Arc<Cached>) -> u64 {
     self.misses += 1;
-    if self.capacity == 0 {
+    let id = self.next_id;
+    let bytes = entry.message.footprint();
+    if !self.entries.insert(id, entry, bytes) {
       return 0;
     }
-    let id = self.next_id;
     self.next_id += 1;
-    self.insert_new(id, entry);
     id
   }
 
-  fn insert_new(&mut self, id: u64, entry: Arc<Cached>) {
-    if self.new.len() >= self.capacity.div_ceil(2) {
-      self.old = std::mem::take(&mut self.new);
+  /// Its statistics.
+  pub fn stats(&self) -> MessageCacheFigures {
+    MessageCacheFigures {
+      entries: self.entries.len(),
+      capacity: self.entries.max_entries(),
+      bytes: self.entries.weight(),
+      max_bytes: self.entries.max_weight(),
+      hits: self.hits,
+      misses: self.misses,
     }
-    self.new.insert(id, entry);
   }
 
-  /// Entries held, the bound, hits and misses.
-  pub fn stats(&self) -> (usize, usize, u64, u64) {
-    (self.new.len() + self.old.len(), self.capacity, self.hits, self.misses)
-  }
-
-  /// Sets the bound and empties the cache.
-  pub fn reset(&mut self, capacity: usize) {
-    self.new = HashMap::default();
-    self.old = HashMap::default();
-    self.capacity = capacity;
+  /// Sets the bounds and empties the cache.
+  pub fn reset(&mut self, capacity: usize, max_bytes: usize) {
+    self.entries.reset(capacity, max_bytes);
     self.hits = 0;
     self.misses = 0;
   }
+}
+
+/// What [`MessageCache::stats`] reports.
+pub(crate) struct MessageCacheFigures {
+  pub entries: usize,
+  pub capacity: usize,
+  pub bytes: usize,
+  pub max_bytes: usize,
+  pub hits: u64,
+  pub misses: u64,
 }
 
 /// The `scan` helper's arguments: the messages array.

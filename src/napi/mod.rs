@@ -183,10 +183,26 @@ pub struct MessageCacheStats {
   pub entries: u32,
   /// The bound on `entries`.
   pub capacity: u32,
+  /// The estimated bytes the parsed messages held take: the bytes of their text and fields,
+  /// with a fixed allowance per message, part and call. The process's memory for them is
+  /// about two to three times this (see docs/robustness.md, "Soak").
+  pub bytes: f64,
+  /// The bound on `bytes`. A message estimated at more than half of it is not kept.
+  pub max_bytes: f64,
   /// Messages taken from the cache since the last reset.
   pub hits: f64,
   /// Messages read afresh since the last reset.
   pub misses: f64,
+}
+
+/// Options of {@link setMessageCacheCapacity}.
+#[napi(object, object_to_js = false)]
+#[derive(Default)]
+pub struct MessageCacheOptions {
+  /// The bound on the estimated bytes held (see {@link MessageCacheStats.bytes}); 0 disables
+  /// the cache. When not given, the current bound is kept.
+  /// @default 67108864 (64 MiB)
+  pub max_bytes: Option<f64>,
 }
 
 /// The message cache's statistics. Every message object read once is remembered (by identity,
@@ -194,23 +210,38 @@ pub struct MessageCacheStats {
 /// cross the boundary again on the next turn.
 #[napi(catch_unwind)]
 pub fn message_cache_stats(env: &Env) -> Result<MessageCacheStats> {
-  let (entries, capacity, hits, misses) = instance::instance(env)?.cache.stats();
+  let figures = instance::instance(env)?.cache.stats();
   Ok(MessageCacheStats {
-    entries: saturate(entries),
-    capacity: saturate(capacity),
-    hits: hits as f64,
-    misses: misses as f64,
+    entries: saturate(figures.entries),
+    capacity: saturate(figures.capacity),
+    bytes: figures.bytes as f64,
+    max_bytes: figures.max_bytes as f64,
+    hits: figures.hits as f64,
+    misses: figures.misses as f64,
   })
 }
 
-/// Sets the bound of the message cache (messages; 0 disables it) and empties it. The default is
-/// 100,000 messages. Call it with the current capacity to clear the cache, e.g. after mutating
-/// message objects in place in ways the identity check cannot see (a key inside an `arguments`
-/// object).
-#[napi(catch_unwind)]
-pub fn set_message_cache_capacity(env: &Env, capacity: f64) -> Result<()> {
+/// Sets the bounds of the message cache and empties it: `capacity` in messages (0 disables
+/// it; the default is 100,000), `maxBytes` in estimated bytes (the default is 64 MiB; kept
+/// when not given). Each JavaScript environment (the main thread, each worker) has its own
+/// cache. Call it with the current capacity to clear the cache, e.g. after mutating message
+/// objects in place in ways the identity check cannot see (a key inside an `arguments` object).
+#[napi(catch_unwind, ts_args_type = "capacity: number, options?: MessageCacheOptions")]
+pub fn set_message_cache_capacity(
+  env: &Env,
+  capacity: f64,
+  options: Option<Unknown<'_>>,
+) -> Result<()> {
   let capacity = capacity_argument(env, capacity)?;
-  instance::instance(env)?.cache.reset(capacity);
+  let options: MessageCacheOptions = options::read_options(env, options, "options")?;
+  let cache = &mut instance::instance(env)?.cache;
+  let max_bytes = match options.max_bytes {
+    Some(bytes) => {
+      options::integer_option("maxBytes", bytes, 0.0).map_err(|e| error::throw(env, e))?
+    }
+    None => cache.stats().max_bytes,
+  };
+  cache.reset(capacity, max_bytes);
   Ok(())
 }
 
