@@ -222,15 +222,38 @@ pub(crate) fn read_message<'env>(
 fn as_array(value: Unknown<'_>) -> CoreResult<Array<'_>> {
   let is_array = value.is_array().unwrap_or(false);
   if !is_array {
+    let got = js_type_name(&value);
+    // A lone message where an array is expected is the common slip: say so.
+    let hint = if got == "object" && looks_like_message(&value) {
+      " (a single message: wrap it in an array, [message])"
+    } else {
+      ""
+    };
     return Err(CoreError::new(
       ErrorKind::InvalidMessages,
       "messages",
-      format!("must be an array, got {}", js_type_name(&value)),
+      format!("must be an array, got {got}{hint}"),
     ));
   }
   // SAFETY: checked to be an array just above.
   unsafe { value.cast::<Array>() }
     .map_err(|e| CoreError::new(ErrorKind::InvalidMessages, "messages", e.reason))
+}
+
+/// Whether an object has a `role` property (a getter or proxy trap that throws reads as no).
+fn looks_like_message(value: &Unknown<'_>) -> bool {
+  // SAFETY: `value` is a live handle of the current call, and the caller checked it to be an
+  // object (`js_type_name` said so).
+  let Ok(object) = (unsafe { value.cast::<Object>() }) else { return false };
+  match object.has_named_property("role") {
+    Ok(found) => found,
+    Err(e) => {
+      // A throwing `has` trap leaves an exception pending: clear it, so that the error this
+      // hint goes into is the one the caller sees.
+      exception_text(&Env::from_raw(value.env()), e);
+      false
+    }
+  }
 }
 
 /// A JavaScript-style type name for error messages.
