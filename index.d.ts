@@ -158,9 +158,9 @@ export declare class ContextPruner {
    * instructions, the current task, results about modified files, the last
    * `keepRecentMessages` messages with their tool pairs, and whatever fits the target after
    * the lowest-priority units are gone. Archives the rest: appended to the JSONL file
-   * verbatim (`JSON.stringify` of your objects) and described in the markdown archive, both
-   * written atomically. Nothing is written when nothing is archived. The input is never
-   * modified.
+   * verbatim (`JSON.stringify` of your objects) and described in the markdown archive, each
+   * in one locked append (several pruners may share an archive). Nothing is written when
+   * nothing is archived. The input is never modified.
    */
   prune<M extends AnyMessage>(messages: M[], metrics?: ContextMetrics | null, options?: PruneOptions): Omit<PruneResult, 'messages'> & { messages: M[] }
   /**

@@ -8,15 +8,17 @@
 //!   message: `{"prune":N,"timestamp":"…","index":I,"message":<the message>}`, where the message
 //!   is the caller's own JSON text, written verbatim, so reading it back gives it byte for byte.
 //!
-//! Every write is atomic: the new content goes to a temporary file in the same directory, which
-//! is then renamed over the old one, so a crash leaves either the old file or the new one, never
-//! half of one. Appending therefore rewrites the file (O(archive size) per prune). One process
-//! should own an archive: two writers racing may lose one's append.
+//! Each file is appended to under an exclusive advisory lock (`flock`), held from reading its
+//! tail to flushing the new lines, so writers in several threads or processes never lose or
+//! interleave each other's records and number their prunes one after the other. An append is
+//! one `write` of whole lines, then `fsync`: O(what is appended), whatever the archive's size.
+//! A crash in the middle of one can leave a torn last line in the sidecar (no newline, not a
+//! record); the next append cuts it off before writing, since the prune that wrote it never
+//! returned (its caller still has those messages).
 
 use std::fs;
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::Path;
 
 use serde_json::Value;
 
@@ -75,30 +77,31 @@ pub fn parse_records(text: &str, source: &str) -> Result<Vec<Record>> {
     if line.trim().is_empty() {
       continue;
     }
-    let bad = |detail: &str| {
+    let record = parse_record(line).map_err(|detail| {
       Error::new(
         ErrorKind::Io,
         source,
         format!("line {} is not an archive record: {detail}", n + 1),
       )
-    };
-    let value: Value = serde_json::from_str(line).map_err(|e| bad(&e.to_string()))?;
-    let prune = value.get("prune").and_then(Value::as_u64).ok_or_else(|| bad("no prune number"))?;
-    let timestamp = value
-      .get("timestamp")
-      .and_then(Value::as_str)
-      .ok_or_else(|| bad("no timestamp"))?
-      .to_string();
-    let index = value.get("index").and_then(Value::as_u64).ok_or_else(|| bad("no index"))? as usize;
-    let message = value.get("message").ok_or_else(|| bad("no message"))?;
-    let prefix = record_prefix(prune, &timestamp, index);
-    let json = match line.strip_prefix(prefix.as_str()).and_then(|rest| rest.strip_suffix('}')) {
-      Some(raw) => raw.to_string(),
-      None => message.to_string(),
-    };
-    records.push(Record { prune, timestamp, index, json });
+    })?;
+    records.push(record);
   }
   Ok(records)
+}
+
+/// Parses one sidecar line (not blank); the error says what it lacks.
+pub fn parse_record(line: &str) -> std::result::Result<Record, String> {
+  let value: Value = serde_json::from_str(line).map_err(|e| e.to_string())?;
+  let prune = value.get("prune").and_then(Value::as_u64).ok_or("no prune number")?;
+  let timestamp = value.get("timestamp").and_then(Value::as_str).ok_or("no timestamp")?.to_string();
+  let index = value.get("index").and_then(Value::as_u64).ok_or("no index")? as usize;
+  let message = value.get("message").ok_or("no message")?;
+  let prefix = record_prefix(prune, &timestamp, index);
+  let json = match line.strip_prefix(prefix.as_str()).and_then(|rest| rest.strip_suffix('}')) {
+    Some(raw) => raw.to_string(),
+    None => message.to_string(),
+  };
+  Ok(Record { prune, timestamp, index, json })
 }
 
 /// The records of the sidecar at `path`; none when the file does not exist.
@@ -126,56 +129,103 @@ pub fn read_text(path: &Path) -> Result<Option<String>> {
   }
 }
 
-/// Replaces the file at `path` with `content` atomically: written to a temporary file in the
-/// same directory (created if missing), flushed to disk, then renamed over `path`.
-///
-/// # Errors
-///
-/// An `Io` error naming the path when any step fails (the temporary file is removed).
-pub fn write_atomic(path: &Path, content: &str) -> Result<()> {
-  static COUNTER: AtomicU64 = AtomicU64::new(0);
-  let name = path
-    .file_name()
-    .ok_or_else(|| Error::new(ErrorKind::Io, path.display().to_string(), "is not a file path"))?;
-  let dir = match path.parent() {
-    Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-    _ => PathBuf::from("."),
-  };
-  fs::create_dir_all(&dir).map_err(|e| io_error(path, "could not be written", &e))?;
-  let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-  let tmp = dir.join(format!(".{}.{}-{n}.tmp", name.to_string_lossy(), std::process::id()));
-  let written = (|| {
-    let mut file = fs::File::create(&tmp)?;
-    file.write_all(content.as_bytes())?;
-    file.sync_all()?;
-    fs::rename(&tmp, path)
-  })();
-  written.map_err(|e| {
-    let _ = fs::remove_file(&tmp);
-    io_error(path, "could not be written", &e)
-  })
+/// A file of the archive opened for appending, locked exclusively until dropped.
+pub struct Appender<'a> {
+  file: fs::File,
+  path: &'a Path,
+}
+
+impl<'a> Appender<'a> {
+  /// Opens `path` for appending (creating it and its directory when missing) and waits for an
+  /// exclusive lock on it.
+  ///
+  /// # Errors
+  ///
+  /// An `Io` error naming the path when it cannot be created, opened or locked.
+  pub fn open(path: &'a Path) -> Result<Self> {
+    let failed = |e: std::io::Error| io_error(path, "could not be written", &e);
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+      fs::create_dir_all(dir).map_err(failed)?;
+    }
+    let file = fs::OpenOptions::new()
+      .read(true)
+      .append(true)
+      .create(true)
+      .open(path)
+      .map_err(|e| io_error(path, "could not be read", &e))?;
+    file.lock().map_err(|e| io_error(path, "could not be locked", &e))?;
+    Ok(Appender { file, path })
+  }
+
+  /// The file's last `n` bytes (fewer when it is shorter).
+  fn tail(&mut self, n: u64) -> Result<Vec<u8>> {
+    let read = |file: &mut fs::File| -> std::io::Result<Vec<u8>> {
+      let len = file.metadata()?.len();
+      file.seek(SeekFrom::Start(len - n.min(len)))?;
+      let mut bytes = Vec::new();
+      file.read_to_end(&mut bytes)?;
+      Ok(bytes)
+    };
+    read(&mut self.file).map_err(|e| io_error(self.path, "could not be read", &e))
+  }
+
+  /// The separator that leaves one blank line between what the file ends with and a new
+  /// section: nothing for an empty file.
+  pub fn section_separator(&mut self) -> Result<&'static str> {
+    let tail = self.tail(2)?;
+    Ok(match tail.as_slice() {
+      [] | [b'\n', b'\n'] => "",
+      [.., b'\n'] => "\n",
+      _ => "\n\n",
+    })
+  }
+
+  /// Whether the file ends with a newline (an empty file does).
+  pub fn ends_with_newline(&mut self) -> Result<bool> {
+    Ok(matches!(self.tail(1)?.as_slice(), [] | [b'\n']))
+  }
+
+  /// The bytes of the file's last line, read from its end (O(the line's length)), without its
+  /// newline; `None` for an empty file. A last line without a newline is returned as it is.
+  pub fn last_line(&mut self) -> Result<Option<Vec<u8>>> {
+    let mut window = 64 * 1024;
+    loop {
+      let mut bytes = self.tail(window)?;
+      let whole = (bytes.len() as u64) < window;
+      if bytes.last() == Some(&b'\n') {
+        bytes.pop();
+      }
+      if let Some(start) = bytes.iter().rposition(|&b| b == b'\n') {
+        return Ok(Some(bytes.split_off(start + 1)));
+      }
+      if whole {
+        return Ok(if bytes.is_empty() { None } else { Some(bytes) });
+      }
+      window *= 2;
+    }
+  }
+
+  /// Cuts the file's last `bytes` bytes off (a torn line).
+  pub fn truncate_tail(&mut self, bytes: u64) -> Result<()> {
+    let cut = |file: &mut fs::File| -> std::io::Result<()> {
+      let len = file.metadata()?.len();
+      file.set_len(len - bytes.min(len))
+    };
+    cut(&mut self.file).map_err(|e| io_error(self.path, "could not be written", &e))
+  }
+
+  /// Appends `text` in one write and flushes it to disk.
+  pub fn append(&mut self, text: &str) -> Result<()> {
+    let write = |file: &mut fs::File| -> std::io::Result<()> {
+      file.write_all(text.as_bytes())?;
+      file.sync_data()
+    };
+    write(&mut self.file).map_err(|e| io_error(self.path, "could not be written", &e))
+  }
 }
 
 fn io_error(path: &Path, what: &str, e: &std::io::Error) -> Error {
   Error::new(ErrorKind::Io, path.display().to_string(), format!("{what}: {e}"))
-}
-
-/// Appends `section` to the text `existing` (a file's content, `None` if it does not exist),
-/// separated from what came before by one blank line.
-pub fn append_section(existing: Option<&str>, section: &str) -> String {
-  match existing {
-    None | Some("") => section.to_string(),
-    Some(old) => {
-      let sep = if old.ends_with("\n\n") {
-        ""
-      } else if old.ends_with('\n') {
-        "\n"
-      } else {
-        "\n\n"
-      };
-      format!("{old}{sep}{section}")
-    }
-  }
 }
 
 /// A time in milliseconds since the epoch as JavaScript's `Date.prototype.toISOString` writes
@@ -277,27 +327,57 @@ mod tests {
     assert_eq!(parse_records("", "a").unwrap(), vec![]);
   }
 
+  fn scratch(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("context-trim-archive-{name}-{}", std::process::id()))
+  }
+
   #[test]
-  fn atomic_writes_replace_and_create_directories() {
-    let dir = std::env::temp_dir().join(format!("context-trim-archive-{}", std::process::id()));
+  fn appends_create_directories_and_read_the_tail() {
+    let dir = scratch("append");
     let path = dir.join("nested/archive.md");
     assert_eq!(read_text(&path).unwrap(), None);
-    write_atomic(&path, "one\n").unwrap();
-    let grown = append_section(read_text(&path).unwrap().as_deref(), "two\n");
-    write_atomic(&path, &grown).unwrap();
-    assert_eq!(read_text(&path).unwrap().as_deref(), Some("one\n\ntwo\n"));
-    let leftovers: Vec<_> =
-      fs::read_dir(dir.join("nested")).unwrap().filter_map(|e| e.ok()).collect();
-    assert_eq!(leftovers.len(), 1, "no temporary file is left behind");
+    let mut a = Appender::open(&path).unwrap();
+    assert_eq!((a.last_line().unwrap(), a.section_separator().unwrap()), (None, ""));
+    assert!(a.ends_with_newline().unwrap());
+    a.append("one\n").unwrap();
+    assert_eq!(a.section_separator().unwrap(), "\n");
+    a.append("\ntwo").unwrap();
+    assert_eq!(
+      (a.last_line().unwrap(), a.section_separator().unwrap()),
+      (Some(b"two".to_vec()), "\n\n")
+    );
+    assert!(!a.ends_with_newline().unwrap());
+    a.append("\n\n").unwrap();
+    assert_eq!(a.section_separator().unwrap(), "");
+    drop(a);
+    assert_eq!(read_text(&path).unwrap().as_deref(), Some("one\n\ntwo\n\n"));
+    // A last line longer than the first window read from the end.
+    let long = "x".repeat(200_000);
+    let mut a = Appender::open(&path).unwrap();
+    a.append(&format!("{long}\n")).unwrap();
+    assert_eq!(a.last_line().unwrap(), Some(long.into_bytes()));
+    a.truncate_tail(200_001).unwrap();
+    assert_eq!(a.last_line().unwrap(), Some(Vec::new()));
+    drop(a);
     // A directory in the way of the file: the error names the path.
-    let err = write_atomic(&dir.join("nested"), "x").unwrap_err();
+    let err = Appender::open(&dir.join("nested")).map(|_| ()).unwrap_err();
     assert_eq!(err.code(), "IO_ERROR");
     assert!(err
       .to_string()
-      .starts_with(&format!("{}: could not be written: ", dir.join("nested").display())));
+      .starts_with(&format!("{}: could not be read: ", dir.join("nested").display())));
     fs::remove_dir_all(&dir).unwrap();
-    assert_eq!(append_section(Some("a"), "b"), "a\n\nb");
-    assert_eq!(append_section(Some("a\n\n"), "b"), "a\n\nb");
-    assert_eq!(append_section(None, "b"), "b");
+  }
+
+  #[test]
+  fn the_lock_is_exclusive_until_dropped() {
+    let dir = scratch("lock");
+    let path = dir.join("a.jsonl");
+    let held = Appender::open(&path).unwrap();
+    let other = fs::OpenOptions::new().append(true).open(&path).unwrap();
+    assert!(matches!(other.try_lock(), Err(fs::TryLockError::WouldBlock)));
+    drop(held);
+    assert!(other.try_lock().is_ok());
+    drop(other);
+    fs::remove_dir_all(&dir).unwrap();
   }
 }

@@ -680,12 +680,13 @@ pub struct ArchiveWrite {
 
 /// Appends one prune to the archive of `config`: `messages` (index, the caller's JSON text of
 /// the archived message) to the sidecar, then the markdown section `markdown(prune number)` to
-/// the markdown archive, each atomically.
+/// the markdown archive, each in one write under the sidecar's lock (see [`crate::archive`]).
+/// The prune number is 1 + that of the sidecar's last record.
 ///
 /// # Errors
 ///
-/// An `Io` error naming the file that could not be read or written, or whose lines are not
-/// archive records.
+/// An `Io` error naming the file that could not be read, locked or written, or whose last line
+/// is not an archive record.
 pub fn write_archive(
   config: &PrunerConfig,
   timestamp: &str,
@@ -694,24 +695,48 @@ pub fn write_archive(
 ) -> Result<ArchiveWrite> {
   let data_path = config.sidecar_path();
   let data = Path::new(&data_path);
-  let existing = archive::read_text(data)?;
-  let records = match &existing {
-    Some(text) => archive::parse_records(text, &data_path)?,
-    None => Vec::new(),
-  };
-  let prune = records.iter().map(|r| r.prune).max().unwrap_or(0) + 1;
-  let mut content = existing.unwrap_or_default();
-  if !content.is_empty() && !content.ends_with('\n') {
-    content.push('\n');
+  let mut sidecar = archive::Appender::open(data)?;
+  let (last, ends_with_newline) = last_prune(&mut sidecar, data)?;
+  let prune = last + 1;
+  let mut lines = String::new();
+  if !ends_with_newline {
+    lines.push('\n');
   }
   for (index, json) in messages {
-    content.push_str(&archive::record_line(prune, timestamp, *index, json));
+    lines.push_str(&archive::record_line(prune, timestamp, *index, json));
   }
-  archive::write_atomic(data, &content)?;
+  sidecar.append(&lines)?;
   let md_path = Path::new(&config.archive_path);
-  let md = archive::append_section(archive::read_text(md_path)?.as_deref(), &markdown(prune));
-  archive::write_atomic(md_path, &md)?;
+  let mut md = archive::Appender::open(md_path)?;
+  let section = format!("{}{}", md.section_separator()?, markdown(prune));
+  md.append(&section)?;
   Ok(ArchiveWrite { prune })
+}
+
+/// The prune number of the sidecar's last record (0 when it has none), and whether the file
+/// ends with a newline (an empty file does). A torn last line (no newline, not a record: a
+/// write cut short by a crash) is cut off; a blank last line sends the search through the
+/// whole file.
+fn last_prune(sidecar: &mut archive::Appender<'_>, path: &Path) -> Result<(u64, bool)> {
+  loop {
+    let ends_with_newline = sidecar.ends_with_newline()?;
+    let Some(line) = sidecar.last_line()? else { return Ok((0, true)) };
+    if line.iter().all(u8::is_ascii_whitespace) {
+      let max = archive::read_records(path)?.iter().map(|r| r.prune).max().unwrap_or(0);
+      return Ok((max, ends_with_newline));
+    }
+    let parsed = std::str::from_utf8(&line)
+      .map_err(|_| "not UTF-8".to_string())
+      .and_then(archive::parse_record);
+    match parsed {
+      Ok(record) => return Ok((record.prune, ends_with_newline)),
+      Err(_) if !ends_with_newline => sidecar.truncate_tail(line.len() as u64)?,
+      Err(detail) => {
+        let detail = format!("its last line is not an archive record: {detail}");
+        return Err(Error::new(ErrorKind::Io, path.display().to_string(), detail));
+      }
+    }
+  }
 }
 
 #[cfg(test)]
@@ -1031,6 +1056,82 @@ Optional: Read this archive for conversation history; the archived messages are 
     let got: Vec<(u64, &str, usize, &str)> =
       records.iter().map(|r| (r.prune, r.timestamp.as_str(), r.index, r.json.as_str())).collect();
     assert_eq!(got, vec![(1, "t1", 3, "{\"a\":1}"), (2, "t2", 0, "{\"b\":2}"), (2, "t2", 5, "[]")]);
+    std::fs::remove_dir_all(&dir).unwrap();
+  }
+
+  fn scratch_config(name: &str) -> (std::path::PathBuf, PrunerConfig) {
+    let dir =
+      std::env::temp_dir().join(format!("context-trim-pruner-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let config = PrunerConfig {
+      archive_path: dir.join("archive.md").display().to_string(),
+      ..Default::default()
+    };
+    (dir, config)
+  }
+
+  #[test]
+  fn a_torn_last_line_is_cut_off_and_a_bad_complete_one_is_an_error() {
+    let (dir, config) = scratch_config("torn");
+    let sidecar = config.sidecar_path();
+    write_archive(&config, "t1", &[(0, "{\"a\":1}".into())], |n| format!("# {n}\n")).unwrap();
+    // A crash in the middle of the second append: half a line, cut inside a multi-byte char.
+    let full = std::fs::read(&sidecar).unwrap();
+    let mut torn = full.clone();
+    torn.extend_from_slice(
+      &"{\"prune\":2,\"timestamp\":\"t2\",\"index\":0,\"message\":\"é".as_bytes()[..50],
+    );
+    std::fs::write(&sidecar, &torn).unwrap();
+    let next = write_archive(&config, "t3", &[(4, "[]".into())], |n| format!("# {n}\n")).unwrap();
+    assert_eq!(next.prune, 2);
+    let records = archive::read_records(Path::new(&sidecar)).unwrap();
+    let got: Vec<(u64, usize)> = records.iter().map(|r| (r.prune, r.index)).collect();
+    assert_eq!(got, vec![(1, 0), (2, 4)]);
+    // A complete record without its newline is kept, and continued on a new line.
+    let text = std::fs::read_to_string(&sidecar).unwrap();
+    std::fs::write(&sidecar, text.trim_end()).unwrap();
+    assert_eq!(
+      write_archive(&config, "t4", &[(1, "1".into())], |_| String::new()).unwrap().prune,
+      3
+    );
+    assert_eq!(archive::read_records(Path::new(&sidecar)).unwrap().len(), 3);
+    // A complete last line that is not a record is the user's: an error, nothing written.
+    std::fs::write(&sidecar, format!("{text}not a record\n")).unwrap();
+    let err = write_archive(&config, "t5", &[(1, "1".into())], |_| String::new()).unwrap_err();
+    assert!(err.to_string().contains("its last line is not an archive record"), "{err}");
+    assert_eq!(std::fs::read_to_string(&sidecar).unwrap(), format!("{text}not a record\n"));
+    std::fs::remove_dir_all(&dir).unwrap();
+  }
+
+  #[test]
+  fn concurrent_writers_number_their_prunes_one_after_the_other() {
+    let (dir, config) = scratch_config("concurrent");
+    let threads: Vec<_> = (0..8)
+      .map(|t| {
+        let config = config.clone();
+        std::thread::spawn(move || {
+          (0..10)
+            .map(|i| {
+              let messages = vec![(t, format!("{{\"thread\":{t},\"i\":{i}}}")), (99, "[]".into())];
+              write_archive(&config, "t", &messages, |n| format!("# prune {n}\n")).unwrap().prune
+            })
+            .collect::<Vec<u64>>()
+        })
+      })
+      .collect();
+    let mut numbers: Vec<u64> = threads.into_iter().flat_map(|h| h.join().unwrap()).collect();
+    numbers.sort_unstable();
+    assert_eq!(numbers, (1..=80).collect::<Vec<u64>>());
+    let records = archive::read_records(Path::new(&config.sidecar_path())).unwrap();
+    assert_eq!(records.len(), 160);
+    // Each prune's two records are adjacent, and the markdown has every section once.
+    for pair in records.chunks(2) {
+      assert_eq!((pair[0].prune, pair[1].index), (pair[1].prune, 99));
+    }
+    let md = std::fs::read_to_string(&config.archive_path).unwrap();
+    let sections: Vec<&str> = md.split("\n\n").map(str::trim_end).collect();
+    let expected: Vec<String> = (1..=80).map(|n| format!("# prune {n}")).collect();
+    assert_eq!(sections, expected);
     std::fs::remove_dir_all(&dir).unwrap();
   }
 }
