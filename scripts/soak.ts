@@ -225,6 +225,17 @@ interface Progress {
   firstFailure?: string
 }
 
+/** A message cache's size: each JavaScript environment (a worker too) has its own. */
+interface CacheSize {
+  entries: number
+  bytes: number
+}
+
+const cacheSize = (): CacheSize => {
+  const s = ct.messageCacheStats()
+  return { entries: s.entries, bytes: s.bytes }
+}
+
 /** Runs `count` calls, reporting progress every `every` calls through `report`. */
 async function run(count: number, seed: number, every: number, report: (p: Progress) => void): Promise<Progress> {
   const random = rng(seed)
@@ -273,21 +284,22 @@ interface Sample {
   calls: number
   rssMb: number
   heapMb: number
+  /** The message caches' entries: the main thread's, or in the workers phase all workers'. */
   messageCache: number
-  /** The message cache's estimated bytes, in MB. */
+  /** Their estimated bytes, in MB. */
   messageCacheMb: number
   tokenCache: number
 }
 
-function sample(phase: string, calls: number): Sample {
+function sample(phase: string, calls: number, caches: CacheSize[] = [cacheSize()]): Sample {
   const m = process.memoryUsage()
   return {
     phase,
     calls,
     rssMb: Math.round(m.rss / 1048576),
     heapMb: Math.round(m.heapUsed / 1048576),
-    messageCache: ct.messageCacheStats().entries,
-    messageCacheMb: Math.round(ct.messageCacheStats().bytes / 1048576),
+    messageCache: caches.reduce((n, c) => n + c.entries, 0),
+    messageCacheMb: Math.round(caches.reduce((n, c) => n + c.bytes, 0) / 1048576),
     tokenCache: ct.tokenCacheStats().entries,
   }
 }
@@ -314,17 +326,19 @@ async function main() {
   const perWorker = Math.ceil(args.calls / Math.max(1, workers))
   const done = new Array<Progress>(workers)
   const counts = new Array<number>(workers).fill(0)
+  const caches = Array.from({ length: workers }, (): CacheSize => ({ entries: 0, bytes: 0 }))
   let reported = 0
   await Promise.all(
     Array.from({ length: workers }, (_, w) =>
       new Promise<void>((resolve, reject) => {
         const worker = new Worker(new URL(import.meta.url), { workerData: { calls: perWorker, seed: args.seed + w + 1, every: Math.max(1, Math.floor(args.every / 10)) } })
-        worker.on('message', (m: { progress: Progress; done: boolean }) => {
+        worker.on('message', (m: { progress: Progress; cache: CacheSize; done: boolean }) => {
           counts[w] = m.progress.calls
+          caches[w] = m.cache
           const sum = counts.reduce((a, b) => a + b, 0)
           if (Math.floor(sum / args.every) > reported) {
             reported = Math.floor(sum / args.every)
-            log(sample('workers', sum))
+            log(sample('workers', sum, caches))
           }
           if (m.done) done[w] = m.progress
         })
@@ -334,7 +348,7 @@ async function main() {
     ),
   )
   const threaded = done.reduce((a, p) => ({ calls: a.calls + p.calls, failures: a.failures + p.failures, firstFailure: a.firstFailure ?? p.firstFailure }), { calls: 0, failures: 0 } as Progress)
-  log(sample('workers', threaded.calls))
+  log(sample('workers', threaded.calls, caches))
   const threadsSeconds = (Date.now() - threadsStarted) / 1000
 
   // RSS after warm-up (30% of the single-thread calls) against the highest sample after it.
@@ -368,7 +382,7 @@ if (isMainThread) {
   }
 } else {
   const { calls: count, seed, every } = workerData as { calls: number; seed: number; every: number }
-  const progress = await run(count, seed, every, (p) => parentPort?.postMessage({ progress: p, done: false }))
+  const progress = await run(count, seed, every, (p) => parentPort?.postMessage({ progress: p, cache: cacheSize(), done: false }))
   rmSync(scratch, { recursive: true, force: true })
-  parentPort?.postMessage({ progress, done: true })
+  parentPort?.postMessage({ progress, cache: cacheSize(), done: true })
 }
