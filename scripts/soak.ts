@@ -229,11 +229,13 @@ interface Progress {
 interface CacheSize {
   entries: number
   bytes: number
+  /** The environment's JavaScript heap in use (per isolate, unlike RSS). */
+  heap: number
 }
 
 const cacheSize = (): CacheSize => {
   const s = ct.messageCacheStats()
-  return { entries: s.entries, bytes: s.bytes }
+  return { entries: s.entries, bytes: s.bytes, heap: process.memoryUsage().heapUsed }
 }
 
 /** Runs `count` calls, reporting progress every `every` calls through `report`. */
@@ -283,6 +285,7 @@ interface Sample {
   phase: string
   calls: number
   rssMb: number
+  /** JavaScript heap in use: the main thread's, or in the workers phase all workers'. */
   heapMb: number
   /** The message caches' entries: the main thread's, or in the workers phase all workers'. */
   messageCache: number
@@ -292,12 +295,12 @@ interface Sample {
 }
 
 function sample(phase: string, calls: number, caches: CacheSize[] = [cacheSize()]): Sample {
-  const m = process.memoryUsage()
+  const rss = process.memoryUsage.rss()
   return {
     phase,
     calls,
-    rssMb: Math.round(m.rss / 1048576),
-    heapMb: Math.round(m.heapUsed / 1048576),
+    rssMb: Math.round(rss / 1048576),
+    heapMb: Math.round(caches.reduce((n, c) => n + c.heap, 0) / 1048576),
     messageCache: caches.reduce((n, c) => n + c.entries, 0),
     messageCacheMb: Math.round(caches.reduce((n, c) => n + c.bytes, 0) / 1048576),
     tokenCache: ct.tokenCacheStats().entries,
@@ -326,7 +329,7 @@ async function main() {
   const perWorker = Math.ceil(args.calls / Math.max(1, workers))
   const done = new Array<Progress>(workers)
   const counts = new Array<number>(workers).fill(0)
-  const caches = Array.from({ length: workers }, (): CacheSize => ({ entries: 0, bytes: 0 }))
+  const caches = Array.from({ length: workers }, (): CacheSize => ({ entries: 0, bytes: 0, heap: 0 }))
   let reported = 0
   await Promise.all(
     Array.from({ length: workers }, (_, w) =>
