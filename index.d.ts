@@ -68,6 +68,18 @@ export interface AiSdkMessage {
 /** A message in any supported format. */
 export type AnyMessage = Message | AnthropicMessage | AiSdkMessage
 
+/**
+ * A {@link TrimResult} whose messages are typed as the ones passed: your own objects (and
+ * copies of them for placeholders) in any format.
+ */
+export type TrimResultOf<M extends AnyMessage> = Omit<TrimResult, 'messages' | 'droppedMessages'> & {
+  messages: M[]
+  droppedMessages: Array<ClassifiedMessageOf<M>>
+}
+
+/** A {@link ClassifiedMessage} whose `message` is typed as the one passed. */
+export type ClassifiedMessageOf<M extends AnyMessage> = Omit<ClassifiedMessage, 'message'> & { message: M }
+
 /** A message format; `auto` detects it (see docs/formats.md). */
 export type MessageFormat = 'openai' | 'anthropic' | 'ai-sdk' | 'auto'
 
@@ -233,13 +245,13 @@ export declare class ContextWindow {
   /** Every message, in order (your own objects). */
   messages(): AnyMessage[]
   /**
-   * {@link trimByPriority} on the window's messages. `model` and `encoding`, if given, must
-   * name the window's encoding.
+   * {@link trimByPriority} on the window's messages. `model`, `encoding` and `format`, if
+   * given, must name the window's encoding and format.
    */
   trim(options: TrimOptions): TrimResult
   /**
-   * {@link trimWithPlaceholders} on the window's messages. `model` and `encoding`, if given,
-   * must name the window's encoding.
+   * {@link trimWithPlaceholders} on the window's messages. `model`, `encoding` and `format`,
+   * if given, must name the window's encoding and format.
    */
   trimWithPlaceholders(options: TrimOptions): TrimResult
   /**
@@ -279,7 +291,7 @@ export declare class FileTracker {
    * arguments or the result show it) is an access at the step of its call. A modification
    * whose result reports failure counts as a read. The clock is read once.
    */
-  static fromMessages(messages: Message[], options?: FileTrackerOptions): FileTracker
+  static fromMessages(messages: AnyMessage[], options?: FromMessagesOptions): FileTracker
 }
 
 /**
@@ -527,6 +539,11 @@ export interface ClassificationContext {
    * @default 'o200k_base'
    */
   encoding?: TokenEncoding
+  /**
+   * The message format (see {@link TokenOptions.format}).
+   * @default 'auto'
+   */
+  format?: MessageFormat
 }
 
 /** Why a message got its priority. Only the fields that apply are set. */
@@ -570,7 +587,7 @@ export interface ClassifiedMessage {
  * classifyMessage(messages[5], { messages, index: 5 }) // as trimByPriority sees it
  * ```
  */
-export declare function classifyMessage(message: Message, context?: ClassificationContext): ClassifiedMessage
+export declare function classifyMessage<M extends AnyMessage = Message>(message: M, context?: ClassificationContext): ClassifiedMessageOf<M>
 
 /**
  * How much a message matters; higher values are kept longer. The four highest
@@ -914,7 +931,7 @@ export declare const DEFAULT_CONFIG: ResolvedTruncationConfig
  * Estimates the tokens of one message: content, name, tool calls and the per-message
  * framing of the OpenAI cookbook (3 per message, 1 per name, 1 per tool call).
  */
-export declare function estimateMessageTokens(message: Message, options?: TokenOptions): number
+export declare function estimateMessageTokens(message: AnyMessage, options?: TokenOptions): number
 
 /** Estimates the tokens of a whole request: every message plus 3 tokens of reply priming. */
 export declare function estimateTokens(messages: AnyMessage[], options?: TokenOptions): number
@@ -956,6 +973,20 @@ export interface FileTrackerOptions {
    * @default Date.now
    */
   now?: () => number | Date
+}
+
+/** Options of {@link FileTracker.fromMessages}. */
+export interface FromMessagesOptions {
+  /**
+   * The clock (see {@link FileTrackerOptions.now}).
+   * @default Date.now
+   */
+  now?: () => number | Date
+  /**
+   * The message format (see {@link TokenOptions.format}).
+   * @default 'auto'
+   */
+  format?: MessageFormat
 }
 
 /** Options of {@link applyMaxContextTokens}. */
@@ -1099,6 +1130,12 @@ export interface PruneOptions {
    * @default 500
    */
   maxSummaryTokens?: number
+  /**
+   * The message format (see {@link TokenOptions.format}). Give it for Anthropic
+   * conversations without tool blocks, which read as OpenAI otherwise.
+   * @default 'auto'
+   */
+  format?: MessageFormat
 }
 
 /** What {@link ContextPruner.prune} did (the seed's `PruneResult`, plus the messages). */
@@ -1460,7 +1497,7 @@ export interface TokenOptions {
  * Phase 1 trimming: drops the oldest messages first (a tool call with its results) until the
  * request fits `targetTokens`, keeping system messages and the last message.
  */
-export declare function trimByAge(messages: Message[], targetTokens: number, options?: TokenOptions): Message[]
+export declare function trimByAge<M extends AnyMessage = Message>(messages: M[], targetTokens: number, options?: TokenOptions): M[]
 
 /**
  * Trims a conversation to `targetTokens`, dropping what matters least first
@@ -1468,19 +1505,19 @@ export declare function trimByAge(messages: Message[], targetTokens: number, opt
  * results. System, agent instructions, the current task and modified files are never
  * dropped: when they alone exceed the budget, `overBudget` is true.
  */
-export declare function trimByPriority(messages: Message[], options: TrimOptions): TrimResult
+export declare function trimByPriority<M extends AnyMessage = Message>(messages: M[], options: TrimOptions): TrimResultOf<M>
 
 /** {@link trimByPriority} on the libuv thread pool; the only way to use a `summarizer`. */
-export declare function trimByPriorityAsync(messages: Message[], options: TrimOptions): Promise<TrimResult>
+export declare function trimByPriorityAsync<M extends AnyMessage = Message>(messages: M[], options: TrimOptions): Promise<TrimResultOf<M>>
 
 /** Trims a conversation to `targetTokens` with the chosen strategy and returns the messages. */
-export declare function trimConversation(messages: Message[], targetTokens: number, options?: TrimConversationOptions): Message[]
+export declare function trimConversation<M extends AnyMessage = Message>(messages: M[], targetTokens: number, options?: TrimConversationOptions): M[]
 
 /**
  * {@link trimConversation} on the libuv thread pool; the only way to use a `summarizer` with
  * it.
  */
-export declare function trimConversationAsync(messages: Message[], targetTokens: number, options?: TrimConversationOptions): Promise<Message[]>
+export declare function trimConversationAsync<M extends AnyMessage = Message>(messages: M[], targetTokens: number, options?: TrimConversationOptions): Promise<M[]>
 
 /** Options of {@link trimConversation}. */
 export interface TrimConversationOptions {
@@ -1520,6 +1557,13 @@ export interface TrimConversationOptions {
    * @default 'o200k_base'
    */
   encoding?: TokenEncoding
+  /**
+   * The message format (see {@link TokenOptions.format}). Give it for Anthropic
+   * conversations without tool blocks: read as OpenAI (the default detection of plain text),
+   * the result may start with an assistant message, which Anthropic refuses.
+   * @default 'auto'
+   */
+  format?: MessageFormat
 }
 
 /**
@@ -1585,6 +1629,13 @@ export interface TrimOptions {
    * @default []
    */
   agentInstructionMarkers?: Array<string>
+  /**
+   * The message format (see {@link TokenOptions.format}). Give it for Anthropic
+   * conversations without tool blocks: read as OpenAI (the default detection of plain text),
+   * the result may start with an assistant message, which Anthropic refuses.
+   * @default 'auto'
+   */
+  format?: MessageFormat
 }
 
 /** The result of {@link trimByPriority} and {@link trimWithPlaceholders}. */
@@ -1625,10 +1676,10 @@ export interface TrimResult {
  * so pairs stay valid); other messages are removed. Placeholders count towards the budget;
  * when they alone do not fit, the lowest units are removed whole.
  */
-export declare function trimWithPlaceholders(messages: Message[], options: TrimOptions): TrimResult
+export declare function trimWithPlaceholders<M extends AnyMessage = Message>(messages: M[], options: TrimOptions): TrimResultOf<M>
 
 /** {@link trimWithPlaceholders} on the libuv thread pool; the only way to use a `summarizer`. */
-export declare function trimWithPlaceholdersAsync(messages: Message[], options: TrimOptions): Promise<TrimResult>
+export declare function trimWithPlaceholdersAsync<M extends AnyMessage = Message>(messages: M[], options: TrimOptions): Promise<TrimResultOf<M>>
 
 /**
  * Replaces tool outputs older than `maxAge` steps with a placeholder, and cuts younger ones

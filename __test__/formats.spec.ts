@@ -1,8 +1,12 @@
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
 import test from 'ava'
 
 import { toAiSdk, toAnthropic } from './convert.js'
 import { ct, snapshot, transcripts } from './helpers.js'
-import type { AnyMessage, Message } from '../index.js'
+import type { AiSdkMessage, AnthropicMessage, AnyMessage, Message } from '../index.js'
 
 test('auto detection reads each format and counts the same steps in all three', (t) => {
   for (const [name, messages] of transcripts()) {
@@ -112,10 +116,10 @@ function asOtherFormatsCarryThem(messages: Message[]): Message[] {
 test('every strategy decides the same on a transcript in all three formats', (t) => {
   type Strategy = (m: AnyMessage[], budget: number) => readonly object[]
   const strategies: Array<[string, Strategy]> = [
-    ['trimByPriority', (m, b) => ct.trimByPriority(m as Message[], { targetTokens: b, preserveRecentTurns: 2 }).messages],
-    ['trimWithPlaceholders', (m, b) => ct.trimWithPlaceholders(m as Message[], { targetTokens: b, preserveRecentTurns: 2 }).messages],
-    ['trimConversation', (m, b) => ct.trimConversation(m as Message[], b, { strategy: 'priority-based', preserveRecentTurns: 2 })],
-    ['trimByAge', (m, b) => ct.trimByAge(m as Message[], b)],
+    ['trimByPriority', (m, b) => ct.trimByPriority(m, { targetTokens: b, preserveRecentTurns: 2 }).messages],
+    ['trimWithPlaceholders', (m, b) => ct.trimWithPlaceholders(m, { targetTokens: b, preserveRecentTurns: 2 }).messages],
+    ['trimConversation', (m, b) => ct.trimConversation(m, b, { strategy: 'priority-based', preserveRecentTurns: 2 })],
+    ['trimByAge', (m, b) => ct.trimByAge(m, b)],
     ['applyMaxContextTokens', (m, b) => ct.applyMaxContextTokens(m, b, { truncationPriority: ['tool', 'assistant'] })],
     ['truncateOldToolOutputs', (m) => ct.truncateOldToolOutputs(m, { maxAge: 3, maxTokensPerOutput: 500 })],
   ]
@@ -147,4 +151,73 @@ test('every strategy decides the same on a transcript in all three formats', (t)
       }
     }
   }
+})
+
+test('the priority functions take and return every format without casts', (t) => {
+  // Compile-time: results are typed as the messages passed (tsc checks this file).
+  const [, original] = transcripts()[0]
+  const anthropic: AnthropicMessage[] = toAnthropic(original)
+  const aiSdk: AiSdkMessage[] = toAiSdk(original)
+  const budget = Math.floor(ct.estimateTokens(anthropic) / 2)
+  const a = ct.trimByPriority(anthropic, { targetTokens: budget })
+  const kept: AnthropicMessage[] = a.messages
+  const dropped: AnthropicMessage[] = a.droppedMessages.map((d) => d.message)
+  const b: AiSdkMessage[] = ct.trimConversation(aiSdk, budget, { strategy: 'age-based' })
+  const c: AiSdkMessage[] = ct.trimByAge(aiSdk, budget)
+  const classified: AnthropicMessage = ct.classifyMessage(anthropic[0]).message
+  // @ts-expect-error an AI SDK result is not an array of Anthropic messages
+  const wrong: AnthropicMessage[] = ct.trimByAge(aiSdk, budget)
+  // Run-time: the caller's own objects, in order, in their own format.
+  t.true(kept.length > 0 && dropped.length > 0)
+  t.true(kept.every((m) => anthropic.includes(m)) && dropped.every((m) => anthropic.includes(m)))
+  t.true([...b, ...c, ...wrong].every((m) => aiSdk.includes(m)))
+  t.is(classified, anthropic[0])
+  t.is(ct.estimateMessageTokens(anthropic[0], { format: 'anthropic' }), ct.estimateMessageTokens(original[0]))
+  t.is(ct.FileTracker.fromMessages(anthropic).getModifiedFiles().size, ct.FileTracker.fromMessages(original).getModifiedFiles().size)
+})
+
+test('every function that drops messages takes a format: a plain Anthropic conversation keeps a user message first', (t) => {
+  // No tool blocks: nothing shows the format, and auto reads it as OpenAI, whose rules let a
+  // request start with an assistant message. Anthropic refuses such a request.
+  const long = 'word '.repeat(400)
+  const messages: AnthropicMessage[] = [
+    { role: 'user', content: `first question ${long}` },
+    { role: 'assistant', content: `answer one ${long}` },
+    { role: 'user', content: `second question ${long}` },
+    { role: 'assistant', content: 'answer two' },
+    { role: 'user', content: 'now do this' },
+  ]
+  const archivePath = join(mkdtempSync(join(tmpdir(), 'context-trim-format-')), 'a.md')
+  const prune = (format?: 'anthropic') => new ct.ContextPruner({ archivePath, maxTokens: 1000, keepRecentMessages: 2 }).prune(messages, null, { format }).messages
+  t.is(prune()[0].role, 'assistant', 'read as OpenAI')
+  const results: Record<string, AnthropicMessage[]> = {
+    prune: prune('anthropic'),
+    trimByPriority: ct.trimByPriority(messages, { targetTokens: 700, preserveRecentTurns: 1, format: 'anthropic' }).messages,
+    trimWithPlaceholders: ct.trimWithPlaceholders(messages, { targetTokens: 700, preserveRecentTurns: 1, format: 'anthropic' }).messages,
+    trimConversation: ct.trimConversation(messages, 700, { preserveRecentTurns: 1, format: 'anthropic' }),
+    trimByAge: ct.trimByAge(messages, 700, { format: 'anthropic' }),
+  }
+  for (const [name, result] of Object.entries(results)) {
+    t.true(result.length < messages.length, `${name} dropped something`)
+    t.is(result[0].role, 'user', name)
+    t.deepEqual(ct.validateConversation(result, { format: 'anthropic' }), [], name)
+  }
+  // The readers take it too, and every one refuses an unknown format with the same error.
+  t.is(ct.classifyMessage(messages[1], { messages, index: 1, format: 'anthropic' }).message, messages[1])
+  t.is(ct.FileTracker.fromMessages(messages, { format: 'anthropic', now: () => 0 }).getModifiedFiles().size, 0)
+  const bad = { code: 'INVALID_OPTION', message: 'format: must be one of openai, anthropic, ai-sdk, auto, got "klingon"' }
+  const klingon = 'klingon' as never
+  t.throws(() => ct.trimByPriority(messages, { targetTokens: 700, format: klingon }), bad)
+  t.throws(() => ct.trimConversation(messages, 700, { format: klingon }), bad)
+  t.throws(() => ct.classifyMessage(messages[0], { format: klingon }), bad)
+  t.throws(() => ct.FileTracker.fromMessages(messages, { format: klingon }), bad)
+  t.throws(() => new ct.ContextPruner({ archivePath }).prune(messages, null, { format: klingon }), bad)
+  // A window's format is its own: trim may only name it.
+  const window = new ct.ContextWindow({ format: 'anthropic' })
+  window.append(messages)
+  t.deepEqual(window.trim({ targetTokens: 700, preserveRecentTurns: 1, format: 'anthropic' }).messages, results.trimByPriority)
+  t.throws(() => window.trim({ targetTokens: 700, format: 'openai' }), {
+    code: 'INVALID_OPTION',
+    message: `format: must be the window's format (anthropic), got "openai": give the format when creating the window`,
+  })
 })

@@ -93,7 +93,7 @@ test('bad input is a coded error naming the index, and appends nothing', (t) => 
     code: 'INVALID_MESSAGE',
     message: /^messages\[1\]\.role/,
   })
-  t.throws(() => window.append({ role: 'user', content: 'one' } as never), { code: 'INVALID_MESSAGES', message: 'messages: must be an array, got object' })
+  t.throws(() => window.append({ role: 'user', content: 'one' } as never), { code: 'INVALID_MESSAGES', message: 'messages: must be an array, got object (a single message: wrap it in an array, [message])' })
   t.is(window.length, 1)
   t.throws(() => window.trim({} as never), { code: 'INVALID_OPTION', message: 'targetTokens: is required' })
   t.throws(() => window.trim({ targetTokens: -1 }), { code: 'INVALID_OPTION' })

@@ -50,7 +50,7 @@ pub fn count_tokens(env: &Env, text: Unknown, options: Option<Unknown>) -> Resul
 
 /// Estimates the tokens of one message: content, name, tool calls and the per-message
 /// framing of the OpenAI cookbook (3 per message, 1 per name, 1 per tool call).
-#[napi(catch_unwind, ts_args_type = "message: Message, options?: TokenOptions")]
+#[napi(catch_unwind, ts_args_type = "message: AnyMessage, options?: TokenOptions")]
 pub fn estimate_message_tokens(
   env: &Env,
   message: Unknown,

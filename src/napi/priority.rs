@@ -29,7 +29,9 @@ use crate::strategy::summarized::{replace_summary_text, trim_with_summary, Summa
 use crate::tokens::Encoding;
 
 use super::clock::Clock;
-use super::options::{integer_argument, integer_option, is_nullish, read_options, TokenOptions};
+use super::options::{
+  integer_argument, integer_option, is_nullish, parse_format, read_options, TokenOptions,
+};
 use super::summary::{
   self, summary_request, Finish, Settled, SummaryFields, SummaryRequest, SummarySource,
 };
@@ -187,6 +189,10 @@ pub struct ClassificationContext<'env> {
   /// @default 'o200k_base'
   #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
+  /// The message format (see {@link TokenOptions.format}).
+  /// @default 'auto'
+  #[napi(ts_type = "MessageFormat")]
+  pub format: Option<String>,
 }
 
 /// Classifies one message by how much it matters (see docs/priority-trimming.md for the
@@ -198,8 +204,9 @@ pub struct ClassificationContext<'env> {
 /// ```
 #[napi(
   catch_unwind,
-  ts_args_type = "message: Message, context?: ClassificationContext",
-  ts_return_type = "ClassifiedMessage"
+  ts_generic_types = "M extends AnyMessage = Message",
+  ts_args_type = "message: M, context?: ClassificationContext",
+  ts_return_type = "ClassifiedMessageOf<M>"
 )]
 pub fn classify_message<'env>(
   env: &'env Env,
@@ -209,6 +216,7 @@ pub fn classify_message<'env>(
   let ctx: ClassificationContext = read_options(env, context, "context")?;
   let throw = |e: CoreError| error::throw(env, e);
   let encoding = Encoding::resolve(ctx.model.as_deref(), ctx.encoding.as_deref()).map_err(throw)?;
+  let format = parse_format(ctx.format.as_deref()).map_err(throw)?;
   let options = classify_options(
     ctx.preserve_recent_turns,
     ctx.recent_threshold,
@@ -227,7 +235,7 @@ pub fn classify_message<'env>(
     if index.is_some() {
       return Err(throw(CoreError::option("index", "can only be given with messages")));
     }
-    let (object, parsed) = read::read_message(env, message, None)?;
+    let (object, parsed) = read::read_message(env, message, format)?;
     let step = message_step.unwrap_or(0);
     let current = current_step.unwrap_or(step);
     let one = [parsed];
@@ -257,7 +265,7 @@ pub fn classify_message<'env>(
       )));
     }
   }
-  let input = read::read_messages(env, messages)?;
+  let input = read::read_messages_in(env, messages, format)?;
   let Some(index) = index else {
     return Err(throw(CoreError::option("index", "is required with messages")));
   };
@@ -368,6 +376,20 @@ pub struct FileTrackerOptions<'env> {
   /// @default Date.now
   #[napi(ts_type = "() => number | Date")]
   pub now: Option<Unknown<'env>>,
+}
+
+/// Options of {@link FileTracker.fromMessages}.
+#[napi(object, object_to_js = false)]
+#[derive(Default)]
+pub struct FromMessagesOptions<'env> {
+  /// The clock (see {@link FileTrackerOptions.now}).
+  /// @default Date.now
+  #[napi(ts_type = "() => number | Date")]
+  pub now: Option<Unknown<'env>>,
+  /// The message format (see {@link TokenOptions.format}).
+  /// @default 'auto'
+  #[napi(ts_type = "MessageFormat")]
+  pub format: Option<String>,
 }
 
 /// What a {@link FileTracker} knows about one file.
@@ -504,10 +526,17 @@ impl FileTracker {
   /// Builds a tracker from a conversation: every tool result about a file (as the call's
   /// arguments or the result show it) is an access at the step of its call. A modification
   /// whose result reports failure counts as a read. The clock is read once.
-  #[napi(factory, catch_unwind, ts_args_type = "messages: Message[], options?: FileTrackerOptions")]
+  #[napi(
+    factory,
+    catch_unwind,
+    ts_args_type = "messages: AnyMessage[], options?: FromMessagesOptions"
+  )]
   pub fn from_messages(env: &Env, messages: Unknown, options: Option<Unknown>) -> Result<Self> {
-    let input = read::read_messages(env, messages)?;
-    let mut tracker = FileTracker { inner: CoreTracker::new(), clock: clock(env, options)? };
+    let options: FromMessagesOptions = read_options(env, options, "options")?;
+    let format = parse_format(options.format.as_deref()).map_err(|e| error::throw(env, e))?;
+    let input = read::read_messages_in(env, messages, format)?;
+    let clock = Clock::from_option(env, options.now)?;
+    let mut tracker = FileTracker { inner: CoreTracker::new(), clock };
     let time = tracker.now(env)?;
     let conv =
       Conversation::with_tokens(input.refs(), Encoding::default(), vec![0; input.messages.len()]);
@@ -577,6 +606,12 @@ pub struct TrimOptions<'env> {
   /// Your own agent-instruction markers (see {@link ClassificationContext}).
   /// @default []
   pub agent_instruction_markers: Option<Vec<String>>,
+  /// The message format (see {@link TokenOptions.format}). Give it for Anthropic
+  /// conversations without tool blocks: read as OpenAI (the default detection of plain text),
+  /// the result may start with an assistant message, which Anthropic refuses.
+  /// @default 'auto'
+  #[napi(ts_type = "MessageFormat")]
+  pub format: Option<String>,
 }
 
 /// The result of {@link trimByPriority} and {@link trimWithPlaceholders}.
@@ -613,8 +648,9 @@ pub struct TrimResult<'env> {
 /// dropped: when they alone exceed the budget, `overBudget` is true.
 #[napi(
   catch_unwind,
-  ts_args_type = "messages: Message[], options: TrimOptions",
-  ts_return_type = "TrimResult"
+  ts_generic_types = "M extends AnyMessage = Message",
+  ts_args_type = "messages: M[], options: TrimOptions",
+  ts_return_type = "TrimResultOf<M>"
 )]
 pub fn trim_by_priority<'env>(
   env: &'env Env,
@@ -628,8 +664,9 @@ pub fn trim_by_priority<'env>(
 /// {@link trimByPriority} on the libuv thread pool; the only way to use a `summarizer`.
 #[napi(
   catch_unwind,
-  ts_args_type = "messages: Message[], options: TrimOptions",
-  ts_return_type = "Promise<TrimResult>"
+  ts_generic_types = "M extends AnyMessage = Message",
+  ts_args_type = "messages: M[], options: TrimOptions",
+  ts_return_type = "Promise<TrimResultOf<M>>"
 )]
 pub fn trim_by_priority_async<'env>(
   env: &'env Env,
@@ -644,8 +681,9 @@ pub fn trim_by_priority_async<'env>(
 /// when they alone do not fit, the lowest units are removed whole.
 #[napi(
   catch_unwind,
-  ts_args_type = "messages: Message[], options: TrimOptions",
-  ts_return_type = "TrimResult"
+  ts_generic_types = "M extends AnyMessage = Message",
+  ts_args_type = "messages: M[], options: TrimOptions",
+  ts_return_type = "TrimResultOf<M>"
 )]
 pub fn trim_with_placeholders<'env>(
   env: &'env Env,
@@ -659,8 +697,9 @@ pub fn trim_with_placeholders<'env>(
 /// {@link trimWithPlaceholders} on the libuv thread pool; the only way to use a `summarizer`.
 #[napi(
   catch_unwind,
-  ts_args_type = "messages: Message[], options: TrimOptions",
-  ts_return_type = "Promise<TrimResult>"
+  ts_generic_types = "M extends AnyMessage = Message",
+  ts_args_type = "messages: M[], options: TrimOptions",
+  ts_return_type = "Promise<TrimResultOf<M>>"
 )]
 pub fn trim_with_placeholders_async<'env>(
   env: &'env Env,
@@ -866,23 +905,24 @@ fn prepare_priority<'env>(
   strategy: Strategy,
   asynchronous: bool,
 ) -> Result<(read::JsMessages<'env>, TrimOp)> {
-  let input = read::read_messages(env, messages)?;
-  let mut op = trim_op(env, options, strategy, asynchronous, None)?;
+  let (mut op, format) = trim_op(env, options, strategy, asynchronous, None)?;
+  let input = read::read_messages_in(env, messages, format)?;
   op.format = input.format;
   op.messages = keep_for_summarizer(&input, op.summary.as_ref());
   Ok((input, op))
 }
 
 /// Reads the {@link TrimOptions} of a trimming call into its operation (on messages in the
-/// OpenAI format until told otherwise). With `fixed_encoding` (a window's), counts are in that
-/// encoding, and `model`/`encoding` may only name it.
+/// OpenAI format until told otherwise), and the format the options give (`None`: detect it).
+/// With `fixed` (a window's encoding and format), counts are in that encoding, and
+/// `model`/`encoding`/`format` may only name those.
 pub(crate) fn trim_op(
   env: &Env,
   options: Unknown<'_>,
   strategy: Strategy,
   asynchronous: bool,
-  fixed_encoding: Option<Encoding>,
-) -> Result<TrimOp> {
+  fixed: Option<(Encoding, Format)>,
+) -> Result<(TrimOp, Option<Format>)> {
   let throw = |e: CoreError| error::throw(env, e);
   let opts: TrimOptions = read_options(env, Some(options), "options")?;
   let Some(target) = integer_field(opts.target_tokens, "targetTokens").map_err(throw)? else {
@@ -891,8 +931,19 @@ pub(crate) fn trim_op(
   let classify = classify_options(opts.preserve_recent_turns, None, opts.agent_instruction_markers)
     .map_err(throw)?;
   let encoding =
-    Encoding::resolve_within(opts.model.as_deref(), opts.encoding.as_deref(), fixed_encoding)
+    Encoding::resolve_within(opts.model.as_deref(), opts.encoding.as_deref(), fixed.map(|f| f.0))
       .map_err(throw)?;
+  let format = parse_format(opts.format.as_deref()).map_err(throw)?;
+  if let (Some((_, own)), Some(given)) = (fixed, format) {
+    if given != own {
+      let detail = format!(
+        "must be the window's format ({}), got {:?}: give the format when creating the window",
+        own.as_str(),
+        given.as_str()
+      );
+      return Err(throw(CoreError::option("format", detail)));
+    }
+  }
   let tracker = match opts.file_tracker.filter(|v| !is_nullish(v)) {
     None => None,
     Some(v) => {
@@ -911,17 +962,18 @@ pub(crate) fn trim_op(
     summarizer_timeout_ms: opts.summarizer_timeout_ms,
   };
   let summary = summary_request(fields, asynchronous).map_err(throw)?;
-  Ok(TrimOp {
+  let op = TrimOp {
     strategy,
     full_result: true,
     target,
     classify,
     tracker,
     encoding,
-    format: Format::default(),
+    format: fixed.map(|f| f.1).or(format).unwrap_or_default(),
     summary,
     messages: Vec::new(),
-  })
+  };
+  Ok((op, format))
 }
 
 /// The parsed messages when a summarizer may need them after the worker (else nothing).
@@ -969,13 +1021,20 @@ pub struct TrimConversationOptions<'env> {
   /// @default 'o200k_base'
   #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
+  /// The message format (see {@link TokenOptions.format}). Give it for Anthropic
+  /// conversations without tool blocks: read as OpenAI (the default detection of plain text),
+  /// the result may start with an assistant message, which Anthropic refuses.
+  /// @default 'auto'
+  #[napi(ts_type = "MessageFormat")]
+  pub format: Option<String>,
 }
 
 /// Trims a conversation to `targetTokens` with the chosen strategy and returns the messages.
 #[napi(
   catch_unwind,
-  ts_args_type = "messages: Message[], targetTokens: number, options?: TrimConversationOptions",
-  ts_return_type = "Message[]"
+  ts_generic_types = "M extends AnyMessage = Message",
+  ts_args_type = "messages: M[], targetTokens: number, options?: TrimConversationOptions",
+  ts_return_type = "M[]"
 )]
 pub fn trim_conversation<'env>(
   env: &'env Env,
@@ -991,8 +1050,9 @@ pub fn trim_conversation<'env>(
 /// it.
 #[napi(
   catch_unwind,
-  ts_args_type = "messages: Message[], targetTokens: number, options?: TrimConversationOptions",
-  ts_return_type = "Promise<Message[]>"
+  ts_generic_types = "M extends AnyMessage = Message",
+  ts_args_type = "messages: M[], targetTokens: number, options?: TrimConversationOptions",
+  ts_return_type = "Promise<M[]>"
 )]
 pub fn trim_conversation_async<'env>(
   env: &'env Env,
@@ -1011,9 +1071,10 @@ fn prepare_conversation<'env>(
   asynchronous: bool,
 ) -> Result<(read::JsMessages<'env>, TrimOp)> {
   let throw = |e: CoreError| error::throw(env, e);
-  let input = read::read_messages(env, messages)?;
-  let target = target_argument(&target_tokens).map_err(throw)?;
   let opts: TrimConversationOptions = read_options(env, options, "options")?;
+  let format = parse_format(opts.format.as_deref()).map_err(throw)?;
+  let input = read::read_messages_in(env, messages, format)?;
+  let target = target_argument(&target_tokens).map_err(throw)?;
   let encoding =
     Encoding::resolve(opts.model.as_deref(), opts.encoding.as_deref()).map_err(throw)?;
   let strategy = match opts.strategy.as_deref().unwrap_or("priority-based") {
@@ -1054,8 +1115,9 @@ fn prepare_conversation<'env>(
 /// request fits `targetTokens`, keeping system messages and the last message.
 #[napi(
   catch_unwind,
-  ts_args_type = "messages: Message[], targetTokens: number, options?: TokenOptions",
-  ts_return_type = "Message[]"
+  ts_generic_types = "M extends AnyMessage = Message",
+  ts_args_type = "messages: M[], targetTokens: number, options?: TokenOptions",
+  ts_return_type = "M[]"
 )]
 pub fn trim_by_age<'env>(
   env: &'env Env,

@@ -16,7 +16,7 @@ use crate::pruner::{
 use crate::tokens::Encoding;
 
 use super::clock::Clock;
-use super::options::{integer_option, is_nullish, read_options};
+use super::options::{integer_option, is_nullish, parse_format, read_options};
 use super::summary::{summary_request, SummaryFields};
 use super::{error, read, saturate, write};
 
@@ -94,6 +94,11 @@ pub struct PruneOptions<'env> {
   /// @default 500
   #[napi(ts_type = "number")]
   pub max_summary_tokens: Option<Unknown<'env>>,
+  /// The message format (see {@link TokenOptions.format}). Give it for Anthropic
+  /// conversations without tool blocks, which read as OpenAI otherwise.
+  /// @default 'auto'
+  #[napi(ts_type = "MessageFormat")]
+  pub format: Option<String>,
 }
 
 /// Options of {@link ContextPruner.fromConfigFile}: what a configuration file cannot hold.
@@ -398,7 +403,8 @@ impl ContextPruner {
       summarizer_timeout_ms: None,
     };
     let summary = summary_request(fields, false).map_err(throw)?.map(|r| r.options);
-    let input = read::read_messages(env, messages)?;
+    let format = parse_format(options.format.as_deref()).map_err(throw)?;
+    let input = read::read_messages_in(env, messages, format)?;
     let conv = input.conversation(self.encoding);
     let (window, percentage) = self.metrics(env, metrics, Some(&conv))?;
     let emergency = self.config.is_emergency(percentage);

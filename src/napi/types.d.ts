@@ -68,6 +68,18 @@ export interface AiSdkMessage {
 /** A message in any supported format. */
 export type AnyMessage = Message | AnthropicMessage | AiSdkMessage
 
+/**
+ * A {@link TrimResult} whose messages are typed as the ones passed: your own objects (and
+ * copies of them for placeholders) in any format.
+ */
+export type TrimResultOf<M extends AnyMessage> = Omit<TrimResult, 'messages' | 'droppedMessages'> & {
+  messages: M[]
+  droppedMessages: Array<ClassifiedMessageOf<M>>
+}
+
+/** A {@link ClassifiedMessage} whose `message` is typed as the one passed. */
+export type ClassifiedMessageOf<M extends AnyMessage> = Omit<ClassifiedMessage, 'message'> & { message: M }
+
 /** A message format; `auto` detects it (see docs/formats.md). */
 export type MessageFormat = 'openai' | 'anthropic' | 'ai-sdk' | 'auto'
 

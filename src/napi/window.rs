@@ -19,6 +19,7 @@ use super::{error, saturate};
 use crate::error::Error as CoreError;
 use crate::format::Format;
 use crate::message::Message;
+use crate::tokens::Encoding;
 use crate::window::ContextWindow as CoreWindow;
 
 impl AsRef<Message> for Arc<Cached> {
@@ -180,23 +181,23 @@ impl ContextWindow {
     Objects::Array(&self.held_array(env)?).pick(env, &all)
   }
 
-  /// {@link trimByPriority} on the window's messages. `model` and `encoding`, if given, must
-  /// name the window's encoding.
+  /// {@link trimByPriority} on the window's messages. `model`, `encoding` and `format`, if
+  /// given, must name the window's encoding and format.
   #[napi(catch_unwind, ts_args_type = "options: TrimOptions", ts_return_type = "TrimResult")]
   pub fn trim<'env>(&self, env: &'env Env, options: Unknown<'env>) -> Result<Unknown<'env>> {
-    let op = trim_op(env, options, Strategy::ByPriority, false, Some(self.core.encoding()))?;
+    let op = trim_op(env, options, Strategy::ByPriority, false, Some(self.fixed()))?.0;
     self.run(env, op)
   }
 
-  /// {@link trimWithPlaceholders} on the window's messages. `model` and `encoding`, if given,
-  /// must name the window's encoding.
+  /// {@link trimWithPlaceholders} on the window's messages. `model`, `encoding` and `format`,
+  /// if given, must name the window's encoding and format.
   #[napi(catch_unwind, ts_args_type = "options: TrimOptions", ts_return_type = "TrimResult")]
   pub fn trim_with_placeholders<'env>(
     &self,
     env: &'env Env,
     options: Unknown<'env>,
   ) -> Result<Unknown<'env>> {
-    let op = trim_op(env, options, Strategy::WithPlaceholders, false, Some(self.core.encoding()))?;
+    let op = trim_op(env, options, Strategy::WithPlaceholders, false, Some(self.fixed()))?.0;
     self.run(env, op)
   }
 
@@ -255,6 +256,11 @@ impl ContextWindow {
   }
 
   /// Runs `op` on the kept conversation and builds its result from the held objects.
+  /// The encoding and format the window's messages are read in.
+  fn fixed(&self) -> (Encoding, Format) {
+    (self.core.encoding(), self.core.format())
+  }
+
   fn run<'env, O: OnConversation>(&self, env: &'env Env, mut op: O) -> Result<Unknown<'env>> {
     let output = op.compute_on(&self.core.conversation());
     op.to_js(env, output, Objects::Array(&self.held_array(env)?), self.core.format())
