@@ -284,6 +284,8 @@ async function run(count: number, seed: number, every: number, report: (p: Progr
 interface Sample {
   phase: string
   calls: number
+  /** Failed checks so far (in the workers phase, in all workers). */
+  failures: number
   rssMb: number
   /** JavaScript heap in use: the main thread's, or in the workers phase all workers'. */
   heapMb: number
@@ -294,11 +296,12 @@ interface Sample {
   tokenCache: number
 }
 
-function sample(phase: string, calls: number, caches: CacheSize[] = [cacheSize()]): Sample {
+function sample(phase: string, calls: number, failures: number, caches: CacheSize[] = [cacheSize()]): Sample {
   const rss = process.memoryUsage.rss()
   return {
     phase,
     calls,
+    failures,
     rssMb: Math.round(rss / 1048576),
     heapMb: Math.round(caches.reduce((n, c) => n + c.heap, 0) / 1048576),
     messageCache: caches.reduce((n, c) => n + c.entries, 0),
@@ -312,15 +315,15 @@ async function main() {
   const samples: Sample[] = []
   const log = (s: Sample) => {
     samples.push(s)
-    if (!args.json) console.log(`${s.phase.padEnd(10)} ${String(s.calls).padStart(9)} calls  rss ${String(s.rssMb).padStart(5)} MB  heap ${String(s.heapMb).padStart(4)} MB  message cache ${s.messageCache} (${s.messageCacheMb} MB est.)  token cache ${s.tokenCache}`)
+    if (!args.json) console.log(`${s.phase.padEnd(10)} ${String(s.calls).padStart(9)} calls  ${s.failures} failed  rss ${String(s.rssMb).padStart(5)} MB  heap ${String(s.heapMb).padStart(4)} MB  message cache ${s.messageCache} (${s.messageCacheMb} MB est.)  token cache ${s.tokenCache}`)
   }
   const started = Date.now()
-  log(sample('start', 0))
+  log(sample('start', 0, 0))
 
   // 1. One process, one thread.
   const single: Progress =
-    args.only === 'workers' ? { calls: 0, failures: 0 } : await run(args.calls, args.seed, args.every, (p) => log(sample('main', p.calls)))
-  log(sample('main', single.calls))
+    args.only === 'workers' ? { calls: 0, failures: 0 } : await run(args.calls, args.seed, args.every, (p) => log(sample('main', p.calls, p.failures)))
+  log(sample('main', single.calls, single.failures))
   const singleSeconds = (Date.now() - started) / 1000
 
   // 2. Worker threads at once, the same number of calls in all.
@@ -329,6 +332,7 @@ async function main() {
   const perWorker = Math.ceil(args.calls / Math.max(1, workers))
   const done = new Array<Progress>(workers)
   const counts = new Array<number>(workers).fill(0)
+  const failed = new Array<number>(workers).fill(0)
   const caches = Array.from({ length: workers }, (): CacheSize => ({ entries: 0, bytes: 0, heap: 0 }))
   let reported = 0
   await Promise.all(
@@ -337,11 +341,12 @@ async function main() {
         const worker = new Worker(new URL(import.meta.url), { workerData: { calls: perWorker, seed: args.seed + w + 1, every: Math.max(1, Math.floor(args.every / 10)) } })
         worker.on('message', (m: { progress: Progress; cache: CacheSize; done: boolean }) => {
           counts[w] = m.progress.calls
+          failed[w] = m.progress.failures
           caches[w] = m.cache
           const sum = counts.reduce((a, b) => a + b, 0)
           if (Math.floor(sum / args.every) > reported) {
             reported = Math.floor(sum / args.every)
-            log(sample('workers', sum, caches))
+            log(sample('workers', sum, failed.reduce((a, b) => a + b, 0), caches))
           }
           if (m.done) done[w] = m.progress
         })
@@ -351,7 +356,7 @@ async function main() {
     ),
   )
   const threaded = done.reduce((a, p) => ({ calls: a.calls + p.calls, failures: a.failures + p.failures, firstFailure: a.firstFailure ?? p.firstFailure }), { calls: 0, failures: 0 } as Progress)
-  log(sample('workers', threaded.calls, caches))
+  log(sample('workers', threaded.calls, threaded.failures, caches))
   const threadsSeconds = (Date.now() - threadsStarted) / 1000
 
   // Per phase, the highest RSS over the second half of its calls against the RSS at its midpoint:
