@@ -1,11 +1,13 @@
 // Memory of one family of calls alone: runs it `calls` times on transcript pieces with both
 // caches disabled (so no cache can explain growth) and prints RSS and JS heap, after a GC, at
 // each quarter. Set TURN=1 to let the event loop turn every 100 calls (native finalizers, e.g.
-// of ContextWindow and FileTracker objects, run only then).
+// of ContextWindow and FileTracker objects, run only then), CACHES=1 to keep the caches on (with
+// the `churn` family, which reads fresh copies every call, the message cache goes through its
+// generation swaps).
 //
 //   npm run build && node --expose-gc scripts/memory-by-call.mjs <family> [calls]
 //   families: sync async maxAsync truncAsync window dedup dedupAsync trunc placeholders conv
-//             max repair validate tracker classify prune rolling tagged
+//             max repair validate tracker classify prune rolling tagged churn
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
@@ -19,8 +21,10 @@ const [family, count = '40000'] = process.argv.slice(2)
 const calls = Number(count)
 if (!global.gc) throw new Error('run with node --expose-gc')
 
-ct.setMessageCacheCapacity(0)
-ct.setTokenCacheCapacity(0)
+if (!process.env.CACHES) {
+  ct.setMessageCacheCapacity(0)
+  ct.setTokenCacheCapacity(0)
+}
 const dir = join(root, 'samples', 'transcripts')
 const transcripts = readdirSync(dir)
   .filter((f) => f.endsWith('.json'))
@@ -54,6 +58,12 @@ const families = {
   prune: (m) => pruner.prune(m, { currentTokens: 5000, maxTokens: 2000 }),
   rolling: (m) => rolling.prepare(m),
   tagged: (m) => ct.tagMessagesWithStep(m),
+  churn: (m) => {
+    const copy = structuredClone(m)
+    ct.trimByPriority(copy, { targetTokens: 2000 })
+    ct.truncateOldToolOutputs(copy)
+    return ct.deduplicateToolResults(copy, { deduplicationThreshold: 0 })
+  },
 }
 const call = families[family]
 if (!call || !Number.isInteger(calls) || calls < 4) {
@@ -62,7 +72,8 @@ if (!call || !Number.isInteger(calls) || calls < 4) {
 const report = (i) => {
   global.gc()
   const m = process.memoryUsage()
-  console.log(`${family} ${i} calls  rss ${Math.round(m.rss / 1048576)} MB  heap ${Math.round(m.heapUsed / 1048576)} MB`)
+  const cache = ct.messageCacheStats()
+  console.log(`${family} ${i} calls  rss ${Math.round(m.rss / 1048576)} MB  heap ${Math.round(m.heapUsed / 1048576)} MB  message cache ${cache.entries} (${Math.round(cache.bytes / 1048576)} MB est.)`)
 }
 try {
   for (let i = 0; i < calls; i++) {
