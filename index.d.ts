@@ -1055,8 +1055,8 @@ export interface MessageCacheStats {
   capacity: number
   /**
    * The estimated bytes the parsed messages held take: the bytes of their text and fields,
-   * with a fixed allowance per message, part and call. The process's memory for them is
-   * about two to three times this (see docs/robustness.md, "Soak").
+   * with a fixed allowance per message, part and call. The process's memory for them, values
+   * derived from them later included, is about twice this (see docs/robustness.md).
    */
   bytes: number
   /** The bound on `bytes`. A message estimated at more than half of it is not kept. */

@@ -318,7 +318,7 @@ test('I/O failures and unserialisable messages are coded errors that write nothi
   const err = t.throws<CodedError>(() => p.prune(messages))
   t.is(err?.code, 'IO_ERROR')
   t.false(err instanceof TypeError)
-  t.true(err?.message.startsWith(`${join(d, 'a.jsonl')}: could not be read: `))
+  t.true(err?.message.startsWith(`${join(d, 'a.jsonl')}: could not be opened for appending: `), err?.message)
   const e2 = dir()
   const q = new ContextPruner({ archivePath: join(e2, 'a.md'), maxTokens: 16_000 })
   const bad = [...messages]

@@ -152,7 +152,7 @@ impl<'a> Appender<'a> {
       .append(true)
       .create(true)
       .open(path)
-      .map_err(|e| io_error(path, "could not be read", &e))?;
+      .map_err(|e| io_error(path, "could not be opened for appending", &e))?;
     file.lock().map_err(|e| io_error(path, "could not be locked", &e))?;
     Ok(Appender { file, path })
   }
@@ -362,9 +362,10 @@ mod tests {
     // A directory in the way of the file: the error names the path.
     let err = Appender::open(&dir.join("nested")).map(|_| ()).unwrap_err();
     assert_eq!(err.code(), "IO_ERROR");
-    assert!(err
-      .to_string()
-      .starts_with(&format!("{}: could not be read: ", dir.join("nested").display())));
+    assert!(err.to_string().starts_with(&format!(
+      "{}: could not be opened for appending: ",
+      dir.join("nested").display()
+    )));
     fs::remove_dir_all(&dir).unwrap();
   }
 

@@ -35,19 +35,22 @@ impl<K: Hash + Eq, V, S: BuildHasher + Default> GenerationalMap<K, V, S> {
     }
   }
 
-  /// The value of `key`, if held (moved to the new generation if it was in the old one).
-  pub fn get(&mut self, key: &K) -> Option<&V>
+  /// A copy of the value of `key`, if held (moved to the new generation if it was in the old
+  /// one). A hit in the new generation, the common case, is one lookup.
+  pub fn get(&mut self, key: &K) -> Option<V>
   where
     K: Clone,
+    V: Clone,
   {
-    if !self.new.contains_key(key) {
-      let (value, weight) = self.old.remove(key)?;
-      self.old_weight -= weight;
-      self.make_room(weight);
-      self.new_weight += weight;
-      self.new.insert(key.clone(), (value, weight));
+    if let Some((value, _)) = self.new.get(key) {
+      return Some(value.clone());
     }
-    self.new.get(key).map(|(value, _)| value)
+    let (value, weight) = self.old.remove(key)?;
+    self.old_weight -= weight;
+    self.make_room(weight);
+    self.new_weight += weight;
+    self.new.insert(key.clone(), (value.clone(), weight));
+    Some(value)
   }
 
   /// Whether an entry of `weight` can be held at all: the bounds are not 0 and the weight is
@@ -137,12 +140,12 @@ mod tests {
     }
     // `new` holds 2 = half the bound: the next insert swaps, 0 and 1 become old.
     assert!(m.insert(2, 20, 1));
-    assert_eq!(m.get(&0), Some(&0));
+    assert_eq!(m.get(&0), Some(0));
     // 2 and 0 are new: the next insert swaps again and drops 1, never looked up.
     assert!(m.insert(3, 30, 1));
     assert_eq!(m.get(&1), None);
-    assert_eq!(m.get(&0), Some(&0));
-    assert_eq!(m.get(&3), Some(&30));
+    assert_eq!(m.get(&0), Some(0));
+    assert_eq!(m.get(&3), Some(30));
   }
 
   #[test]
@@ -155,8 +158,8 @@ mod tests {
     assert!(m.insert(3, 3, 30));
     assert!(m.weight() <= 100);
     assert_eq!(m.get(&1), None, "dropped with the first old generation");
-    assert_eq!(m.get(&2), Some(&2));
-    assert_eq!(m.get(&3), Some(&3));
+    assert_eq!(m.get(&2), Some(2));
+    assert_eq!(m.get(&3), Some(3));
   }
 
   #[test]
@@ -174,7 +177,7 @@ mod tests {
     let mut m = Map::new(10, 1_000);
     m.insert(7, 1, 100);
     m.insert(7, 2, 40);
-    assert_eq!((m.len(), m.weight(), m.get(&7)), (1, 40, Some(&2)));
+    assert_eq!((m.len(), m.weight(), m.get(&7)), (1, 40, Some(2)));
   }
 
   proptest! {
@@ -195,7 +198,7 @@ mod tests {
           if stored {
             last.insert(key, (i as u32, weight));
           }
-        } else if let Some(&v) = m.get(&key) {
+        } else if let Some(v) = m.get(&key) {
           prop_assert_eq!(Some(v), last.get(&key).map(|&(v, _)| v));
         }
         prop_assert!(m.len() <= max_entries);

@@ -732,7 +732,9 @@ fn last_prune(sidecar: &mut archive::Appender<'_>, path: &Path) -> Result<(u64, 
       Ok(record) => return Ok((record.prune, ends_with_newline)),
       Err(_) if !ends_with_newline => sidecar.truncate_tail(line.len() as u64)?,
       Err(detail) => {
-        let detail = format!("its last line is not an archive record: {detail}");
+        let detail = format!(
+          "its last line is not an archive record ({detail}): fix or remove that line, or give the pruner another archivePath"
+        );
         return Err(Error::new(ErrorKind::Io, path.display().to_string(), detail));
       }
     }

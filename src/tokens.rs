@@ -445,7 +445,7 @@ fn with_cache<R>(f: impl FnOnce(&mut TokenCache) -> R) -> R {
 
 fn cache_get(key: CacheKey) -> Option<usize> {
   with_cache(|c| match c.counts.get(&key) {
-    Some(&n) => {
+    Some(n) => {
       c.hits += 1;
       Some(n as usize)
     }

@@ -156,7 +156,7 @@ impl MessageCache {
 
   /// The entry of `id`, if still held.
   pub fn get(&mut self, id: u64) -> Option<Arc<Cached>> {
-    let entry = self.entries.get(&id).map(Arc::clone);
+    let entry = self.entries.get(&id);
     if entry.is_some() {
       self.hits += 1;
     }

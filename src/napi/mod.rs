@@ -184,8 +184,8 @@ pub struct MessageCacheStats {
   /// The bound on `entries`.
   pub capacity: u32,
   /// The estimated bytes the parsed messages held take: the bytes of their text and fields,
-  /// with a fixed allowance per message, part and call. The process's memory for them is
-  /// about two to three times this (see docs/robustness.md, "Soak").
+  /// with a fixed allowance per message, part and call. The process's memory for them, values
+  /// derived from them later included, is about twice this (see docs/robustness.md).
   pub bytes: f64,
   /// The bound on `bytes`. A message estimated at more than half of it is not kept.
   pub max_bytes: f64,

@@ -255,12 +255,12 @@ impl ContextWindow {
     unsafe { Array::from_napi_value(env.raw(), object.raw()) }
   }
 
-  /// Runs `op` on the kept conversation and builds its result from the held objects.
   /// The encoding and format the window's messages are read in.
   fn fixed(&self) -> (Encoding, Format) {
     (self.core.encoding(), self.core.format())
   }
 
+  /// Runs `op` on the kept conversation and builds its result from the held objects.
   fn run<'env, O: OnConversation>(&self, env: &'env Env, mut op: O) -> Result<Unknown<'env>> {
     let output = op.compute_on(&self.core.conversation());
     op.to_js(env, output, Objects::Array(&self.held_array(env)?), self.core.format())
