@@ -1,8 +1,10 @@
 import { spawn } from 'node:child_process'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+
+import test from 'ava'
 
 const here = dirname(fileURLToPath(import.meta.url))
 export const root = join(here, '..')
@@ -38,9 +40,16 @@ export function runCli(args: string[], options: { input?: string; env?: Record<s
   })
 }
 
-/** A fresh temporary directory. */
+const tempDirs: string[] = []
+test.after.always('remove the temporary directories', () => {
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true })
+})
+
+/** A fresh temporary directory, removed when the test file's tests are done. */
 export function tempDir(): string {
-  return mkdtempSync(join(tmpdir(), 'context-trim-cli-'))
+  const dir = mkdtempSync(join(tmpdir(), 'context-trim-cli-'))
+  tempDirs.push(dir)
+  return dir
 }
 
 type Main = (argv: string[], streams: { out: { write(s: string): void; isTTY?: boolean }; err: { write(s: string): void; isTTY?: boolean } }) => number

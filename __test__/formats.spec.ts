@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -189,7 +189,9 @@ test('every function that drops messages takes a format: a plain Anthropic conve
     { role: 'assistant', content: 'answer two' },
     { role: 'user', content: 'now do this' },
   ]
-  const archivePath = join(mkdtempSync(join(tmpdir(), 'context-trim-format-')), 'a.md')
+  const scratch = mkdtempSync(join(tmpdir(), 'context-trim-format-'))
+  t.teardown(() => rmSync(scratch, { recursive: true, force: true }))
+  const archivePath = join(scratch, 'a.md')
   const prune = (format?: 'anthropic') => new ct.ContextPruner({ archivePath, maxTokens: 1000, keepRecentMessages: 2 }).prune(messages, null, { format }).messages
   t.is(prune()[0].role, 'assistant', 'read as OpenAI')
   const results: Record<string, AnthropicMessage[]> = {

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -118,6 +118,7 @@ test('on the replayed 1,000-message session (128k window, Anthropic prices) high
 // The command line.
 
 const dir = mkdtempSync(join(tmpdir(), 'context-trim-simulate-'))
+test.after.always(() => rmSync(dir, { recursive: true, force: true }))
 const sessionFile = join(dir, 'session.json')
 writeFileSync(sessionFile, JSON.stringify(replayedSession(100)))
 

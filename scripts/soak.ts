@@ -97,6 +97,7 @@ const trimmed = (r: unknown) => (r as { messages: unknown[] }).messages
 // The pruner writes its archive: into a scratch folder, emptied as the run goes.
 const scratch = mkdtempSync(join(tmpdir(), 'context-trim-soak-'))
 const archivePath = join(scratch, 'archive.md')
+const sidecarPath = join(scratch, 'archive.jsonl')
 const pruner = new ct.ContextPruner({ archivePath, maxTokens: 4000, keepRecentMessages: 3 })
 let prunes = 0
 const rolling = new ct.RollingContext({ enabled: true, config: { maxAge: 2, maxTokensPerOutput: 300 } })
@@ -152,9 +153,10 @@ const calls: Entry[] = [
     returned: trimmed,
     copies: true,
     run: (c, budget) => {
-      // The archive is rewritten whole on every append (atomic): start it afresh often, so that
-      // the soak measures the addon, not the disk.
-      if (++prunes % 50 === 0) rmSync(archivePath, { force: true })
+      // Every prune appends what it dropped to the archive and its `.jsonl` sidecar: start both
+      // afresh often, so that the soak's disk use stays small (a million calls would otherwise
+      // leave hundreds of MB).
+      if (++prunes % 50 === 0) for (const path of [archivePath, sidecarPath]) rmSync(path, { force: true })
       return pruner.prune(c.messages as never, { currentTokens: budget + 1, maxTokens: Math.max(1, budget) })
     },
   },
