@@ -355,10 +355,13 @@ impl<'c, 'a> Context<'c, 'a> {
   }
 
   /// Whether tool result `i` is one the deduplicators may touch: a tool result answering at most
-  /// one call, not flagged as an error.
+  /// one call, not flagged as an error, and not already a placeholder of an earlier run (which
+  /// no longer shows what it read, so it would be keyed afresh, from its arguments alone: a
+  /// second run could then point it at another result, and deduplicating would not be
+  /// idempotent).
   fn is_single_result(&self, i: usize) -> bool {
     let m = self.conv.message(i);
-    m.is_tool_result() && m.answers.len() <= 1 && !m.is_error
+    m.is_tool_result() && m.answers.len() <= 1 && !m.is_error && !is_placeholder(m)
   }
 }
 
@@ -660,7 +663,7 @@ pub fn deduplicate(conv: &Conversation<'_>, options: &DedupOptions) -> Dedup {
       continue;
     }
     let step = conv.step(by);
-    let text = format!("[superseded by a newer {noun} of {path} at step {step}]");
+    let text = format!("{PLACEHOLDER_PREFIX}{noun} of {path} at step {step}]");
     let meta = vec![
       ("_superseded", MetaValue::Bool(true)),
       ("_supersededBy", MetaValue::Number(by as f64)),
@@ -677,6 +680,16 @@ pub fn deduplicate(conv: &Conversation<'_>, options: &DedupOptions) -> Dedup {
   let total_tokens = tally.total();
   debug_assert_eq!(total_tokens, plan.total_tokens(conv));
   Dedup { plan, applied: true, superseded, saved_tokens: total - total_tokens, total_tokens }
+}
+
+/// How a placeholder of [`deduplicate`] begins: `[superseded by a newer read of P at step N]`.
+const PLACEHOLDER_PREFIX: &str = "[superseded by a newer ";
+
+/// Whether `m` is a placeholder [`deduplicate`] wrote: one line, in brackets, from
+/// [`PLACEHOLDER_PREFIX`].
+fn is_placeholder(m: &crate::message::Message) -> bool {
+  let text = m.content_text();
+  text.starts_with(PLACEHOLDER_PREFIX) && text.ends_with(']') && !text.contains('\n')
 }
 
 /// For each superseding result, the results it supersedes, ascending: the seed's
@@ -1282,6 +1295,35 @@ mod tests {
     let mut msgs = vec![user("t"), caller, two];
     msgs.extend(session(&[("read_file", a, &big("v2"))]).into_iter().skip(1));
     assert_eq!(pairs(&msgs), vec![]);
+  }
+
+  #[test]
+  fn deduplicating_the_output_again_changes_nothing() {
+    // The first two reads report their working directory, so they are keyed by
+    // /repo/notes.txt; the third does not, so it is keyed by the relative path. A placeholder
+    // no longer shows a directory: read afresh it would be keyed by the relative path too, and
+    // a second run would point it at the third read, with another text.
+    let sh = |cmd: &str, out: String| ("execute_bash", format!(r#"{{"command":"{cmd}"}}"#), out);
+    let ex = [
+      sh("cat notes.txt", format!("{}(Current directory: /repo)", big("v1"))),
+      sh("cat notes.txt", format!("{}(Current directory: /repo)", big("v2"))),
+      sh("cat notes.txt", big("v3")),
+    ];
+    let refs: Vec<(&str, &str, &str)> =
+      ex.iter().map(|(t, a, r)| (*t, a.as_str(), r.as_str())).collect();
+    let msgs = session(&refs);
+    assert_eq!(pairs(&msgs), vec![(2, 4)]);
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    let plan = deduplicate(&conv, &DedupOptions::default()).plan;
+    let once = plan.apply(
+      &msgs,
+      |m, r| Message { content: crate::message::Content::Text(r.content.clone()), ..m.clone() },
+      |_| unreachable!("deduplicating inserts nothing"),
+    );
+    assert_eq!(once[2].content_text(), "[superseded by a newer read of /repo/notes.txt at step 2]");
+    let again = Conversation::new(&once, Encoding::O200kBase);
+    let second = deduplicate(&again, &DedupOptions::default());
+    assert!(second.plan.is_identity(), "{:?}", second.superseded);
   }
 
   #[test]

@@ -342,12 +342,25 @@ fn check_strategy(
     // Counted afresh: a budgeted strategy owes nothing on output that does not fit.
     if !s.promises.unchanged_within_budget || out_conv.total_tokens() <= budget {
       let second = (s.run)(&out_conv, budget, knobs.bits);
-      // A placeholder replaced by the same placeholder changes no content.
+      // Per output message, whether the first run cut it to its head and tail.
+      let cut: Vec<bool> = plan
+        .actions()
+        .iter()
+        .filter(|a| !matches!(a, Action::Drop))
+        .map(|a| matches!(a, Action::Replace(r) if r.meta.iter().any(|(k, _)| *k == "_cutTokens")))
+        .collect();
+      // A placeholder replaced by the same placeholder changes no content. The one documented
+      // exception (docs/robustness.md, "Properties"): an old tool output kept because a later
+      // message quotes or consumes it, but cut because it is long, may lose the referenced
+      // span to the cut; its output is then no longer referenced, and a second run truncates it.
       let changed: Vec<usize> = (0..output.len())
         .filter(|&k| match second.action(k) {
           Action::Keep => false,
           Action::Drop => true,
-          Action::Replace(r) => r.content != output[k].content_text(),
+          Action::Replace(r) => {
+            let truncated_after_cut = cut[k] && r.meta.iter().any(|(k, _)| *k == "_truncatedAt");
+            r.content != output[k].content_text() && !truncated_after_cut
+          }
         })
         .collect();
       ensure(changed.is_empty(), s.name, "idempotent", || {

@@ -986,6 +986,34 @@ mod tests {
   }
 
   #[test]
+  fn a_cut_that_removes_the_quoted_span_is_truncated_on_a_second_run() {
+    // The quoted span sits in the middle of a long old output: the output is kept for the
+    // quote, but cut to its head and tail, which drops the span. Truncating that output again,
+    // it is no longer quoted, so it becomes the placeholder: the one case where truncating the
+    // output again changes it (docs/robustness.md).
+    let quoted = "a span of more than forty characters, copied verbatim";
+    let mut msgs = plain(8);
+    msgs[2] = result("c1", &format!("{}{quoted}\n{}", big("a", 600), big("b", 600)));
+    msgs.push(user(quoted));
+    let config = TruncationConfig::default();
+    assert_eq!(result_rules(&msgs, &config)[0], Rule::Cut);
+    let conv = Conversation::new(&msgs, ENC);
+    let once = truncate_old_tool_outputs(&conv, &config).apply(
+      &msgs,
+      |m, r| Message { content: Content::Text(r.content.clone()), ..m.clone() },
+      |_| unreachable!("truncation inserts nothing"),
+    );
+    assert!(!once[2].content_text().contains(quoted));
+    assert_eq!(result_rules(&once, &config)[0], Rule::Placeholder);
+    // Every other output is as the first run left it.
+    let again = truncate_old_tool_outputs(&Conversation::new(&once, ENC), &config);
+    let changed: Vec<usize> = (0..once.len())
+      .filter(|&i| content(&again, i).is_some_and(|c| c != once[i].content_text()))
+      .collect();
+    assert_eq!(changed, vec![2]);
+  }
+
+  #[test]
   fn command_words_that_name_files() {
     for (command, expected) in [
       ("ls -l /workspace/ponylang__ponyc__0.1", vec![]),
