@@ -342,23 +342,28 @@ fn check_strategy(
     // Counted afresh: a budgeted strategy owes nothing on output that does not fit.
     if !s.promises.unchanged_within_budget || out_conv.total_tokens() <= budget {
       let second = (s.run)(&out_conv, budget, knobs.bits);
-      // Per output message, whether the first run cut it to its head and tail.
-      let cut: Vec<bool> = plan
+      // The last output message the first run cut to its head and tail.
+      let last_cut = plan
         .actions()
         .iter()
         .filter(|a| !matches!(a, Action::Drop))
-        .map(|a| matches!(a, Action::Replace(r) if r.meta.iter().any(|(k, _)| *k == "_cutTokens")))
-        .collect();
+        .enumerate()
+        .filter(|(_, a)| matches!(a, Action::Replace(r) if has_meta(r, "_cutTokens")))
+        .map(|(k, _)| k)
+        .last();
       // A placeholder replaced by the same placeholder changes no content. The one documented
-      // exception (docs/robustness.md, "Properties"): an old tool output kept because a later
-      // message quotes or consumes it, but cut because it is long, may lose the referenced
-      // span to the cut; its output is then no longer referenced, and a second run truncates it.
+      // exception (docs/robustness.md, "Invariants"): truncation keeps an old tool output that
+      // a later message quotes or a recent call consumes, and a cut changes what the outputs
+      // hold: a cut output may lose the referenced span, and a cut's marker may hold a span
+      // (with a tiny `min_quoted_chars`) that an older output held alone. A second run may then
+      // truncate an output at or before the last cut.
       let changed: Vec<usize> = (0..output.len())
         .filter(|&k| match second.action(k) {
           Action::Keep => false,
           Action::Drop => true,
           Action::Replace(r) => {
-            let truncated_after_cut = cut[k] && r.meta.iter().any(|(k, _)| *k == "_truncatedAt");
+            let truncated_after_cut =
+              has_meta(r, "_truncatedAt") && last_cut.is_some_and(|j| j >= k);
             r.content != output[k].content_text() && !truncated_after_cut
           }
         })
@@ -371,6 +376,11 @@ fn check_strategy(
     }
   }
   Ok(())
+}
+
+/// Whether replacement `r` sets the metadata field `key`.
+fn has_meta(r: &crate::plan::Replacement, key: &str) -> bool {
+  r.meta.iter().any(|(k, _)| *k == key)
 }
 
 /// The unit of the user message [`Plan::conform`] keeps first in a format that wants one.
