@@ -118,6 +118,37 @@ impl TruncationConfig {
     Ok(())
   }
 
+  /// Whether `text` is a placeholder this configuration writes: the template with a number
+  /// (at most 20 digits) in place of each `{age}`, `{N}` and `{tokens}`.
+  pub fn is_placeholder(&self, text: &str) -> bool {
+    let template = self.placeholder.replace("{N}", "{age}").replace("{tokens}", "{age}");
+    let parts: Vec<&str> = template.split("{age}").collect();
+    let literal: usize = parts.iter().map(|p| p.len()).sum();
+    // Long texts, the usual tool output, are rejected at once.
+    if text.len() > literal + 20 * (parts.len() - 1) {
+      return false;
+    }
+    // The positions in `text` where a match of the parts so far can end (a set, so adjacent
+    // fields such as `{age}{tokens}` cost no backtracking).
+    let mut ends: Vec<usize> = match text.strip_prefix(parts[0]) {
+      Some(_) => vec![parts[0].len()],
+      None => return false,
+    };
+    for part in &parts[1..] {
+      let mut next = Vec::new();
+      for &at in &ends {
+        let digits = text[at..].bytes().take_while(u8::is_ascii_digit).count();
+        for k in 1..=digits {
+          if text[at + k..].starts_with(part) && !next.contains(&(at + k + part.len())) {
+            next.push(at + k + part.len());
+          }
+        }
+      }
+      ends = next;
+    }
+    ends.contains(&text.len())
+  }
+
   /// The placeholder for a result `age` steps old whose content had `tokens` tokens.
   pub fn placeholder_for(&self, age: usize, tokens: usize) -> String {
     let age = age.to_string();
@@ -154,9 +185,15 @@ pub enum Rule {
 /// The rule applied to every message of `conv` (one per message, in order).
 pub fn rules(conv: &Conversation<'_>, config: &TruncationConfig) -> Vec<Rule> {
   let messages = conv.messages();
+  // A placeholder of an earlier pass holds nothing a later message could refer to: probed as
+  // empty, it cannot take a reference from an older output (with a `min_quoted_chars` shorter
+  // than the placeholder, it would otherwise hold spans of its own).
   let texts: Vec<_> = messages
     .iter()
-    .map(|m| if m.is_tool_result() { m.content_text() } else { "".into() })
+    .map(|m| match m.is_tool_result() {
+      true => Some(m.content_text()).filter(|t| !config.is_placeholder(t)).unwrap_or_default(),
+      false => Cow::Borrowed(""),
+    })
     .collect();
   let mut rules = Vec::with_capacity(conv.len());
   // Tool results that only the reference checks can keep.
@@ -179,8 +216,12 @@ pub fn rules(conv: &Conversation<'_>, config: &TruncationConfig) -> Vec<Rule> {
   }
   // Every tool result is probed for the spans of later user messages and of recent calls; its
   // marks (where a span can be found) are memoised in the message.
-  let marks: Vec<(usize, Cow<'_, Marks>)> =
-    tool_results(conv).map(|i| (i, messages[i].span_marks(config.min_quoted_chars))).collect();
+  let marks: Vec<(usize, Cow<'_, Marks>)> = tool_results(conv)
+    .map(|i| match texts[i].is_empty() {
+      true => (i, Cow::Owned(Marks::new("", config.min_quoted_chars))),
+      false => (i, messages[i].span_marks(config.min_quoted_chars)),
+    })
+    .collect();
   let probes: Vec<(&str, &Marks)> = marks.iter().map(|(i, m)| (&*texts[*i], &**m)).collect();
   let quoted = quoted_sources(conv, config, &probes);
   let consumed = consumed_sources(conv, config, &probes);
@@ -1011,6 +1052,57 @@ mod tests {
       .filter(|&i| content(&again, i).is_some_and(|c| c != once[i].content_text()))
       .collect();
     assert_eq!(changed, vec![2]);
+  }
+
+  #[test]
+  fn a_placeholder_of_an_earlier_pass_takes_no_reference() {
+    // Step 4's call shares " steps ago" (10 characters) with step 1's output, which is kept for
+    // it; step 2's output becomes "[content truncated - 2 steps ago]", which holds the span
+    // too. Truncating the output again, that placeholder must not count as the latest output
+    // the call consumed: step 1's output stays.
+    let mut msgs = steps(
+      4,
+      |k| {
+        serde_json::json!({"path": format!("/src/file{k}.rs"), "note": "two steps ago"}).to_string()
+      },
+      |k| big(&format!("out{k}"), 30),
+    );
+    msgs[2] = result("c1", &format!("noted three steps ago\n{}", big("a", 30)));
+    let config = TruncationConfig { max_age: 1, min_quoted_chars: 10, ..Default::default() };
+    assert_eq!(result_rules(&msgs, &config)[..2], [Rule::Consumed, Rule::Placeholder]);
+    let once = truncate_old_tool_outputs(&Conversation::new(&msgs, ENC), &config).apply(
+      &msgs,
+      |m, r| Message { content: Content::Text(r.content.clone()), ..m.clone() },
+      |_| unreachable!("truncation inserts nothing"),
+    );
+    assert_eq!(once[4].content_text(), "[content truncated - 2 steps ago]");
+    // The placeholder itself is small now.
+    assert_eq!(result_rules(&once, &config)[..2], [Rule::Consumed, Rule::Small]);
+  }
+
+  #[test]
+  fn placeholders_are_recognised_from_the_template() {
+    let config = TruncationConfig::default();
+    assert!(config.is_placeholder("[content truncated - 2 steps ago]"));
+    assert!(config.is_placeholder(&config.placeholder_for(123, 9)));
+    for not in [
+      "[content truncated -  steps ago]",
+      "[content truncated - x steps ago]",
+      "",
+      "[content truncated - 2 steps ago] ",
+    ] {
+      assert!(!config.is_placeholder(not), "{not:?}");
+    }
+    let adjacent =
+      TruncationConfig { placeholder: "<{age}{tokens}0>".into(), ..Default::default() };
+    assert!(
+      adjacent.is_placeholder("<120>") && adjacent.is_placeholder(&adjacent.placeholder_for(4, 56))
+    );
+    assert!(!adjacent.is_placeholder("<10>") && !adjacent.is_placeholder("<12>"));
+    let fixed = TruncationConfig { placeholder: "[gone]".into(), ..Default::default() };
+    assert!(fixed.is_placeholder("[gone]") && !fixed.is_placeholder("[gone]!"));
+    // A long output is not a placeholder, whatever it holds.
+    assert!(!config.is_placeholder(&format!("[content truncated - {} steps ago]", "9".repeat(40))));
   }
 
   #[test]
