@@ -118,35 +118,9 @@ impl TruncationConfig {
     Ok(())
   }
 
-  /// Whether `text` is a placeholder this configuration writes: the template with a number
-  /// (at most 20 digits) in place of each `{age}`, `{N}` and `{tokens}`.
+  /// Whether `text` is a placeholder this configuration writes (see [`PlaceholderPattern`]).
   pub fn is_placeholder(&self, text: &str) -> bool {
-    let template = self.placeholder.replace("{N}", "{age}").replace("{tokens}", "{age}");
-    let parts: Vec<&str> = template.split("{age}").collect();
-    let literal: usize = parts.iter().map(|p| p.len()).sum();
-    // Long texts, the usual tool output, are rejected at once.
-    if text.len() > literal + 20 * (parts.len() - 1) {
-      return false;
-    }
-    // The positions in `text` where a match of the parts so far can end (a set, so adjacent
-    // fields such as `{age}{tokens}` cost no backtracking).
-    let mut ends: Vec<usize> = match text.strip_prefix(parts[0]) {
-      Some(_) => vec![parts[0].len()],
-      None => return false,
-    };
-    for part in &parts[1..] {
-      let mut next = Vec::new();
-      for &at in &ends {
-        let digits = text[at..].bytes().take_while(u8::is_ascii_digit).count();
-        for k in 1..=digits {
-          if text[at + k..].starts_with(part) && !next.contains(&(at + k + part.len())) {
-            next.push(at + k + part.len());
-          }
-        }
-      }
-      ends = next;
-    }
-    ends.contains(&text.len())
+    PlaceholderPattern::new(&self.placeholder).matches(text)
   }
 
   /// The placeholder for a result `age` steps old whose content had `tokens` tokens.
@@ -157,6 +131,51 @@ impl TruncationConfig {
       .replace("{age}", &age)
       .replace("{N}", &age)
       .replace("{tokens}", &tokens.to_string())
+  }
+}
+
+/// The placeholders a template produces: the template with a number (at most 20 digits) in
+/// place of each `{age}`, `{N}` and `{tokens}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlaceholderPattern {
+  /// The literal text around the fields.
+  parts: Vec<String>,
+  /// The longest text that can match.
+  max_len: usize,
+}
+
+impl PlaceholderPattern {
+  /// The pattern of `template`.
+  pub fn new(template: &str) -> Self {
+    let template = template.replace("{N}", "{age}").replace("{tokens}", "{age}");
+    let parts: Vec<String> = template.split("{age}").map(str::to_string).collect();
+    let max_len = parts.iter().map(String::len).sum::<usize>() + 20 * (parts.len() - 1);
+    PlaceholderPattern { parts, max_len }
+  }
+
+  /// Whether `text` is one of the placeholders.
+  pub fn matches(&self, text: &str) -> bool {
+    // Long texts, the usual tool output, are rejected at once.
+    if text.len() > self.max_len || !text.starts_with(self.parts[0].as_str()) {
+      return false;
+    }
+    // The positions in `text` where a match of the parts so far can end (a set, so adjacent
+    // fields such as `{age}{tokens}` cost no backtracking).
+    let mut ends = vec![self.parts[0].len()];
+    for part in &self.parts[1..] {
+      let mut next = Vec::new();
+      for &at in &ends {
+        let digits = text[at..].bytes().take_while(u8::is_ascii_digit).count();
+        for k in 1..=digits {
+          let end = at + k + part.len();
+          if text[at + k..].starts_with(part.as_str()) && !next.contains(&end) {
+            next.push(end);
+          }
+        }
+      }
+      ends = next;
+    }
+    ends.contains(&text.len())
   }
 }
 
@@ -185,13 +204,14 @@ pub enum Rule {
 /// The rule applied to every message of `conv` (one per message, in order).
 pub fn rules(conv: &Conversation<'_>, config: &TruncationConfig) -> Vec<Rule> {
   let messages = conv.messages();
+  let placeholder = PlaceholderPattern::new(&config.placeholder);
   // A placeholder of an earlier pass holds nothing a later message could refer to: probed as
   // empty, it cannot take a reference from an older output (with a `min_quoted_chars` shorter
   // than the placeholder, it would otherwise hold spans of its own).
   let texts: Vec<_> = messages
     .iter()
     .map(|m| match m.is_tool_result() {
-      true => Some(m.content_text()).filter(|t| !config.is_placeholder(t)).unwrap_or_default(),
+      true => Some(m.content_text()).filter(|t| !placeholder.matches(t)).unwrap_or_default(),
       false => Cow::Borrowed(""),
     })
     .collect();
