@@ -2,7 +2,7 @@ import test from 'ava'
 
 import { toAiSdk, toAnthropic } from './convert.js'
 import { type CodedError, ct, snapshot, transcript, transcripts } from './helpers.js'
-import type { Message } from '../index.js'
+import type { AnyMessage, Message } from '../index.js'
 
 const always = { deduplicationThreshold: 0 }
 const CLI = '/workspace/ponylang__ponyc__0.1/packages/cli/cli.pony'
@@ -258,4 +258,25 @@ test('tool names and argument keys are configurable, and each deduplicator can b
     [10, 12],
   ])
   t.deepEqual(pairs(messages, { ...options, deduplicators: [] }), [])
+})
+
+test('deduplicating a deduplicated history changes nothing: placeholders are left alone (every transcript, every format)', (t) => {
+  let replaced = 0
+  for (const [name, messages] of transcripts()) {
+    for (const [format, input] of [
+      ['openai', messages],
+      ['anthropic', toAnthropic(messages)],
+      ['ai-sdk', toAiSdk(messages)],
+    ] as const) {
+      const once = ct.deduplicateToolResults<AnyMessage>(input, always)
+      replaced += once.superseded.length
+      const again = ct.deduplicateToolResults(once.messages, always)
+      t.deepEqual(again.superseded, [], `${name} (${format})`)
+      t.true(
+        again.messages.every((m, i) => m === once.messages[i]),
+        `${name} (${format}): the second pass returns the first pass's objects`,
+      )
+    }
+  }
+  t.true(replaced > 0, 'the transcripts have superseded results')
 })

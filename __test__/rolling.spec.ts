@@ -366,3 +366,17 @@ test('the chat-handler example sends truncated history only while rolling contex
     t.is(r.tokensSent, estimateTokens(r.enabled ? truncateOldToolOutputs(history) : history), `turn ${r.turn}`)
   }
 })
+
+test('truncating a truncated history changes no content: placeholders are taken for nothing a later message refers to (every transcript, defaults and a tight config)', (t) => {
+  let replaced = 0
+  for (const config of [{}, { maxAge: 1, smallOutputTokens: 20 }] as TruncationConfig[]) {
+    for (const [name, messages] of transcripts()) {
+      const once = truncateOldToolOutputs(messages, config)
+      replaced += once.filter((m, i) => m !== messages[i]).length
+      const again = truncateOldToolOutputs(once, config)
+      const changed = again.flatMap((m, i) => (JSON.stringify(m.content) === JSON.stringify(once[i].content) ? [] : [i]))
+      t.deepEqual(changed, [], `${name} ${JSON.stringify(config)}`)
+    }
+  }
+  t.true(replaced > 0, 'the transcripts have old outputs')
+})
