@@ -686,8 +686,12 @@ pub fn deduplicate(conv: &Conversation<'_>, options: &DedupOptions) -> Dedup {
 const PLACEHOLDER_PREFIX: &str = "[superseded by a newer ";
 
 /// Whether `m` is a placeholder [`deduplicate`] wrote: one line, in brackets, from
-/// [`PLACEHOLDER_PREFIX`].
+/// [`PLACEHOLDER_PREFIX`]. Results longer than any placeholder (4,096 UTF-16 units, a long
+/// path included) are rejected from their memoised length, without joining their text.
 fn is_placeholder(m: &crate::message::Message) -> bool {
+  if m.content_utf16_len() > 4096 {
+    return false;
+  }
   let text = m.content_text();
   text.starts_with(PLACEHOLDER_PREFIX) && text.ends_with(']') && !text.contains('\n')
 }
