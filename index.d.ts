@@ -246,14 +246,16 @@ export declare class ContextWindow {
   messages(): AnyMessage[]
   /**
    * {@link trimByPriority} on the window's messages. `model`, `encoding` and `format`, if
-   * given, must name the window's encoding and format.
+   * given, must name the window's encoding and format. Name the message type of a window
+   * in another format, as for the function: `window.trim<AnthropicMessage>({ … })`.
    */
-  trim(options: TrimOptions): TrimResult
+  trim<M extends AnyMessage = Message>(options: TrimOptions): TrimResultOf<M>
   /**
    * {@link trimWithPlaceholders} on the window's messages. `model`, `encoding` and `format`,
-   * if given, must name the window's encoding and format.
+   * if given, must name the window's encoding and format (and, as for `trim`, the message
+   * type may be named: `window.trimWithPlaceholders<AnthropicMessage>({ … })`).
    */
-  trimWithPlaceholders(options: TrimOptions): TrimResult
+  trimWithPlaceholders<M extends AnyMessage = Message>(options: TrimOptions): TrimResultOf<M>
   /**
    * {@link truncateOldToolOutputs} on the window's messages. `model` and `encoding`, if
    * given, must name the window's encoding.

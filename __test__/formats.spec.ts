@@ -173,6 +173,16 @@ test('the priority functions take and return every format without casts', (t) =>
   t.true([...b, ...c, ...wrong].every((m) => aiSdk.includes(m)))
   t.is(classified, anthropic[0])
   t.is(ct.estimateMessageTokens(anthropic[0], { format: 'anthropic' }), ct.estimateMessageTokens(original[0]))
+  // A window in another format names its message type once, at the call.
+  const window = new ct.ContextWindow({ format: 'anthropic' })
+  window.append(anthropic)
+  const w = window.trim<AnthropicMessage>({ targetTokens: budget })
+  const windowKept: AnthropicMessage[] = w.messages
+  const windowDropped: AnthropicMessage[] = w.droppedMessages.map((d) => d.message)
+  const placeholders: AnthropicMessage[] = window.trimWithPlaceholders<AnthropicMessage>({ targetTokens: budget }).messages
+  t.deepEqual(windowKept, kept, 'the window decides as the function does')
+  t.is(windowDropped.length, dropped.length)
+  t.true(placeholders.length > 0)
   const modified = [...ct.FileTracker.fromMessages(original).getModifiedFiles()]
   t.true(modified.length > 0)
   t.deepEqual([...ct.FileTracker.fromMessages(anthropic).getModifiedFiles()], modified)

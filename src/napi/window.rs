@@ -182,16 +182,28 @@ impl ContextWindow {
   }
 
   /// {@link trimByPriority} on the window's messages. `model`, `encoding` and `format`, if
-  /// given, must name the window's encoding and format.
-  #[napi(catch_unwind, ts_args_type = "options: TrimOptions", ts_return_type = "TrimResult")]
+  /// given, must name the window's encoding and format. Name the message type of a window
+  /// in another format, as for the function: `window.trim<AnthropicMessage>({ … })`.
+  #[napi(
+    catch_unwind,
+    ts_generic_types = "M extends AnyMessage = Message",
+    ts_args_type = "options: TrimOptions",
+    ts_return_type = "TrimResultOf<M>"
+  )]
   pub fn trim<'env>(&self, env: &'env Env, options: Unknown<'env>) -> Result<Unknown<'env>> {
     let op = trim_op(env, options, Strategy::ByPriority, false, Some(self.fixed()))?.0;
     self.run(env, op)
   }
 
   /// {@link trimWithPlaceholders} on the window's messages. `model`, `encoding` and `format`,
-  /// if given, must name the window's encoding and format.
-  #[napi(catch_unwind, ts_args_type = "options: TrimOptions", ts_return_type = "TrimResult")]
+  /// if given, must name the window's encoding and format (and, as for `trim`, the message
+  /// type may be named: `window.trimWithPlaceholders<AnthropicMessage>({ … })`).
+  #[napi(
+    catch_unwind,
+    ts_generic_types = "M extends AnyMessage = Message",
+    ts_args_type = "options: TrimOptions",
+    ts_return_type = "TrimResultOf<M>"
+  )]
   pub fn trim_with_placeholders<'env>(
     &self,
     env: &'env Env,
