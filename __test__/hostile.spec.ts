@@ -505,3 +505,16 @@ test.serial('real transcripts in every format survive every entry point unchange
     t.deepEqual(messages, before)
   }
 })
+
+test('a wrongly typed option field is named in plain words; a list with a wrong entry keeps the detailed wording', (t) => {
+  const chat = [{ role: 'user', content: 'hi' }] as never
+  const cases: Array<[() => unknown, string]> = [
+    [() => ct.applyMaxContextTokens(chat, 10, { keepFirstSystem: 'yes' } as never), 'options: keepFirstSystem must be a boolean, got string'],
+    [() => ct.estimateTokens(chat, { model: 5 } as never), 'options: model must be a string, got number'],
+    [() => ct.simulate(chat, { policies: 'none' } as never), 'options: policies must be an array, got string'],
+    [() => ct.setMessageCacheCapacity(100, { maxBytes: 'x' } as never), 'options: maxBytes must be a number, got string'],
+  ]
+  for (const [call, message] of cases) t.throws(call, { instanceOf: TypeError, code: 'INVALID_OPTION', message })
+  const entry = t.throws(() => ct.simulate(chat, { policies: [1] } as never), { instanceOf: TypeError, code: 'INVALID_OPTION' })
+  t.regex(entry?.message ?? '', /^options: .*`String` on SimulateOptions\.policies$/)
+})

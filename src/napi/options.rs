@@ -59,6 +59,7 @@ pub(crate) fn read_options<T: FromNapiValue + Default>(
     ValueType::Undefined | ValueType::Null => Ok(T::default()),
     ValueType::Object if !value.is_array()? => T::from_unknown(value).map_err(|e| {
       let reason = super::read::exception_text(env, e);
+      let reason = field_type_error(&value, &reason).unwrap_or(reason);
       super::error::throw(env, CoreError::option(name, reason))
     }),
     _ => Err(super::error::throw(
@@ -69,6 +70,42 @@ pub(crate) fn read_options<T: FromNapiValue + Default>(
       ),
     )),
   }
+}
+
+/// napi-rs's message for a field of the wrong type (``Failed to convert napi value Null into
+/// rust type `f64` on TruncationConfig.maxAge``) in the library's own words:
+/// `maxAge must be a number, got null`. `None` (the message is kept) for anything else: a
+/// getter that threw, a missing field, a field of a nested object, an array whose entries are
+/// wrong, or a value of the right JavaScript type that is out of range.
+fn field_type_error(object: &Unknown<'_>, reason: &str) -> Option<String> {
+  let (head, location) = reason.rsplit_once(" on ")?;
+  let (_, field) = location.split_once('.')?;
+  if head.contains(" on ") || field.is_empty() || field.contains(['.', ' ']) {
+    return None;
+  }
+  // napi-rs reads an array field's length first; anything else names the Rust type wanted.
+  let rust = match head {
+    "Failed to get Array length" => "Vec<_>",
+    _ => head.split_once("rust type `")?.1.split_once('`')?.0,
+  };
+  let (wanted, js) = match rust {
+    "bool" => ("a boolean", "boolean"),
+    "String" | "&str" => ("a string", "string"),
+    "f64" | "f32" | "i64" | "u64" | "i32" | "u32" | "i16" | "u16" | "i8" | "u8" | "usize"
+    | "isize" => ("a number", "number"),
+    r if r.starts_with("Vec<") => ("an array", "array"),
+    _ => return None,
+  };
+  // SAFETY: `read_options` calls this only for an object (not an array).
+  let object: Object = unsafe { object.cast() }.ok()?;
+  let value: Unknown = object.get_named_property(field).ok()?;
+  let got = super::read::js_type_name(&value);
+  // The right type (a value out of range), or an array whose entries are wrong: napi-rs's
+  // message says more than "got array" would.
+  if got == js || got == "array" {
+    return None;
+  }
+  Some(format!("{field} must be {wanted}, got {got}"))
 }
 
 /// A field of an options object that is an options object itself, with its own such fields.
