@@ -230,15 +230,15 @@ for (const entry of messageEntryPoints) {
         ...(entry.formats
           ? ([
               [{ format: 'klingon' }, 'format: must be one of openai, anthropic, ai-sdk, auto, got "klingon"'],
-              [{ format: 5 }, `^${name}: .*format`],
+              [{ format: 5 }, 'format: must be a string, got number'],
               [{ get format() { throw new Error('option getter exploded') } }, `^${name}: .*option getter exploded`],
             ] as Array<[unknown, string]>)
           : []),
         ...(entry.counts
           ? ([
               [{ targetTokens: 9, encoding: 'nope' }, 'encoding: must be one of o200k_base, cl100k_base, o200k_harmony, p50k_base, r50k_base, approximate, got "nope"'],
-              [{ targetTokens: 9, encoding: 5 }, `^${name}: .*encoding`],
-              [{ targetTokens: 9, model: {} }, `^${name}: .*model`],
+              [{ targetTokens: 9, encoding: 5 }, 'encoding: must be a string, got number'],
+              [{ targetTokens: 9, model: {} }, 'model: must be a string, got object'],
             ] as Array<[unknown, string]>)
           : []),
       ]
@@ -280,11 +280,11 @@ test.serial('applyMaxContextTokens rejects budgets and options out of range, syn
       [{ minKeep: { user: Number.NaN } }, 'minKeep.user: must be an integer of at least 0, got NaN'],
       [{ minKeep: { tool: Number.POSITIVE_INFINITY } }, 'minKeep.tool: must be an integer of at least 0, got Infinity'],
       [{ minKeep: { assistant: 0.5 } }, 'minKeep.assistant: must be an integer of at least 0, got 0.5'],
-      [{ minKeep: { user: '2' } }, '^options: .*minKeep'],
+      [{ minKeep: { user: '2' } }, 'minKeep.user: must be a number, got string'],
       [{ truncationPriority: ['wizard'] }, 'truncationPriority[0]: must be one of system, developer, user, assistant, tool, got "wizard"'],
-      [{ truncationPriority: 'user' }, '^options: .*truncationPriority'],
+      [{ truncationPriority: 'user' }, 'truncationPriority: must be an array, got string'],
       [{ dropOrder: ['user', 'user'] }, 'dropOrder: lists "user" twice'],
-      [{ keepFirstSystem: 'yes' }, '^options: .*keepFirstSystem'],
+      [{ keepFirstSystem: 'yes' }, 'keepFirstSystem: must be a boolean, got string'],
     ]
     for (const [opts, message] of options) {
       const err = coded(t, await outcome(() => f(messages as Message[], 10, opts as never)), `${f.name} ${JSON.stringify(opts)}`)
@@ -354,20 +354,20 @@ test.serial('simulate rejects windows, marks, prices and policies out of range, 
     [{ contextWindow: Number.POSITIVE_INFINITY }, 'contextWindow: must be an integer of at least 1, got Infinity'],
     [{ contextWindow: 1.5 }, 'contextWindow: must be an integer of at least 1, got 1.5'],
     [{ contextWindow: 2 ** 60 }, 'contextWindow: must be an integer of at least 1, got 1152921504606847000'],
-    [{ contextWindow: '100' }, '^options: .*contextWindow'],
+    [{ contextWindow: '100' }, 'contextWindow: must be a number, got string'],
     [{ contextWindow: 100, highWater: 0 }, 'highWater: must be a fraction of the window in (0, 1], got 0'],
     [{ contextWindow: 100, highWater: Number.NaN }, 'highWater: must be a fraction of the window in (0, 1], got NaN'],
     [{ contextWindow: 100, lowWater: -0.5 }, 'lowWater: must be a fraction of the window in [0, highWater = 0.85], got -0.5'],
     [{ contextWindow: 100, clearAtLeast: -1 }, 'clearAtLeast: must be an integer of at least 0, got -1'],
     [{ contextWindow: 100, everyTurnBudget: Number.POSITIVE_INFINITY }, 'everyTurnBudget: must be an integer of at least 1, got Infinity'],
-    [{ contextWindow: 100, everyTurnBudget: 'all' }, '^options: .*everyTurnBudget'],
+    [{ contextWindow: 100, everyTurnBudget: 'all' }, 'everyTurnBudget: must be a number, got string'],
     [{ contextWindow: 100, pricing: [1, 2, 3] }, 'pricing: must be anthropic, openai or a price table, got array'],
     [{ contextWindow: 100, pricing: null, strategy: 'lru' }, 'strategy: must be one of priority, placeholders, truncate, roles, age, got "lru"'],
     [{ contextWindow: 100, pricing: { input: Number.POSITIVE_INFINITY, cacheRead: 0, cacheWrite: 1 } }, 'pricing.input: must be a non-negative number of dollars per million tokens, got Infinity'],
     [{ contextWindow: 100, pricing: { input: 1, cacheRead: 0 } }, '^pricing: must be a price table: .*cacheWrite'],
     [{ contextWindow: 100, policies: ['none', 'none'] }, 'policies: lists "none" twice'],
-    [{ contextWindow: 100, policies: 'none' }, '^options: .*policies'],
-    [{ contextWindow: 100, policies: [5] }, '^options: .*policies'],
+    [{ contextWindow: 100, policies: 'none' }, 'policies: must be an array, got string'],
+    [{ contextWindow: 100, policies: [5] }, 'policies: every entry must be a string'],
     [{ contextWindow: 100, strategy: 'age', preserveRecentTurns: 2 }, 'preserveRecentTurns: applies to strategy priority or placeholders only, the strategy is "age"'],
   ]
   for (const f of [ct.simulate, ct.simulateAsync]) {
@@ -506,15 +506,16 @@ test.serial('real transcripts in every format survive every entry point unchange
   }
 })
 
-test('a wrongly typed option field is named in plain words; a list with a wrong entry keeps the detailed wording', (t) => {
+test('a wrongly typed option field is named, as any invalid option is; a list with a wrong entry says what every entry must be', (t) => {
   const chat = [{ role: 'user', content: 'hi' }] as never
   const cases: Array<[() => unknown, string]> = [
-    [() => ct.applyMaxContextTokens(chat, 10, { keepFirstSystem: 'yes' } as never), 'options: keepFirstSystem must be a boolean, got string'],
-    [() => ct.estimateTokens(chat, { model: 5 } as never), 'options: model must be a string, got number'],
-    [() => ct.simulate(chat, { policies: 'none' } as never), 'options: policies must be an array, got string'],
-    [() => ct.setMessageCacheCapacity(100, { maxBytes: 'x' } as never), 'options: maxBytes must be a number, got string'],
+    [() => ct.applyMaxContextTokens(chat, 10, { keepFirstSystem: 'yes' } as never), 'keepFirstSystem: must be a boolean, got string'],
+    [() => ct.estimateTokens(chat, { model: 5 } as never), 'model: must be a string, got number'],
+    [() => ct.simulate(chat, { policies: 'none' } as never), 'policies: must be an array, got string'],
+    [() => ct.simulate(chat, { policies: [1] } as never), 'policies: every entry must be a string'],
+    [() => ct.applyMaxContextTokens(chat, 10, { minKeep: { user: '2' } } as never), 'minKeep.user: must be a number, got string'],
+    [() => ct.setMessageCacheCapacity(100, { maxBytes: 'x' } as never), 'maxBytes: must be a number, got string'],
+    [() => new ct.CacheAwareTrimmer({ contextWindow: 'x' } as never), 'contextWindow: must be a number, got string'],
   ]
   for (const [call, message] of cases) t.throws(call, { instanceOf: TypeError, code: 'INVALID_OPTION', message })
-  const entry = t.throws(() => ct.simulate(chat, { policies: [1] } as never), { instanceOf: TypeError, code: 'INVALID_OPTION' })
-  t.regex(entry?.message ?? '', /^options: .*`String` on SimulateOptions\.policies$/)
 })

@@ -233,11 +233,11 @@ test('bad configs are TypeErrors naming the option', (t) => {
   t.throws(() => truncateOldToolOutputs(messages, { placeholder: 5 } as unknown as TruncationConfig), {
     instanceOf: TypeError,
     code: 'INVALID_OPTION',
-    message: 'config: placeholder must be a string, got number',
+    message: 'placeholder: must be a string, got number',
   })
   t.throws(() => truncateOldToolOutputs(messages, { maxAge: null } as unknown as TruncationConfig), {
     code: 'INVALID_OPTION',
-    message: 'config: maxAge must be a number, got null',
+    message: 'maxAge: must be a number, got null',
   })
   t.throws(() => truncateOldToolOutputs(5 as unknown as Message[]), { code: 'INVALID_MESSAGES', message: 'messages: must be an array, got number' })
 })

@@ -97,8 +97,8 @@ const trimmed = (r: unknown) => (r as { messages: unknown[] }).messages
 // The pruner writes its archive: into a scratch folder, emptied as the run goes.
 const scratch = mkdtempSync(join(tmpdir(), 'context-trim-soak-'))
 const archivePath = join(scratch, 'archive.md')
-const sidecarPath = join(scratch, 'archive.jsonl')
 const pruner = new ct.ContextPruner({ archivePath, maxTokens: 4000, keepRecentMessages: 3 })
+const sidecarPath = pruner.archiveDataPath
 let prunes = 0
 const rolling = new ct.RollingContext({ enabled: true, config: { maxAge: 2, maxTokensPerOutput: 300 } })
 

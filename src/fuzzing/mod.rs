@@ -342,7 +342,8 @@ fn check_strategy(
     // Counted afresh: a budgeted strategy owes nothing on output that does not fit.
     if !s.promises.unchanged_within_budget || out_conv.total_tokens() <= budget {
       let second = (s.run)(&out_conv, budget, knobs.bits);
-      // The latest step at which the first run cut an output to its head and tail.
+      // The latest step at which the first run cut an output to its head and tail, for the
+      // strategy whose one exception is there (see `Promises::retruncates_before_cuts`).
       let last_cut_step = plan
         .actions()
         .iter()
@@ -350,21 +351,17 @@ fn check_strategy(
         .enumerate()
         .filter(|(_, a)| matches!(a, Action::Replace(r) if has_meta(r, "_cutTokens")))
         .map(|(k, _)| out_conv.step(k))
-        .max();
-      // A placeholder replaced by the same placeholder changes no content. The one documented
-      // exception (docs/robustness.md, "Invariants"): truncation keeps an old tool output that
-      // a later message quotes or a recent call consumes, and a cut changes what the outputs
-      // hold: a cut output may lose the referenced span, and a cut's marker may hold a span
-      // (with a tiny `min_quoted_chars`) that an older output held alone. A second run may then
-      // truncate an output at or before the step of the last cut.
+        .max()
+        .filter(|_| s.promises.retruncates_before_cuts);
+      // A placeholder replaced by the same placeholder changes no content.
       let changed: Vec<usize> = (0..output.len())
         .filter(|&k| match second.action(k) {
           Action::Keep => false,
           Action::Drop => true,
           Action::Replace(r) => {
-            let truncated_after_cut =
+            let truncated_before_cut =
               has_meta(r, "_truncatedAt") && last_cut_step.is_some_and(|s| s >= out_conv.step(k));
-            r.content != output[k].content_text() && !truncated_after_cut
+            r.content != output[k].content_text() && !truncated_before_cut
           }
         })
         .collect();

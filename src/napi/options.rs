@@ -59,8 +59,9 @@ pub(crate) fn read_options<T: FromNapiValue + Default>(
     ValueType::Undefined | ValueType::Null => Ok(T::default()),
     ValueType::Object if !value.is_array()? => T::from_unknown(value).map_err(|e| {
       let reason = super::read::exception_text(env, e);
-      let reason = field_type_error(&value, &reason).unwrap_or(reason);
-      super::error::throw(env, CoreError::option(name, reason))
+      let error =
+        field_type_error(&value, &reason).unwrap_or_else(|| CoreError::option(name, reason));
+      super::error::throw(env, error)
     }),
     _ => Err(super::error::throw(
       env,
@@ -73,17 +74,31 @@ pub(crate) fn read_options<T: FromNapiValue + Default>(
 }
 
 /// napi-rs's message for a field of the wrong type (``Failed to convert napi value Null into
-/// rust type `f64` on TruncationConfig.maxAge``) in the library's own words:
-/// `maxAge must be a number, got null`. `None` (the message is kept) for anything else: a
-/// getter that threw, a missing field, a field of a nested object, an array whose entries are
-/// wrong, or a value of the right JavaScript type that is out of range.
-fn field_type_error(object: &Unknown<'_>, reason: &str) -> Option<String> {
-  let (head, location) = reason.rsplit_once(" on ")?;
-  let (_, field) = location.split_once('.')?;
-  if head.contains(" on ") || field.is_empty() || field.contains(['.', ' ']) {
+/// rust type `f64` on TruncationConfig.maxAge``, with one `on Struct.field` per level of
+/// nesting) as the library words an invalid option, naming the field's path:
+/// `maxAge: must be a number, got null`, `minKeep.user: must be a number, got string`; for a
+/// list with a wrong entry, `policies: every entry must be a string`. `None` (napi-rs's
+/// message is kept) for anything else: a getter that threw, a missing field, or a value of the
+/// right JavaScript type that is out of range. The field is read a second time to name what it
+/// holds.
+fn field_type_error(object: &Unknown<'_>, reason: &str) -> Option<CoreError> {
+  let mut pieces = reason.split(" on ");
+  let head = pieces.next()?;
+  // Innermost first: `MinKeep.user`, then `MaxContextTokensOptions.minKeep`.
+  let mut path = Vec::new();
+  for location in pieces {
+    let (_, field) = location.split_once('.')?;
+    if field.is_empty() || field.contains(['.', ' ']) {
+      return None;
+    }
+    path.push(field);
+  }
+  if path.is_empty() {
     return None;
   }
-  // napi-rs reads an array field's length first; anything else names the Rust type wanted.
+  path.reverse();
+  // napi-rs reads an array field's length first; anything else names the Rust type wanted
+  // (for a list, that of the entry it could not convert).
   let rust = match head {
     "Failed to get Array length" => "Vec<_>",
     _ => head.split_once("rust type `")?.1.split_once('`')?.0,
@@ -96,16 +111,21 @@ fn field_type_error(object: &Unknown<'_>, reason: &str) -> Option<String> {
     r if r.starts_with("Vec<") => ("an array", "array"),
     _ => return None,
   };
-  // SAFETY: `read_options` calls this only for an object (not an array).
-  let object: Object = unsafe { object.cast() }.ok()?;
-  let value: Unknown = object.get_named_property(field).ok()?;
-  let got = super::read::js_type_name(&value);
-  // The right type (a value out of range), or an array whose entries are wrong: napi-rs's
-  // message says more than "got array" would.
-  if got == js || got == "array" {
-    return None;
+  let mut value = *object;
+  for field in &path {
+    if !is_object(&value) {
+      return None;
+    }
+    // SAFETY: checked just above to be an object (not an array).
+    let parent: Object = unsafe { value.cast() }.ok()?;
+    value = parent.get_named_property(field).ok()?;
   }
-  Some(format!("{field} must be {wanted}, got {got}"))
+  let reason = match super::read::js_type_name(&value) {
+    got if got == js => return None,
+    "array" => format!("every entry must be {wanted}"),
+    got => format!("must be {wanted}, got {got}"),
+  };
+  Some(CoreError::option(path.join("."), reason))
 }
 
 /// A field of an options object that is an options object itself, with its own such fields.

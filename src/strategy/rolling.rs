@@ -118,11 +118,6 @@ impl TruncationConfig {
     Ok(())
   }
 
-  /// Whether `text` is a placeholder this configuration writes (see [`PlaceholderPattern`]).
-  pub fn is_placeholder(&self, text: &str) -> bool {
-    PlaceholderPattern::new(&self.placeholder).matches(text)
-  }
-
   /// The placeholder for a result `age` steps old whose content had `tokens` tokens.
   pub fn placeholder_for(&self, age: usize, tokens: usize) -> String {
     let age = age.to_string();
@@ -1103,26 +1098,30 @@ mod tests {
   #[test]
   fn placeholders_are_recognised_from_the_template() {
     let config = TruncationConfig::default();
-    assert!(config.is_placeholder("[content truncated - 2 steps ago]"));
-    assert!(config.is_placeholder(&config.placeholder_for(123, 9)));
+    let pattern = |c: &TruncationConfig| PlaceholderPattern::new(&c.placeholder);
+    assert!(pattern(&config).matches("[content truncated - 2 steps ago]"));
+    assert!(pattern(&config).matches(&config.placeholder_for(123, 9)));
     for not in [
       "[content truncated -  steps ago]",
       "[content truncated - x steps ago]",
       "",
       "[content truncated - 2 steps ago] ",
     ] {
-      assert!(!config.is_placeholder(not), "{not:?}");
+      assert!(!pattern(&config).matches(not), "{not:?}");
     }
     let adjacent =
       TruncationConfig { placeholder: "<{age}{tokens}0>".into(), ..Default::default() };
     assert!(
-      adjacent.is_placeholder("<120>") && adjacent.is_placeholder(&adjacent.placeholder_for(4, 56))
+      pattern(&adjacent).matches("<120>")
+        && pattern(&adjacent).matches(&adjacent.placeholder_for(4, 56))
     );
-    assert!(!adjacent.is_placeholder("<10>") && !adjacent.is_placeholder("<12>"));
+    assert!(!pattern(&adjacent).matches("<10>") && !pattern(&adjacent).matches("<12>"));
     let fixed = TruncationConfig { placeholder: "[gone]".into(), ..Default::default() };
-    assert!(fixed.is_placeholder("[gone]") && !fixed.is_placeholder("[gone]!"));
+    assert!(pattern(&fixed).matches("[gone]") && !pattern(&fixed).matches("[gone]!"));
     // A long output is not a placeholder, whatever it holds.
-    assert!(!config.is_placeholder(&format!("[content truncated - {} steps ago]", "9".repeat(40))));
+    assert!(
+      !pattern(&config).matches(&format!("[content truncated - {} steps ago]", "9".repeat(40)))
+    );
   }
 
   #[test]
