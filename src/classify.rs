@@ -30,6 +30,7 @@
 //! step, so all its messages are recent and trimming falls back to oldest first.
 
 use crate::conversation::Conversation;
+use crate::dedup::{superseded_results, ToolNames};
 use crate::file_ops::{file_operations, FileOp};
 use crate::file_tracker::FileTracker;
 use crate::message::{Message, Role};
@@ -143,6 +144,9 @@ pub struct Metadata {
   pub age: Option<usize>,
   /// A summary.
   pub is_summarized: bool,
+  /// The newer tool result that supersedes this one (a newer read of the same file, a newer
+  /// listing of the same directory: [`crate::dedup::superseded_results`]).
+  pub superseded_by: Option<usize>,
 }
 
 /// A message's priority with what it was derived from.
@@ -316,6 +320,18 @@ pub fn classify_with_operations(
       classify_message(m, conv.tokens(i), operations.get(i).and_then(Option::as_ref), &ctx)
     })
     .collect();
+  // A result that a newer one supersedes shows what is no longer so: stale, whatever its file.
+  for found in superseded_results(conv, &ToolNames::default()) {
+    if let Some(c) = classes.get_mut(found.index) {
+      if c.priority > ContentPriority::StaleToolOutputs
+        && c.priority <= ContentPriority::ModifiedFiles
+      {
+        c.priority = ContentPriority::StaleToolOutputs;
+        c.metadata.age = Some(conv.age(found.index));
+      }
+      c.metadata.superseded_by = Some(found.by);
+    }
+  }
   for unit in conv.units() {
     let Some((&first, results)) = unit.members.split_first() else { continue };
     let Some(caller) = messages.get(first) else { continue };
@@ -373,7 +389,7 @@ mod tests {
       call("2", "execute_bash", r#"{"command":"ls"}"#), // 10 step 2
       result("2", "x y"),                  // 11 stale output
       call("3", "edit_file", r#"{"path":"/b"}"#), // 12 step 3
-      result("3", "ok"),                   // 13 modified
+      result("3", "ok"),                   // 13 superseded by 15
       call("4", "read_file", r#"{"path":"/b"}"#), // 14 step 4
       result("4", "bbb"),                  // 15 modified (read of /b)
       Message::text(Role::Assistant, "Hm."), // 16 step 4: recent turn
@@ -404,8 +420,9 @@ mod tests {
         StaleToolOutputs,
         StaleToolOutputs,
         StaleToolOutputs,
-        ModifiedFiles,
-        ModifiedFiles,
+        // The edit of /b is superseded by the newer read of /b: stale, not protected.
+        StaleToolOutputs,
+        StaleToolOutputs,
         ModifiedFiles,
         ModifiedFiles,
         RecentTurns,

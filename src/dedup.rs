@@ -632,6 +632,20 @@ pub fn supersessions<D: Deduplicator>(dedup: &D, ctx: &Context<'_, '_>) -> Vec<F
   found
 }
 
+/// Every tool result of `conv` that a newer result supersedes, with the newest result
+/// superseding it, by index: the one rule of supersession ([`IoContentDeduplicator`] and
+/// [`SurveyDirectoryDeduplicator`] with their default tool names), shared by
+/// [`deduplicate`] and the classification of the priority strategies
+/// ([`crate::classify`]). A result is found once: a file access or a listing, never both.
+pub fn superseded_results(conv: &Conversation<'_>, tools: &ToolNames) -> Vec<Found> {
+  let ctx = Context::new(conv, tools);
+  let mut found = supersessions(&IoContentDeduplicator, &ctx);
+  found.extend(supersessions(&SurveyDirectoryDeduplicator, &ctx));
+  found.sort_by_key(|f| f.index);
+  found.dedup_by_key(|f| f.index);
+  found
+}
+
 /// Replaces every superseded tool result of `conv` with a placeholder naming what superseded it
 /// (see the module docs), when the request reaches `options.threshold_tokens`.
 pub fn deduplicate(conv: &Conversation<'_>, options: &DedupOptions) -> Dedup {

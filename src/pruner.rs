@@ -7,8 +7,9 @@
 //! `target_percentage`% of the window, or `emergency_target_percentage`% in an emergency. It
 //! always keeps
 //!
-//! - system and developer messages, agent instructions and the current task, and tool results
-//!   about files modified in the session (what [`trim_by_priority`] never drops);
+//! - system and developer messages, agent instructions and the current task, and the latest
+//!   tool results about files modified in the session (the tiers the seed's trimmer never
+//!   drops, [`ContentPriority::is_protected`]; [`trim_by_priority`] itself drops them last);
 //! - the last `keep_recent_messages` messages, extended to whole units so that no tool call is
 //!   separated from its results;
 //!
@@ -25,13 +26,13 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::archive;
-use crate::classify::{ClassifyOptions, ContentPriority};
+use crate::classify::{classify_conversation, ClassifyOptions, ContentPriority};
 use crate::conversation::Conversation;
 use crate::error::{js_number, Error, ErrorKind, Result};
 use crate::file_ops::{file_operations, FileOp, FileOpKind};
 use crate::file_tracker::FileTracker;
 use crate::plan::Plan;
-use crate::strategy::priority::{trim_by_priority_keeping, PriorityOptions};
+use crate::strategy::priority::{trim_by_priority_keeping, unit_priorities, PriorityOptions};
 use crate::strategy::summarized::{trim_with_summary, Summary, SummaryOptions};
 
 /// Default `threshold`: prune from 80% of the window.
@@ -409,9 +410,14 @@ pub fn prune_summarized(
   for i in recent_from..n {
     keep[conv.unit_of(i)] = true;
   }
+  let classify = ClassifyOptions::default();
+  let priorities = unit_priorities(conv, &classify_conversation(conv, None, &classify));
+  for (u, p) in priorities.iter().enumerate() {
+    keep[u] |= p.is_protected();
+  }
   let run = |t: usize| {
-    let options = PriorityOptions { target_tokens: t, classify: ClassifyOptions::default() };
-    trim_by_priority_keeping(conv, None, &options, &keep)
+    let options = PriorityOptions { target_tokens: t, classify: classify.clone() };
+    trim_by_priority_keeping(conv, None, &options, &keep, false)
   };
   let (trim, summary) = match summary {
     Some(options) => trim_with_summary(conv, target, options, run),

@@ -11,6 +11,7 @@ use crate::message::Role;
 use crate::plan::Plan;
 use crate::pruner::{prune, PrunerConfig};
 use crate::strategy::age::trim_by_age;
+use crate::strategy::anchored_units;
 use crate::strategy::priority::{trim_by_priority, trim_with_placeholders, PriorityOptions};
 use crate::strategy::roles::{apply_max_context_tokens, MaxContextOptions};
 use crate::strategy::rolling::{truncate_old_tool_outputs, TruncationConfig};
@@ -88,7 +89,8 @@ pub const STRATEGIES: &[Strategy] = &[
       trim_by_priority(conv, None, &priority_options(budget, bits)).outcome.plan
     },
     guards: priority_guards,
-    promises: BUDGETED,
+    // Cuts a unit's results rather than dropping it when that frees enough.
+    promises: Promises { drops_only: false, ..BUDGETED },
   },
   Strategy {
     name: "trim_with_placeholders",
@@ -247,13 +249,28 @@ fn age_guards(conv: &Conversation<'_>, _: u64) -> Vec<Guard> {
   unit_guards(conv, anchors, Guard::Returned)
 }
 
-/// What the priority strategies never touch: the units holding a message of a protected
-/// priority (system, agent instructions, the current task, modified files).
-fn priority_guards(conv: &Conversation<'_>, bits: u64) -> Vec<Guard> {
-  priority_guards_with(conv, &priority_options(0, bits).classify)
+/// What the priority strategies never drop: the [`anchored_units`] (system and developer
+/// messages, the last message's unit, Anthropic's opening user turn). The system messages and
+/// the last message are returned as they are; the other members of those units may be cut.
+fn priority_guards(conv: &Conversation<'_>, _: u64) -> Vec<Guard> {
+  let anchored = anchored_units(conv);
+  let last = conv.len().checked_sub(1);
+  (0..conv.len())
+    .map(|i| {
+      if !anchored[conv.unit_of(i)] {
+        Guard::Free
+      } else if Some(i) == last || conv.message(i).role.is_instruction() {
+        Guard::Untouched
+      } else {
+        Guard::Returned
+      }
+    })
+    .collect()
 }
 
-fn priority_guards_with(conv: &Conversation<'_>, options: &ClassifyOptions) -> Vec<Guard> {
+/// The units holding a message of a tier the seed never drops (system, agent instructions,
+/// the current task, the latest results about modified files): what the pruner keeps.
+fn protected_guards(conv: &Conversation<'_>, options: &ClassifyOptions) -> Vec<Guard> {
   let classification = classify_conversation(conv, None, options);
   let anchors =
     classification.iter().enumerate().filter(|(_, c)| c.priority.is_protected()).map(|(i, _)| i);
@@ -290,7 +307,12 @@ fn dedup_guards(conv: &Conversation<'_>, _: u64) -> Vec<Guard> {
 /// classification), and the units of the last `keepRecentMessages` messages.
 fn pruner_guards(conv: &Conversation<'_>, bits: u64) -> Vec<Guard> {
   let config = pruner_config(bits);
-  let mut guards = priority_guards_with(conv, &ClassifyOptions::default());
+  let mut guards = protected_guards(conv, &ClassifyOptions::default());
+  for (g, a) in guards.iter_mut().zip(priority_guards(conv, bits)) {
+    if *g == Guard::Free {
+      *g = a;
+    }
+  }
   let recent = conv.len().saturating_sub(config.keep_recent_messages)..conv.len();
   for (j, g) in unit_guards(conv, recent, Guard::Returned).into_iter().enumerate() {
     if guards[j] == Guard::Free {

@@ -10,6 +10,33 @@ use crate::conversation::Conversation;
 use crate::plan::{Action, Plan};
 use crate::tokens::REPLY_PRIMING;
 
+/// The units every budget strategy returns whatever the budget, by unit: those holding a
+/// `system`/`developer` message, the unit of the last message, and, where the format wants the
+/// conversation to open with a user message (Anthropic) and that unit does not, the unit of the
+/// latest user turn before it. A budget is met whenever these fit.
+pub fn anchored_units(conv: &Conversation<'_>) -> Vec<bool> {
+  let mut anchored = vec![false; conv.units().len()];
+  for (u, unit) in conv.units().iter().enumerate() {
+    anchored[u] = unit.members.iter().any(|&i| conv.message(i).role.is_instruction());
+  }
+  let Some(last) = conv.len().checked_sub(1) else { return anchored };
+  let last_unit = conv.unit_of(last);
+  anchored[last_unit] = true;
+  if conv.format().rules().first_must_be_user {
+    let is_turn = |i: usize| {
+      let m = conv.message(i);
+      m.role == crate::message::Role::User && m.answers.is_empty()
+    };
+    let first = conv.units()[last_unit].first();
+    if !is_turn(first) {
+      if let Some(user) = (0..first).rev().find(|&i| is_turn(i)) {
+        anchored[conv.unit_of(user)] = true;
+      }
+    }
+  }
+  anchored
+}
+
 /// What a trimming strategy decided and what it comes to.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
@@ -87,6 +114,17 @@ impl Tally {
       }
     }
     plan.drop_unit(conv, u);
+  }
+
+  /// Returns again every message of unit `u` that `plan` dropped, in the plan and the tally.
+  pub fn keep_unit(&mut self, conv: &Conversation<'_>, plan: &mut Plan, u: usize) {
+    for &i in &conv.units()[u].members {
+      if plan.is_dropped(i) {
+        self.sum += conv.tokens(i);
+        self.kept += 1;
+      }
+    }
+    plan.keep_unit(conv, u);
   }
 
   /// Replaces message `i` (returned, not yet replaced) in the plan and the tally.

@@ -26,10 +26,13 @@ use crate::classify::{
   classify_conversation, classify_with_operations, Classification, ClassifyOptions, ContentPriority,
 };
 use crate::conversation::Conversation;
+use crate::cut::{cut_middle, MIN_CUT_BUDGET};
 use crate::file_ops::file_operations;
 use crate::file_tracker::FileTracker;
-use crate::plan::{replacement, MetaValue, Plan, Replacement};
-use crate::strategy::{Outcome, Tally};
+use crate::message::Role;
+use crate::plan::{replacement, Action, MetaValue, Plan, Replacement};
+use crate::strategy::{anchored_units, Outcome, Tally};
+use crate::tokens::{message_content_tokens, REPLY_PRIMING};
 
 /// How many characters of the removed content a file placeholder previews.
 pub const PLACEHOLDER_PREVIEW_CHARS: usize = 100;
@@ -61,30 +64,200 @@ pub fn trim_by_priority(
   tracker: Option<&FileTracker>,
   options: &PriorityOptions,
 ) -> PriorityTrim {
-  trim_by_priority_keeping(conv, tracker, options, &[])
+  trim_by_priority_keeping(conv, tracker, options, &[], true)
 }
 
 /// [`trim_by_priority`] that also never drops the units flagged `true` in `keep` (indexed by
-/// unit; missing entries are `false`), e.g. the units of the last messages.
+/// unit; missing entries are `false`), e.g. the units of the last messages. Without `cuts`,
+/// units are only kept or dropped whole, never cut (the pruner archives what it removes, and
+/// a cut message would be neither archived nor whole).
 pub fn trim_by_priority_keeping(
   conv: &Conversation<'_>,
   tracker: Option<&FileTracker>,
   options: &PriorityOptions,
   keep: &[bool],
+  cuts: bool,
 ) -> PriorityTrim {
   let classification = classify_conversation(conv, tracker, &options.classify);
   let target = options.target_tokens;
+  let order = trim_order_keeping(conv, &classification, keep);
   let mut plan = Plan::keep_all(conv.len());
   let mut tally = Tally::keep_all(conv);
-  for u in trim_order(conv, &classification) {
+  let dropped = ladder(conv, &order, &mut plan, &mut tally, target, cuts);
+  backfill(conv, &dropped, &mut plan, &mut tally, target);
+  fit_opening(conv, &order, &mut plan, &mut tally, target);
+  if cuts {
+    cut_anchors_to_fit(conv, &mut plan, &mut tally, target);
+  }
+  PriorityTrim { outcome: Outcome::new(conv, plan, target), classification }
+}
+
+/// Goes down the trimming order until the request fits `target`, and returns the units dropped
+/// whole, in that order. With `cuts`, each unit is first cut: when cutting its tool results to
+/// head and tail frees what is missing, that is done instead of dropping it.
+fn ladder(
+  conv: &Conversation<'_>,
+  order: &[usize],
+  plan: &mut Plan,
+  tally: &mut Tally,
+  target: usize,
+  cuts: bool,
+) -> Vec<usize> {
+  let mut dropped = Vec::new();
+  for &u in order {
     if tally.total() <= target {
       break;
     }
-    if !keep.get(u).copied().unwrap_or(false) {
-      tally.drop_unit(conv, &mut plan, u);
+    if cuts && cut_unit(conv, u, plan, tally, target) {
+      break;
+    }
+    tally.drop_unit(conv, plan, u);
+    dropped.push(u);
+  }
+  dropped
+}
+
+/// Cuts the tool results of unit `u`, the largest first, if that brings the request within
+/// `target`; else changes nothing. Returns whether it did.
+fn cut_unit(
+  conv: &Conversation<'_>,
+  u: usize,
+  plan: &mut Plan,
+  tally: &mut Tally,
+  target: usize,
+) -> bool {
+  let candidates: Vec<usize> = conv.units()[u]
+    .members
+    .iter()
+    .copied()
+    .filter(|&i| matches!(plan.action(i), Action::Keep))
+    .filter(|&i| conv.message(i).is_tool_result() && conv.message(i).answers.len() == 1)
+    .collect();
+  cut_within(conv, candidates, plan, tally, target, true)
+}
+
+/// Cuts `candidates`, the largest first, each by what is still missing, until the request
+/// fits `target`. With `all_or_nothing`, the cuts are kept only if the request then fits.
+/// Returns whether it fits.
+fn cut_within(
+  conv: &Conversation<'_>,
+  mut candidates: Vec<usize>,
+  plan: &mut Plan,
+  tally: &mut Tally,
+  target: usize,
+  all_or_nothing: bool,
+) -> bool {
+  // Largest first; the index breaks ties, so the order is deterministic.
+  candidates.sort_by_key(|&i| (std::cmp::Reverse(conv.tokens(i)), i));
+  let (mut cut_plan, mut cut_tally) = (plan.clone(), *tally);
+  for i in candidates {
+    let excess = cut_tally.total().saturating_sub(target);
+    if excess == 0 {
+      break;
+    }
+    if let Some(r) = cut_result(conv, i, excess) {
+      cut_tally.replace(conv, &mut cut_plan, i, r);
     }
   }
-  PriorityTrim { outcome: Outcome::new(conv, plan, target), classification }
+  let fits = cut_tally.total() <= target;
+  if fits || !all_or_nothing {
+    (*plan, *tally) = (cut_plan, cut_tally);
+  }
+  fits
+}
+
+/// The tool results (answering one call) and plain user messages of the [`anchored_units`]
+/// that `plan` keeps as they are, but the last message: what [`cut_anchors_to_fit`] may cut.
+fn anchor_candidates(conv: &Conversation<'_>, plan: &Plan) -> Vec<usize> {
+  let anchored = anchored_units(conv);
+  (0..conv.len().saturating_sub(1))
+    .filter(|&i| anchored[conv.unit_of(i)] && matches!(plan.action(i), Action::Keep))
+    .filter(|&i| {
+      let m = conv.message(i);
+      (m.is_tool_result() && m.answers.len() == 1) || (m.role == Role::User && m.answers.is_empty())
+    })
+    .collect()
+}
+
+/// The last rung: when the units every strategy keeps ([`anchored_units`]) do not fit `target`
+/// on their own, their tool results and plain user messages other than the last message (a
+/// parallel call's other results, Anthropic's opening user message) are cut to head and tail
+/// ([`cut_middle`]), the largest first, if that brings the request within `target` (else
+/// nothing is cut, and the outcome is over budget). The last message is never cut; assistant
+/// messages neither, as their content holds their tool calls in some formats. What is cut is
+/// reported by the cut marker and `_cutTokens`.
+fn cut_anchors_to_fit(conv: &Conversation<'_>, plan: &mut Plan, tally: &mut Tally, target: usize) {
+  if tally.total() > target {
+    let candidates = anchor_candidates(conv, plan);
+    cut_within(conv, candidates, plan, tally, target, true);
+  }
+}
+
+/// Message `i` cut to head and tail so that it is at least `excess` tokens smaller (or as
+/// small as a cut gets, [`MIN_CUT_BUDGET`]), with `_originalLength` and `_cutTokens`; `None`
+/// when a cut would not make it smaller.
+fn cut_result(conv: &Conversation<'_>, i: usize, excess: usize) -> Option<Replacement> {
+  let m = conv.message(i);
+  let encoding = conv.encoding();
+  let content = message_content_tokens(m, encoding);
+  let max = content.saturating_sub(excess).max(MIN_CUT_BUDGET);
+  let cut = cut_middle(&m.content_text(), max, encoding)?;
+  let meta = vec![
+    ("_originalLength", MetaValue::Number(m.content_utf16_len() as f64)),
+    ("_cutTokens", MetaValue::Number(cut.cut_tokens as f64)),
+  ];
+  let r = replacement(conv, i, cut.text, meta);
+  (r.tokens < conv.tokens(i)).then_some(r)
+}
+
+/// Puts back the dropped units of `dropped` (in trimming order) that still fit, the most
+/// important first: a large unit that had to go makes room for smaller ones below it, which
+/// would otherwise be lost for nothing.
+fn backfill(
+  conv: &Conversation<'_>,
+  dropped: &[usize],
+  plan: &mut Plan,
+  tally: &mut Tally,
+  target: usize,
+) {
+  for &u in dropped.iter().rev() {
+    let members = &conv.units()[u].members;
+    let tokens: usize = members.iter().map(|&i| conv.tokens(i)).sum();
+    let after = if tally.total() == 0 { tokens + REPLY_PRIMING } else { tally.total() + tokens };
+    if after <= target {
+      tally.keep_unit(conv, plan, u);
+    }
+  }
+}
+
+/// Where the format wants the conversation to open with a user message (Anthropic), makes the
+/// plan open with one within `target`: [`Plan::conform`] keeps the latest user turn before the
+/// first returned message; while that puts the request over `target`, the earliest returned
+/// unit of `order` is dropped too, so the opening moves to a later user turn (down to the one
+/// [`anchored_units`] keeps).
+fn fit_opening(
+  conv: &Conversation<'_>,
+  order: &[usize],
+  plan: &mut Plan,
+  tally: &mut Tally,
+  target: usize,
+) {
+  if !conv.format().rules().first_must_be_user {
+    return;
+  }
+  let mut by_position: Vec<usize> = order.to_vec();
+  by_position.sort_unstable();
+  let mut next = by_position.iter();
+  loop {
+    let mut conformed = plan.clone();
+    conformed.conform(conv);
+    let total = Tally::of(conv, &conformed).total();
+    if total <= target {
+      return;
+    }
+    let Some(&u) = next.find(|&&u| !plan.is_dropped(conv.units()[u].first())) else { return };
+    tally.drop_unit(conv, plan, u);
+  }
 }
 
 /// Trims `conv` to `options.target_tokens`, replacing tool results with placeholders before
@@ -114,6 +287,8 @@ pub fn trim_with_placeholders(
       (plan, tally) = shorten.from(cut);
     }
   }
+  fit_opening(conv, &order, &mut plan, &mut tally, target);
+  cut_anchors_to_fit(conv, &mut plan, &mut tally, target);
   debug_assert_eq!(tally.total(), plan.total_tokens(conv));
   PriorityTrim { outcome: Outcome::new(conv, plan, target), classification }
 }
@@ -194,12 +369,26 @@ pub fn unit_priorities(
     .collect()
 }
 
-/// The units that may be trimmed, in trimming order: lowest priority first, oldest first
-/// within a priority. Protected units ([`ContentPriority::is_protected`]) are left out.
+/// The units that may be trimmed, in trimming order: every unit but the
+/// [`anchored_units`], lowest priority first, oldest first within a priority. The tiers the
+/// seed never drops (system aside: [`ContentPriority::is_protected`]) come last, so they are
+/// shortened and dropped only when nothing else is left.
 pub fn trim_order(conv: &Conversation<'_>, classification: &[Classification]) -> Vec<usize> {
+  trim_order_keeping(conv, classification, &[])
+}
+
+/// [`trim_order`] without the units flagged `true` in `keep` (indexed by unit).
+pub fn trim_order_keeping(
+  conv: &Conversation<'_>,
+  classification: &[Classification],
+  keep: &[bool],
+) -> Vec<usize> {
   let priorities = unit_priorities(conv, classification);
-  let mut order: Vec<usize> =
-    (0..priorities.len()).filter(|&u| !priorities[u].is_protected()).collect();
+  let anchored = anchored_units(conv);
+  let mut order: Vec<usize> = (0..priorities.len())
+    .filter(|&u| !anchored[u] && !keep.get(u).copied().unwrap_or(false))
+    .filter(|&u| priorities[u] != ContentPriority::System)
+    .collect();
   // Units are numbered by their first message, so the index breaks ties oldest first.
   order.sort_by_key(|&u| (priorities[u], u));
   order
@@ -262,7 +451,6 @@ mod tests {
   use super::*;
   use crate::file_ops::FileOpKind;
   use crate::message::{Message, Role};
-  use crate::plan::Action;
   use crate::testing::{call, named_result, result};
   use crate::tokens::Encoding;
 
@@ -299,12 +487,64 @@ mod tests {
       Message::text(Role::System, "You are a helpful assistant"),
       Message::text(Role::User, "Hello"),
       Message::text(Role::Tool, "a".repeat(10000)),
+      Message::text(Role::User, "Thanks"),
     ];
     let conv = Conversation::new(&msgs, Encoding::O200kBase);
     let t = trim_by_priority(&conv, None, &options(100, 1));
     assert_eq!(t.outcome.plan.dropped(), vec![2]);
     assert!(!t.outcome.over_budget);
     assert!(t.outcome.total_tokens <= 100);
+    // Nothing fits: the system message and the last message stay, over budget.
+    let t = trim_by_priority(&conv, None, &options(0, 1));
+    assert_eq!(t.outcome.plan.dropped(), vec![1, 2]);
+    assert!(t.outcome.over_budget);
+  }
+
+  #[test]
+  fn the_last_message_is_kept_with_its_unit_and_never_cut() {
+    let msgs = vec![
+      Message::text(Role::System, "s"),
+      Message::text(Role::User, "task"),
+      call("1", "execute_bash", r#"{"command":"make"}"#),
+      result("1", &"compiling module ...\n".repeat(400)),
+    ];
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    for target in [0, 100, conv.total_tokens() - 1] {
+      for t in [
+        trim_by_priority(&conv, None, &options(target, 1)),
+        trim_with_placeholders(&conv, None, &options(target, 1)),
+      ] {
+        assert!(matches!(t.outcome.plan.action(2), Action::Keep), "{target}");
+        assert!(matches!(t.outcome.plan.action(3), Action::Keep), "{target}");
+        // The budget is met whenever the system message and the last unit fit.
+        let floor = conv.tokens(0) + conv.tokens(2) + conv.tokens(3) + 3;
+        assert_eq!(t.outcome.over_budget, target < floor, "{target}");
+      }
+    }
+  }
+
+  #[test]
+  fn a_unit_dropped_for_a_larger_one_comes_back_when_it_fits() {
+    let msgs = vec![
+      Message::text(Role::System, "s"),
+      Message::text(Role::User, "task"),
+      call("1", "execute_bash", r#"{"command":"pwd"}"#),
+      result("1", "/w"),
+      call("2", "execute_bash", r#"{"command":"cat log"}"#),
+      result("2", &"line of a long log\n".repeat(300)),
+      call("3", "execute_bash", r#"{"command":"true"}"#),
+      result("3", "ok"),
+      call("4", "execute_bash", r#"{"command":"true"}"#),
+      result("4", "ok"),
+      Message::text(Role::Assistant, "done"),
+    ];
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    // Both old units are stale; the small one goes first, then the large one frees enough
+    // room for the small one to come back.
+    let target = conv.total_tokens() - conv.tokens(5) + 10;
+    let t = trim_by_priority(&conv, None, &options(target, 1));
+    assert_eq!(t.outcome.plan.dropped(), vec![4, 5]);
+    assert!(!t.outcome.over_budget);
   }
 
   #[test]
@@ -316,12 +556,18 @@ mod tests {
     // steps: 2,3 → 1; 4,5 → 2; 6,7 → 3; 8,9,10 → 4 (current).
     // Calls take the priority of their results.
     assert_eq!(p, vec![100, 80, 30, 30, 30, 30, 70, 70, 50, 50, 60]);
-    assert_eq!(trim_order(&conv, &all.classification), vec![2, 3, 5, 6]);
-    // Units: 0 [0], 1 [1], 2 [2,3], 3 [4,5], 4 [6,7], 5 [8,9], 6 [10].
-    assert_eq!(all.outcome.plan.dropped(), vec![2, 3, 4, 5, 8, 9, 10]);
+    // Units: 0 [0], 1 [1], 2 [2,3], 3 [4,5], 4 [6,7], 5 [8,9], 6 [10]. The system message and
+    // the last unit are never trimmed; the seed's never-dropped tiers (the edit, the task) go
+    // last.
+    assert_eq!(trim_order(&conv, &all.classification), vec![2, 3, 5, 4, 1]);
+    assert_eq!(all.outcome.plan.dropped(), (1..=9).collect::<Vec<_>>());
     assert!(all.outcome.over_budget);
-    let kept = conv.tokens(0) + conv.tokens(1) + conv.tokens(6) + conv.tokens(7) + 3;
-    assert_eq!(all.outcome.total_tokens, kept);
+    assert_eq!(all.outcome.total_tokens, conv.tokens(0) + conv.tokens(10) + 3);
+    // Room for the task too: everything below it goes, and the budget is met.
+    let with_task = conv.tokens(0) + conv.tokens(1) + conv.tokens(10) + 3;
+    let t = trim_by_priority(&conv, None, &options(with_task, 1));
+    assert_eq!(t.outcome.plan.dropped(), (2..=9).collect::<Vec<_>>());
+    assert!(!t.outcome.over_budget);
     // A budget that the oldest stale unit alone frees.
     let first = conv.total_tokens() - conv.tokens(2) - conv.tokens(3);
     let t = trim_by_priority(&conv, None, &options(first, 1));
@@ -334,14 +580,14 @@ mod tests {
   fn units_flagged_to_keep_are_skipped_in_trimming_order() {
     let msgs = session();
     let conv = Conversation::new(&msgs, Encoding::O200kBase);
-    // Units: 0 [0], 1 [1], 2 [2,3], 3 [4,5], 4 [6,7], 5 [8,9], 6 [10]; order 2, 3, 5, 6.
+    // Units: 0 [0], 1 [1], 2 [2,3], 3 [4,5], 4 [6,7], 5 [8,9], 6 [10]; order 2, 3, 5, 4, 1.
     let mut keep = vec![false; conv.units().len()];
     keep[2] = true;
-    let t = trim_by_priority_keeping(&conv, None, &options(0, 1), &keep);
-    assert_eq!(t.outcome.plan.dropped(), vec![4, 5, 8, 9, 10]);
+    let t = trim_by_priority_keeping(&conv, None, &options(0, 1), &keep, true);
+    assert_eq!(t.outcome.plan.dropped(), vec![1, 4, 5, 6, 7, 8, 9]);
     // A short table keeps nothing extra.
-    let t = trim_by_priority_keeping(&conv, None, &options(0, 1), &[true]);
-    assert_eq!(t.outcome.plan.dropped(), vec![2, 3, 4, 5, 8, 9, 10]);
+    let t = trim_by_priority_keeping(&conv, None, &options(0, 1), &[true], true);
+    assert_eq!(t.outcome.plan.dropped(), (1..=9).collect::<Vec<_>>());
   }
 
   #[test]
@@ -356,9 +602,11 @@ mod tests {
       Message::text(Role::System, "System"),
       tool("/app/edited.ts", "edited.ts content..."),
       tool("/app/read.ts", "read.ts content..."),
+      Message::text(Role::User, "Continue."),
     ];
     let conv = Conversation::new(&msgs, Encoding::O200kBase);
-    let t = trim_by_priority(&conv, Some(&tracker), &options(500, 1));
+    let target = conv.total_tokens() - conv.tokens(2);
+    let t = trim_by_priority(&conv, Some(&tracker), &options(target, 1));
     assert_eq!(t.outcome.plan.dropped(), vec![2]);
     assert_eq!(t.classification[1].priority, ContentPriority::ModifiedFiles);
     assert_eq!(t.classification[2].priority, ContentPriority::RecentFileReads);
@@ -397,16 +645,16 @@ mod tests {
     let msgs = session();
     let conv = Conversation::new(&msgs, Encoding::O200kBase);
     let t = trim_with_placeholders(&conv, None, &options(0, 1));
-    // Everything unprotected is gone; the protected units stay whole.
-    assert_eq!(t.outcome.plan.dropped(), vec![2, 3, 4, 5, 8, 9, 10]);
+    // Everything but the system message and the last unit is gone.
+    assert_eq!(t.outcome.plan.dropped(), (1..=9).collect::<Vec<_>>());
     assert!(t.outcome.plan.replaced().is_empty());
     assert!(t.outcome.over_budget);
     assert!(t.outcome.plan.check_units(&conv).is_ok());
     // A budget between: every result placeholdered, then the oldest units removed.
-    let protected = conv.tokens(0) + conv.tokens(1) + conv.tokens(6) + conv.tokens(7) + 3;
-    let t = trim_with_placeholders(&conv, None, &options(protected + 60, 1));
+    let floor = conv.tokens(0) + conv.tokens(1) + conv.tokens(10) + 3;
+    let t = trim_with_placeholders(&conv, None, &options(floor + 60, 1));
     assert!(!t.outcome.over_budget);
-    assert!(t.outcome.total_tokens <= protected + 60);
+    assert!(t.outcome.total_tokens <= floor + 60);
     assert_eq!(t.outcome.total_tokens, t.outcome.plan.total_tokens(&conv));
     assert!(t.outcome.plan.check_units(&conv).is_ok());
   }

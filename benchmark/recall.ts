@@ -1,0 +1,322 @@
+/**
+ * Context recall on real agent runs (issue 18; method in docs/quality.md). Run with
+ * `npm run bench:recall`; writes `benchmark/RECALL.md` when run on the shared transcripts alone.
+ *
+ *   npm run bench:recall -- [DIR ...] [--no-write] [--out FILE] [--details FILE]
+ *
+ * DIR: more folders of transcripts (OpenAI Chat Completions message arrays, `.json`), measured
+ * together with the shared ones (then nothing is written unless `--out` is given).
+ * `--details FILE` writes every turn's lost evidence as JSON, to see where a strategy loses.
+ *
+ * For every assistant message i of a transcript, the history before i is trimmed to
+ * B = f × the transcript's tokens (f = 0.2, 0.3, 0.5), unless it already fits. The evidence of
+ * the turn is every line (trimmed, ≥ 24 characters) the agent wrote in message i and in the
+ * next assistant message (text, or string values inside tool-call arguments) that appears
+ * verbatim in an earlier tool result or user message and not in a system message. Recall is the
+ * evidence characters still present verbatim in the trimmed history over all evidence
+ * characters; a trimmed history over the budget, or with an unpaired tool call or result, is
+ * refused by a provider and counts as nothing kept.
+ */
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join, relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+import type { Message } from '../index.js'
+import { PEERS, type Trimmer } from './peers.js'
+
+const require = createRequire(import.meta.url)
+const ct: typeof import('../index.js') = require('../index.js')
+
+const here = dirname(fileURLToPath(import.meta.url))
+const root = join(here, '..')
+const sharedDir = join(root, '..', 'shared', 'transcripts')
+const bundledDir = join(root, 'samples', 'transcripts')
+
+/** The budgets, as fractions of each transcript's tokens. */
+export const FRACTIONS = [0.2, 0.3, 0.5] as const
+/** The shortest line that counts as evidence. */
+export const MIN_EVIDENCE_CHARS = 24
+
+interface Run {
+  name: string
+  messages: Message[]
+}
+
+/** The library's budget strategies, each as one trimmer per run and budget. */
+const LIBRARY: Trimmer[] = [
+  { name: 'trimByPriority', make: (b) => (h) => ct.trimByPriority(h, { targetTokens: b }).messages },
+  { name: 'trimWithPlaceholders', make: (b) => (h) => ct.trimWithPlaceholders(h, { targetTokens: b }).messages },
+  { name: 'trimConversation', make: (b) => (h) => ct.trimConversation(h, b) },
+  { name: "trimConversation 'age-based'", make: (b) => (h) => ct.trimConversation(h, b, { strategy: 'age-based' }) },
+  { name: 'trimByAge', make: (b) => (h) => ct.trimByAge(h, b) },
+  { name: 'applyMaxContextTokens', make: (b) => (h) => ct.applyMaxContextTokens(h, b) },
+  {
+    name: "CacheAwareTrimmer 'priority'",
+    make: (b) => {
+      const trimmer = new ct.CacheAwareTrimmer({ contextWindow: b, strategy: 'priority' })
+      return (h) => trimmer.trim(h).messages
+    },
+    everyTurn: true,
+  },
+  {
+    name: "CacheAwareTrimmer 'placeholders'",
+    make: (b) => {
+      const trimmer = new ct.CacheAwareTrimmer({ contextWindow: b, strategy: 'placeholders' })
+      return (h) => trimmer.trim(h).messages
+    },
+    everyTurn: true,
+  },
+]
+
+// ---------------------------------------------------------------------------------------------
+// Text of messages
+
+/** The text of a message's content (string, or the text of its parts). */
+export function contentText(m: Message): string {
+  const c = m.content as unknown
+  if (typeof c === 'string') return c
+  if (!Array.isArray(c)) return ''
+  return c
+    .map((p: { text?: unknown; content?: unknown }) =>
+      typeof p?.text === 'string' ? p.text : typeof p?.content === 'string' ? p.content : '',
+    )
+    .join('\n')
+}
+
+/** Every string value inside a tool call's arguments (JSON text or object). */
+function argumentStrings(args: unknown, out: string[]): void {
+  if (typeof args === 'string') {
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(args)
+    } catch {
+      out.push(args)
+      return
+    }
+    collectStrings(parsed, out)
+  } else collectStrings(args, out)
+}
+
+function collectStrings(v: unknown, out: string[]): void {
+  if (typeof v === 'string') out.push(v)
+  else if (Array.isArray(v)) for (const x of v) collectStrings(x, out)
+  else if (v && typeof v === 'object') for (const x of Object.values(v)) collectStrings(x, out)
+}
+
+/** What an assistant message wrote: its text and the string values of its calls' arguments. */
+function written(m: Message): string[] {
+  const out = [contentText(m)]
+  for (const c of m.tool_calls ?? []) argumentStrings(c.function?.arguments, out)
+  return out
+}
+
+/** Everything a message shows the model, as one text (content and call arguments). */
+function shown(m: Message): string {
+  return [...written(m), ...(m.tool_calls ?? []).map((c) => c.function?.name ?? '')].join('\n')
+}
+
+// ---------------------------------------------------------------------------------------------
+// Evidence
+
+interface Turn {
+  /** The index of the assistant message; the history is `messages.slice(0, index)`. */
+  index: number
+  /** Distinct evidence lines. */
+  evidence: string[]
+}
+
+/** The evidence of every assistant turn of a run (turns without evidence included). */
+export function turns(messages: Message[]): Turn[] {
+  const system = messages.filter((m) => m.role === 'system' || m.role === 'developer').map(contentText).join('\n')
+  const assistants = messages.flatMap((m, i) => (m.role === 'assistant' ? [i] : []))
+  const out: Turn[] = []
+  for (let k = 0; k < assistants.length; k++) {
+    const index = assistants[k]
+    const sources = messages
+      .slice(0, index)
+      .filter((m) => m.role === 'tool' || m.role === 'user')
+      .map(contentText)
+      .join('\n\u0000\n')
+    const lines = new Set<string>()
+    for (const j of [index, assistants[k + 1]]) {
+      if (j === undefined) continue
+      for (const text of written(messages[j])) {
+        for (const raw of text.split('\n')) {
+          const line = raw.trim()
+          if (line.length >= MIN_EVIDENCE_CHARS && sources.includes(line) && !system.includes(line)) lines.add(line)
+        }
+      }
+    }
+    out.push({ index, evidence: [...lines] })
+  }
+  return out
+}
+
+// ---------------------------------------------------------------------------------------------
+// What a provider refuses
+
+/** Whether every tool result answers a call of the assistant message before its run of results, and every call is answered. */
+export function paired(messages: Message[]): boolean {
+  let open = new Set<string>()
+  for (const m of messages) {
+    if (m.role === 'tool') {
+      if (!open.delete(m.tool_call_id ?? '')) return false
+      continue
+    }
+    if (open.size > 0) return false
+    open = new Set((m.tool_calls ?? []).map((c) => c.id))
+  }
+  return open.size === 0
+}
+
+function sameMessage(a: Message | undefined, b: Message): boolean {
+  return a !== undefined && a.role === b.role && contentText(a) === contentText(b) &&
+    JSON.stringify(a.tool_calls ?? []) === JSON.stringify(b.tool_calls ?? [])
+}
+
+// ---------------------------------------------------------------------------------------------
+// The measure
+
+interface Score {
+  evidence: number
+  kept: number
+  /** Turns trimmed. */
+  turns: number
+  /** Turns with evidence, and those of them with every line kept. */
+  withEvidence: number
+  allKept: number
+  lastKept: number
+  refused: number
+  overBudget: number
+  unpaired: number
+}
+
+const emptyScore = (): Score => ({ evidence: 0, kept: 0, turns: 0, withEvidence: 0, allKept: 0, lastKept: 0, refused: 0, overBudget: 0, unpaired: 0 })
+
+interface Loss {
+  run: string
+  turn: number
+  fraction: number
+  strategy: string
+  refused: string | null
+  lost: string[]
+}
+
+async function measure(runs: Run[], trimmers: Trimmer[], details: Loss[] | null) {
+  const scores = new Map<string, Score>()
+  for (const run of runs) {
+    const total = ct.estimateTokens(run.messages)
+    const runTurns = turns(run.messages)
+    for (const f of FRACTIONS) {
+      const budget = Math.floor(total * f)
+      for (const trimmer of trimmers) {
+        const key = `${trimmer.name}\u0000${f}`
+        const score = scores.get(key) ?? emptyScore()
+        scores.set(key, score)
+        const trim = trimmer.make(budget)
+        for (const turn of runTurns) {
+          const history = run.messages.slice(0, turn.index)
+          const fits = ct.estimateTokens(history) <= budget
+          if (fits && !trimmer.everyTurn) continue
+          const out = await trim(history)
+          if (fits) continue
+          score.turns++
+          const over = ct.estimateTokens(out) > budget
+          const unpaired = !paired(out)
+          if (sameMessage(out.at(-1), history.at(-1)!)) score.lastKept++
+          if (over) score.overBudget++
+          if (unpaired) score.unpaired++
+          const refused = over || unpaired
+          if (refused) score.refused++
+          const chars = turn.evidence.reduce((s, l) => s + l.length, 0)
+          score.evidence += chars
+          if (turn.evidence.length === 0) continue
+          score.withEvidence++
+          const hay = refused ? '' : out.map(shown).join('\n\u0000\n')
+          const lost = turn.evidence.filter((l) => !hay.includes(l))
+          score.kept += chars - lost.reduce((s, l) => s + l.length, 0)
+          if (lost.length === 0) score.allKept++
+          else if (details) {
+            details.push({ run: run.name, turn: turn.index, fraction: f, strategy: trimmer.name, refused: refused ? (over ? 'over budget' : 'unpaired') : null, lost })
+          }
+        }
+      }
+    }
+  }
+  return scores
+}
+
+function pct(a: number, b: number): string {
+  return b === 0 ? '–' : `${((100 * a) / b).toFixed(1)}%`
+}
+
+function report(runs: Run[], trimmers: Trimmer[], scores: Map<string, Score>): string {
+  const lines: string[] = []
+  const turnsWithEvidence = runs.reduce((s, r) => s + turns(r.messages).filter((t) => t.evidence.length > 0).length, 0)
+  lines.push(
+    `Runs: ${runs.length} (${runs.map((r) => r.name).join(', ')}); ${turnsWithEvidence} assistant turns with evidence.`,
+    '',
+  )
+  for (const f of FRACTIONS) {
+    lines.push(`### Budget ${Math.round(f * 100)}% of each run's tokens`, '')
+    lines.push('| strategy | recall | turns with all evidence kept | last message kept | refused (over budget / unpaired) |')
+    lines.push('| --- | --- | --- | --- | --- |')
+    for (const t of trimmers) {
+      const s = scores.get(`${t.name}\u0000${f}`) ?? emptyScore()
+      lines.push(
+        `| ${t.name}${t.source ? ` (${t.source})` : ''} | ${pct(s.kept, s.evidence)} | ${s.allKept}/${s.withEvidence} | ${pct(s.lastKept, s.turns)} | ${pct(s.refused, s.turns)} (${s.overBudget} / ${s.unpaired} of ${s.turns}) |`,
+      )
+    }
+    lines.push('')
+  }
+  return lines.join('\n')
+}
+
+function loadRuns(dir: string): Run[] {
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((f) => ({ name: f.replace(/\.json$/, ''), messages: JSON.parse(readFileSync(join(dir, f), 'utf8')) as Message[] }))
+}
+
+async function main() {
+  const args = process.argv.slice(2)
+  const flag = (name: string) => {
+    const k = args.indexOf(name)
+    if (k < 0) return undefined
+    const v = args[k + 1]
+    args.splice(k, 2)
+    return v
+  }
+  const noWrite = args.includes('--no-write')
+  if (noWrite) args.splice(args.indexOf('--no-write'), 1)
+  const out = flag('--out')
+  const detailsFile = flag('--details')
+  const base = existsSync(sharedDir) ? sharedDir : bundledDir
+  const runs = [base, ...args].flatMap(loadRuns)
+  const trimmers = [...LIBRARY, ...PEERS]
+  const details: Loss[] | null = detailsFile ? [] : null
+  const started = Date.now()
+  const scores = await measure(runs, trimmers, details)
+  const body = report(runs, trimmers, scores)
+  console.log(body)
+  console.log(`(${((Date.now() - started) / 1000).toFixed(1)} s)`)
+  if (details && detailsFile) writeFileSync(detailsFile, JSON.stringify(details, null, 1))
+  const target = out ?? (args.length === 0 && !noWrite ? join(here, 'RECALL.md') : undefined)
+  if (target) {
+    const header = [
+      '# Context recall on real agent runs',
+      '',
+      `Written by \`npm run bench:recall\` (benchmark/recall.ts) on ${relative(root, base) || base}${args.length ? ` and ${args.join(', ')}` : ''}. The method is in [docs/quality.md](../docs/quality.md).`,
+      'Every strategy counts with the library\'s `estimateTokens` (o200k_base, OpenAI framing), so budgets are equal.',
+      '',
+    ].join('\n')
+    writeFileSync(target, `${header}\n${body}`)
+    console.log(`written to ${relative(process.cwd(), target)}`)
+  }
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  await main()
+}
