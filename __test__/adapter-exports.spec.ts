@@ -6,7 +6,7 @@
 // installed, so the map is read exactly as npm would lay it out.
 import test from 'ava'
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process'
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -28,6 +28,27 @@ test.before(() => {
 
 test.after.always(() => {
   rmSync(app, { recursive: true, force: true })
+})
+
+/** Every file an `exports` entry names (conditions followed; `*` patterns are left out). */
+function targets(entry: unknown): string[] {
+  if (typeof entry === 'string') return entry.includes('*') ? [] : [entry.replace(/^\.\//, '')]
+  return Object.values(entry as Record<string, unknown>).flatMap(targets)
+}
+
+test.serial('npm pack ships every file the exports map names', (t) => {
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, unknown> }
+  const r = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root, encoding: 'utf8' })
+  t.is(r.status, 0, r.stderr)
+  const packed = new Set((JSON.parse(r.stdout) as Array<{ files: Array<{ path: string }> }>)[0].files.map((f) => f.path))
+  const named = Object.values(pkg.exports).flatMap(targets)
+  t.true(named.includes('adapters/langchain.d.mts'))
+  t.deepEqual(
+    named.filter((f) => !packed.has(f)),
+    [],
+  )
+  // What the declarations import from each other ships too.
+  for (const f of ['adapters/shared.cjs', 'adapters/shared.d.cts', 'adapters/langchain-messages.cjs', 'adapters/langchain-messages.d.cts']) t.true(packed.has(f), f)
 })
 
 function node(args: string[]): SpawnSyncReturns<string> {
