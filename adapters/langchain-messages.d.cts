@@ -18,7 +18,8 @@ export interface BaseMessageLike {
  * `tool` → `tool` (`status: 'error'` as `is_error`), `system` → `system`, a `ChatMessage` by its
  * role. Text and image blocks stay text and image parts; any other block (reasoning, files…)
  * is counted as its JSON text, and an AI message's `tool_use` blocks are left to `tool_calls`.
- * Pass the result to any context-trim function, then its messages to {@link fromOpenAIMessages}.
+ * Pass the result to any context-trim function, then its messages to {@link fromOpenAIMessages},
+ * which finds each message's BaseMessage by a symbol-keyed index (`JSON.stringify` leaves it out).
  *
  * @throws TypeError with code `INVALID_MESSAGE` naming the index of a message of another
  * type (`remove`, `function`…), `INVALID_MESSAGES` when `messages` is not an array.

@@ -4,7 +4,7 @@ import type { CacheAwareTrimResult, CacheAwareTrimmerOptions } from '../index.js
 /** What the adapters' trimming is configured with: a budget and a strategy (the library's). */
 export type AdapterTrimOptions = Omit<CacheAwareTrimmerOptions, 'contextWindow' | 'format'> & {
   /**
-   * The tokens the messages sent to the model may take, as {@link estimateTokens} counts them
+   * The tokens the messages sent to the model may take, as `estimateTokens` counts them
    * (messages and 3 tokens of reply priming). A system prompt the framework sends apart from
    * the messages, the tool schemas and the reply are not in it: leave room for them.
    */
@@ -20,5 +20,5 @@ export type AdapterTrimOptions = Omit<CacheAwareTrimmerOptions, 'contextWindow' 
   cacheAware?: boolean
 }
 
-/** What each trim decided, as {@link CacheAwareTrimmer.trim} reports it (without the messages). */
+/** What each trim decided, as `CacheAwareTrimmer#trim` reports it (without the messages). */
 export type AdapterTrimReport = Omit<CacheAwareTrimResult, 'messages'>
