@@ -6,6 +6,7 @@ import test from 'ava'
 import { createRequire } from 'node:module'
 import { AIMessage, ChatMessage, HumanMessage, RemoveMessage, SystemMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages'
 import { fakeModel } from '@langchain/core/testing'
+import { MemorySaver } from '@langchain/langgraph' // langchain's own dependency: its agents' checkpointer
 import { createAgent, tool } from 'langchain'
 import { z } from 'zod'
 
@@ -193,6 +194,77 @@ test('trimMiddleware with placeholders sends shortened ToolMessages and leaves t
   }
   for (const m of state.messages) if (ToolMessage.isInstance(m)) t.true(String(m.content).length > 1000)
   t.deepEqual(ct.validateConversation(toOpenAIMessages(last)), [])
+})
+
+test('trimMiddleware keeps a trimmer per thread across the runs of an agent with a checkpointer', async (t) => {
+  // Two threads, three runs each, interleaved; every run reads two files a step for 5 steps.
+  const model = fakeModel()
+  const threads = ['a', 'b']
+  const runs = 3
+  const steps = 5
+  const order: string[] = []
+  for (let run = 0; run < runs; run++) {
+    for (const thread of threads) {
+      for (let step = 1; step <= steps; step++) {
+        const calls = [0, 1].map((k) => ({ name: 'read_file', args: { path: `src/${thread}-${run}-${step}-${k}.ts` }, id: `${thread}-${run}-${step}-${k}`, type: 'tool_call' as const }))
+        model.respond(new AIMessage({ content: '', tool_calls: calls }))
+        order.push(thread)
+      }
+      model.respond(new AIMessage(`done ${run}`))
+      order.push(thread)
+    }
+  }
+  const reports: AdapterTrimReport[] = []
+  const agent = createAgent({
+    model,
+    tools: [readFile],
+    middleware: [trimMiddleware({ budget: BUDGET, onTrim: (r) => reports.push(r) })],
+    checkpointer: new MemorySaver(),
+  })
+  for (let run = 0; run < runs; run++) {
+    for (const thread of threads) {
+      await agent.invoke({ messages: [new HumanMessage(`task ${run}`)] }, { configurable: { thread_id: thread }, recursionLimit: 100 })
+    }
+  }
+  t.is(reports.length, order.length)
+  t.false(reports.some((r) => r.reset), 'a trimmer shared by the threads would forget its decisions at every alternation')
+  const high = Math.floor(0.85 * BUDGET)
+  for (const thread of threads) {
+    const calls = order.flatMap((th, k) => (th === thread ? [k] : []))
+    // The first call of every later run recalls the thread's decisions: its history (new
+    // objects, from the checkpointer) is over the high-water mark, yet nothing is re-planned,
+    // and the messages sent start with those of the run before.
+    for (let run = 1; run < runs; run++) {
+      const first = calls[run * (steps + 1)]
+      const before = calls[run * (steps + 1) - 1]
+      t.like(reports[first], { decision: 'kept' }, `thread ${thread}, run ${run}`)
+      t.true(reports[first].inputTokens > high, `thread ${thread}, run ${run}: ${reports[first].inputTokens}`)
+      const sent = JSON.stringify(toOpenAIMessages(model.calls[first].messages))
+      const previous = JSON.stringify(toOpenAIMessages(model.calls[before].messages))
+      t.true(sent.startsWith(previous.slice(0, -1)), `thread ${thread}, run ${run}`)
+    }
+  }
+})
+
+test('trimMiddleware keeps the trimmers of the 1,000 threads used last', async (t) => {
+  const reports: AdapterTrimReport[] = []
+  const middleware = trimMiddleware({ budget: 1500, onTrim: (r) => reports.push(r) })
+  type Call = (request: { messages: BaseMessage[]; runtime: object }, handler: (request: { messages: BaseMessage[] }) => unknown) => unknown
+  const wrap = middleware.wrapModelCall as unknown as Call
+  const [history] = conversation()
+  const call = async (thread: string, messages: BaseMessage[]) => {
+    await wrap({ messages, runtime: { configurable: { thread_id: thread } } }, () => new AIMessage('ok'))
+    return reports.at(-1)!.decision
+  }
+  const later = [...history, new HumanMessage('And the other test.')]
+  t.is(await call('t0', history), 'trimmed')
+  t.is(await call('t0', later), 'kept')
+  for (let k = 1; k < 1000; k++) await call(`t${k}`, history)
+  t.is(await call('t0', later), 'kept', 't0 is one of the 1,000 threads used last')
+  await call('t1000', history)
+  await call('t1', later)
+  t.is(reports.at(-1)!.decision, 'trimmed', 't1 was the least recently used: its trimmer is gone')
+  t.is(await call('t0', later), 'kept')
 })
 
 test('the CommonJS entry point makes a middleware the CommonJS build of langchain runs', async (t) => {

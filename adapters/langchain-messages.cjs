@@ -125,6 +125,12 @@ function trimBaseMessages(messages, options) {
   return trimWith(new Conversations({ ...options, cacheAware: false }, 'openai'), null, messages)
 }
 
+/** The thread id of an agent run with a checkpointer (`configurable.thread_id`), as a string. */
+function threadOf(request) {
+  const thread = request.runtime?.configurable?.thread_id
+  return typeof thread === 'string' || typeof thread === 'number' ? `thread:${thread}` : undefined
+}
+
 /**
  * An agent middleware, made with the `createMiddleware` of the caller's `langchain` build, that
  * trims the messages of every model call (see langchain.d.cts).
@@ -133,10 +139,14 @@ function trimMiddleware(createMiddleware, options) {
   const conversations = new Conversations(options, 'openai')
   return createMiddleware({
     name: 'ContextTrimMiddleware',
-    // The agent's state keeps every message; only what this call sends is trimmed. The first
-    // message object stands for the conversation while the agent runs: its trimmer is kept.
-    wrapModelCall: (request, handler) =>
-      handler({ ...request, messages: trimWith(conversations, request.messages[0], request.messages).messages }),
+    // The agent's state keeps every message; only what this call sends is trimmed. A thread
+    // (checkpointer) keeps its trimmer across runs, although its messages come back as new
+    // objects (the trimmer recognises them by content); without one, the first message object
+    // stands for the conversation during the run.
+    wrapModelCall: (request, handler) => {
+      const messages = trimWith(conversations, threadOf(request) ?? request.messages[0], request.messages).messages
+      return handler({ ...request, messages })
+    },
   })
 }
 

@@ -19,9 +19,14 @@ function invalidOption(message) {
   return error
 }
 
+/** How many conversations named by a string (LangChain thread ids) keep their trimmer. */
+const NAMED_CONVERSATIONS = 1000
+
 /**
  * One trimmer per conversation, keyed by an object that lives as long as the conversation
- * (the AI SDK's `steps` array of one call, the first message of a LangChain thread).
+ * (the AI SDK's `steps` array of one call, the first message of a LangChain run) or by a
+ * string that names it (a LangChain thread id: the trimmers of the 1,000 threads used last
+ * are kept).
  */
 class Conversations {
   /**
@@ -61,11 +66,21 @@ class Conversations {
     this.cacheAware = cacheAware
     this.onTrim = onTrim
     this.trimmers = new WeakMap()
+    this.named = new Map()
   }
 
-  /** The trimmer for the conversation `key` identifies (a new one when key is not an object). */
+  /** The trimmer for the conversation `key` identifies (a new one for any other key). */
   trimmer(key) {
-    if (!this.cacheAware || key === null || typeof key !== 'object') return new CacheAwareTrimmer(this.trimmerOptions)
+    if (!this.cacheAware) return new CacheAwareTrimmer(this.trimmerOptions)
+    if (typeof key === 'string') {
+      // Map keeps insertion order: re-inserting on use makes the first key the least recent.
+      const trimmer = this.named.get(key) ?? new CacheAwareTrimmer(this.trimmerOptions)
+      this.named.delete(key)
+      this.named.set(key, trimmer)
+      if (this.named.size > NAMED_CONVERSATIONS) this.named.delete(this.named.keys().next().value)
+      return trimmer
+    }
+    if (key === null || typeof key !== 'object') return new CacheAwareTrimmer(this.trimmerOptions)
     let trimmer = this.trimmers.get(key)
     if (!trimmer) {
       trimmer = new CacheAwareTrimmer(this.trimmerOptions)
@@ -85,4 +100,4 @@ class Conversations {
   }
 }
 
-module.exports = { Conversations, invalidOption, typeName }
+module.exports = { Conversations, NAMED_CONVERSATIONS, invalidOption, typeName }
