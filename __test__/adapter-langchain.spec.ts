@@ -114,10 +114,15 @@ test('a message the library cannot take is an error naming its index', (t) => {
   t.is((t.throws(() => trimBaseMessages(lc, { budget: 100, cacheAware: true } as never)) as CodedError).message, 'cacheAware: applies to trimMiddleware only: trimBaseMessages trims afresh on every call')
   t.is((t.throws(() => trimMiddleware({ budget: -1 })) as CodedError).message, 'budget: must be an integer of at least 1, got -1')
   const summary = { role: 'user', content: '[context-trim summary]', _summary: true } as Message
-  t.is(
-    (t.throws(() => fromOpenAIMessages([summary], lc)) as CodedError).message,
-    'messages[0]: was not converted from these BaseMessages by toOpenAIMessages (an inserted message, such as a summary, has no BaseMessage to map back to)',
-  )
+  const notConverted = 'was not converted from originals by toOpenAIMessages (an inserted message, such as a summary, has no BaseMessage to map back to)'
+  t.is((t.throws(() => fromOpenAIMessages([summary], lc)) as CodedError).message, `trimmed[0]: ${notConverted}`)
+  // Mapped back onto other BaseMessages than those converted: an error, not the wrong messages.
+  const [other] = conversation()
+  t.is((t.throws(() => fromOpenAIMessages(toOpenAIMessages(lc), other)) as CodedError).message, `trimmed[0]: ${notConverted}`)
+  const notArray = t.throws(() => fromOpenAIMessages({} as never, lc)) as CodedError
+  t.is(notArray.code, 'INVALID_MESSAGES')
+  t.is(notArray.message, 'trimmed: must be an array, got object')
+  t.is((t.throws(() => toOpenAIMessages('hi' as never)) as CodedError).message, 'messages: must be an array, got string')
 })
 
 const readFile = tool(async ({ path }) => file(path), {

@@ -5,11 +5,21 @@
 // imported from @langchain/core: a shortened message is rebuilt with its own class.
 const { Conversations, invalidOption, typeName } = require('./shared.cjs')
 
-/** The index of the BaseMessage an OpenAI message was converted from (copied by the library's spreads). */
-const SOURCE = Symbol('context-trim: BaseMessage index')
+/**
+ * Where an OpenAI message was converted from: `{ from, index }`, the BaseMessage array and the
+ * index in it (a symbol-keyed field, which the library's copies of a message keep).
+ */
+const SOURCE = Symbol('context-trim: BaseMessage source')
 
 /** Every message toOpenAIMessages made: one the library returns as it is was kept. */
 const CONVERTED = new WeakSet()
+
+/** Throws the library's `INVALID_MESSAGES` error when `value`, the argument `name`, is not an array. */
+function checkArray(value, name) {
+  if (!Array.isArray(value)) {
+    throw Object.assign(new TypeError(`${name}: must be an array, got ${typeName(value)}`), { code: 'INVALID_MESSAGES' })
+  }
+}
 
 /** An error naming the message and field, coded like the library's own. */
 function invalidMessage(message) {
@@ -61,10 +71,10 @@ function openAIContent(content, role) {
  * langchain.d.cts). `fromOpenAIMessages` maps what a library function returns back.
  */
 function toOpenAIMessages(messages) {
-  if (!Array.isArray(messages)) throw Object.assign(new TypeError(`messages: must be an array, got ${typeName(messages)}`), { code: 'INVALID_MESSAGES' })
+  checkArray(messages, 'messages')
   return messages.map((message, index) => {
     const role = roleOf(message, index)
-    const converted = { role, content: openAIContent(message.content, role), [SOURCE]: index }
+    const converted = { role, content: openAIContent(message.content, role), [SOURCE]: { from: messages, index } }
     if (typeof message.name === 'string' && role !== 'tool') converted.name = message.name
     if (role === 'tool') converted.tool_call_id = message.tool_call_id
     if (role === 'tool' && message.status === 'error') converted.is_error = true
@@ -98,12 +108,14 @@ function rebuild(original, content) {
  * message is the original object, a shortened one a new message of the same class.
  */
 function fromOpenAIMessages(trimmed, originals) {
+  checkArray(trimmed, 'trimmed')
+  checkArray(originals, 'originals')
   return trimmed.map((message, index) => {
     const source = message?.[SOURCE]
-    const original = typeof source === 'number' ? originals[source] : undefined
-    if (original === undefined) {
-      throw invalidMessage(`messages[${index}]: was not converted from these BaseMessages by toOpenAIMessages (an inserted message, such as a summary, has no BaseMessage to map back to)`)
+    if (source?.from !== originals) {
+      throw invalidMessage(`trimmed[${index}]: was not converted from originals by toOpenAIMessages (an inserted message, such as a summary, has no BaseMessage to map back to)`)
     }
+    const original = originals[source.index]
     return CONVERTED.has(message) ? original : rebuild(original, message.content)
   })
 }

@@ -19,7 +19,7 @@ export interface BaseMessageLike {
  * role. Text and image blocks stay text and image parts; any other block (reasoning, files…)
  * is counted as its JSON text, and an AI message's `tool_use` blocks are left to `tool_calls`.
  * Pass the result to any context-trim function, then its messages to {@link fromOpenAIMessages},
- * which finds each message's BaseMessage by a symbol-keyed index (`JSON.stringify` leaves it out).
+ * which finds each message's BaseMessage by a symbol-keyed field (`JSON.stringify` leaves it out).
  *
  * @throws TypeError with code `INVALID_MESSAGE` naming the index of a message of another
  * type (`remove`, `function`…), `INVALID_MESSAGES` when `messages` is not an array.
@@ -31,8 +31,9 @@ export declare function toOpenAIMessages(messages: readonly BaseMessageLike[]): 
  * BaseMessages, in order: a kept message is the original object (`===`), a shortened one a new
  * message of the same class with the library's content and every other field of the original.
  *
- * @throws TypeError with code `INVALID_MESSAGE` for a message that does not come from
- * `originals` (an inserted summary has no BaseMessage to map back to).
+ * @throws TypeError with code `INVALID_MESSAGE` for a message that was not converted from
+ * `originals` (the same array) by `toOpenAIMessages`: an inserted summary has no BaseMessage to
+ * map back to. `INVALID_MESSAGES` when an argument is not an array.
  */
 export declare function fromOpenAIMessages<M extends BaseMessageLike>(trimmed: readonly Message[], originals: readonly M[]): M[]
 
