@@ -118,11 +118,11 @@ test.serial('the ES module langchain middleware carries the brand createAgent ch
   t.deepEqual(JSON.parse(r.stdout), [true, 'ContextTrimMiddleware', 'function'])
 })
 
-/** Runs tsc --strict on `files` in the app, with every declaration file checked (skipLibCheck off). */
-function tsc(files: Record<string, string>): SpawnSyncReturns<string> {
+/** Runs tsc --strict on `files` in the app, by default with every declaration file checked (skipLibCheck off). */
+function tsc(files: Record<string, string>, options: Record<string, unknown> = {}): SpawnSyncReturns<string> {
   for (const [name, text] of Object.entries(files)) writeFileSync(join(app, name), text)
   const config = `tsconfig.${Object.keys(files)[0]}.json`
-  const compilerOptions = { strict: true, noEmit: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', types: ['node'], skipLibCheck: false }
+  const compilerOptions = { strict: true, noEmit: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', types: ['node'], skipLibCheck: false, ...options }
   writeFileSync(join(app, config), JSON.stringify({ compilerOptions, files: Object.keys(files) }))
   return node([require.resolve('typescript/bin/tsc'), '-p', config])
 }
@@ -164,3 +164,20 @@ test.serial('the adapters type-check in an ES module and a CommonJS consumer wit
   t.true(errors[0].startsWith(`wrong.mts(3,33): error TS2322: Type '"newest"' is not assignable to type`), errors[0])
   t.true(errors[1].startsWith(`wrong.mts(4,16): error TS2345: Argument of type '{ strategy: "age"; }' is not assignable`), errors[1])
 })
+
+const older = `import { trimPrepareStep } from 'context-trim/ai-sdk'
+import { trimMiddleware } from 'context-trim/langchain'
+import { estimateTokens } from 'context-trim'
+export const made = [trimPrepareStep({ budget: 1000 }), trimMiddleware({ budget: 1000 }), estimateTokens([])]
+`
+
+// moduleResolution node10 ignores exports: typesVersions points it at the adapters' declarations.
+for (const [resolution, module] of [
+  ['node10', 'commonjs'],
+  ['bundler', 'esnext'],
+] as const) {
+  test.serial(`the adapters' types resolve under moduleResolution ${resolution}`, (t) => {
+    const r = tsc({ [`older-${resolution}.ts`]: older }, { moduleResolution: resolution, module, skipLibCheck: true })
+    t.is(r.status, 0, r.stdout + r.stderr)
+  })
+}
