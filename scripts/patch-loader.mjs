@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Run after `napi build --platform` by `npm run build` and `npm run build:debug`: rewrites the
+// Run after `napi build --platform` by `npm run build` and `npm run build:debug` (scripts/build.mjs),
+// or alone (`node scripts/patch-loader.mjs`): rewrites the
 // one error of the generated loader (index.js) that a user meets when no binary loads. napi's
 // text blames an npm bug and tells them to delete their lock file; this one names the platform
 // the loader looked for, the package that holds its binary (at this version), and why npm may
@@ -63,10 +64,12 @@ export function patchLoader(text) {
     .replace(GENERIC, `    const error = new Error(__contextTrimMissingBinary())\n    error.code = 'ERR_CONTEXT_TRIM_BINARY'`)
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const file = join(root, 'index.js')
+/** Patches the repository's index.js in place; returns what it did, in one line. */
+export function patchLoaderFile(file = join(root, 'index.js')) {
   const text = readFileSync(file, 'utf8')
   const patched = patchLoader(text)
   if (patched !== text) writeFileSync(file, patched)
-  console.log(`patch-loader: index.js ${patched === text ? 'was already patched' : 'patched'}`)
+  return `patch-loader: index.js ${patched === text ? 'was already patched' : 'patched'}`
 }
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) console.log(patchLoaderFile())
