@@ -721,13 +721,33 @@ if (!nativeBinding || forceWasi) {
   }
 }
 
+// context-trim: the load error below is written by scripts/patch-loader.mjs
+function __contextTrimMissingBinary() {
+  const abi = process.platform === 'linux' ? (isMusl() ? '-musl' : '-gnu') : process.platform === 'win32' ? '-msvc' : ''
+  const platform = `${process.platform}-${process.arch}${abi}`
+  const supported = ["linux-x64-gnu","linux-x64-musl","linux-arm64-gnu","linux-arm64-musl","darwin-x64","darwin-arm64","win32-x64-msvc","win32-arm64-msvc"]
+  if (!supported.includes(platform)) {
+    return `context-trim: no prebuilt binary for ${platform} (there are binaries for ${supported.join(', ')}); build it from the repository with a Rust toolchain (npm run build)`
+  }
+  const pkg = `context-trim-${platform}`
+  let where = null
+  try {
+    where = require.resolve(pkg)
+  } catch {}
+  if (where) {
+    const cause = loadErrors.find((e) => e && e.code !== 'MODULE_NOT_FOUND') || loadErrors[loadErrors.length - 1]
+    return `context-trim: the binary for ${platform} is installed (${where}) but did not load: ${cause && cause.message}`
+  }
+  return (
+    `context-trim: the binary for ${platform} is missing: install the package ${pkg}@0.1.0 (npm install ${pkg}@0.1.0). ` +
+    `npm installs it as an optional dependency of context-trim, and skips it without an error when it cannot fetch it, with --omit=optional, or when the lock file was written on another platform.`
+  )
+}
+
 if (!nativeBinding) {
   if (loadErrors.length > 0) {
-    const error = new Error(
-      `Cannot find native binding. ` +
-        `npm has a bug related to optional dependencies (https://github.com/npm/cli/issues/4828). ` +
-        'Please try `npm i` again after removing both package-lock.json and node_modules directory.',
-    )
+    const error = new Error(__contextTrimMissingBinary())
+    error.code = 'ERR_CONTEXT_TRIM_BINARY'
     // assign instead of the `new Error(message, { cause })` options form,
     // which Node < 16.9 silently ignores
     error.cause = createLoadErrorChain(loadErrors)

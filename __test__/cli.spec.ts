@@ -4,7 +4,9 @@ import { join } from 'node:path'
 
 import { ct, transcript, transcripts, transcriptsDir, type CodedError } from './helpers.js'
 import { runCli, runCliInProcess, tempDir } from './cli-run.js'
-import type { AnthropicMessage, Message } from '../index.js'
+// Plain .mjs (the CLI's model tables), typed by its .d.mts.
+import { FALLBACK_ENCODING, KNOWN_MODELS, encodingForModel } from '../cli/models.mjs'
+import type { AnthropicMessage, Message, TokenEncoding } from '../index.js'
 
 const SAMPLE = 'samples/transcripts/openhands-ponyc-4595.json'
 const VERSION = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version as string
@@ -468,6 +470,103 @@ test.serial('trim counts tokens for --model', async (t) => {
   t.is(r.model, 'gpt-4')
 })
 
+test.serial('trim --fail-over-budget exits 3 over the budget, after the report, and 0 within it', async (t) => {
+  const over = await runCli(['trim', SAMPLE, '--budget', '10', '--fail-over-budget', '--json'])
+  t.is(over.code, 3)
+  const report = JSON.parse(over.stdout)
+  t.true(report.overBudget)
+  t.is(over.stderr, `context-trim: over budget: ${report.after.tokens.toLocaleString('en-US')} tokens after trimming, budget 10 (--fail-over-budget)\n`)
+  const within = await runCli(['trim', SAMPLE, '--budget', '90%', '--placeholders', '--fail-over-budget'])
+  t.is(within.code, 0, within.stderr)
+  t.is(within.stderr, '')
+  // Without the flag, over the budget is not an error.
+  t.is((await runCli(['trim', SAMPLE, '--budget', '10'])).code, 0)
+})
+
+test.serial('an unknown --model warns on stderr, naming the encoding it counts with; a known one does not', async (t) => {
+  const warning = `context-trim: warning: unknown model "gpt-9000": counting with o200k_base (the encoding of gpt-4o and later models); name a known model (gpt-4o, gpt-4.1, gpt-4, gpt-3.5-turbo, o3, gpt-oss-120b, …) for its own encoding\n`
+  for (const args of [
+    ['stats', SAMPLE, '--model', 'gpt-9000', '--json'],
+    ['trim', SAMPLE, '--budget', '50%', '--model=gpt-9000', '--json'],
+    ['simulate', SAMPLE, '--model', 'gpt-9000', '--json'],
+  ]) {
+    const r = await runCli(args)
+    t.is(r.code, 0, r.stderr)
+    t.is(r.stderr, warning, args.join(' '))
+  }
+  const messages = transcript('openhands-ponyc-4595.json')
+  const unknown = await runCli(['stats', SAMPLE, '--model', 'gpt-9000', '--json'])
+  t.is(JSON.parse(unknown.stdout).tokens, ct.estimateTokens(messages, { encoding: 'o200k_base' }))
+  for (const model of ['gpt-4o-mini', 'gpt-4', 'ft:gpt-4o-mini:acme::x1', 'gpt-oss-120b']) {
+    t.is((await runCli(['stats', SAMPLE, '--model', model, '--json'])).stderr, '', model)
+  }
+})
+
+test('the CLI knows the models the addon knows: each counts with the encoding the CLI names', (t) => {
+  // A text the encodings count differently, so a count tells which encoding counted it.
+  const probe = 'Ünïcode façade — 東京 🚀 {"k": [1, 2, 3]}\n\tindentation    spaces, 12345678 numbers and    more.'
+  const encodings: TokenEncoding[] = ['o200k_base', 'cl100k_base', 'o200k_harmony', 'p50k_base', 'r50k_base']
+  const byEncoding = new Map<string, number | undefined>(encodings.map((e) => [e, ct.countTokens(probe, { encoding: e })]))
+  t.true(new Set([...byEncoding].filter(([e]) => e !== 'o200k_harmony').map(([, n]) => n)).size >= 3, 'the probe tells the encodings apart')
+  for (const [model, encoding] of KNOWN_MODELS) {
+    t.is(encodingForModel(model), encoding, model)
+    t.is(ct.countTokens(probe, { model }), byEncoding.get(encoding) as number, model)
+  }
+  t.is(encodingForModel('gpt-9000'), null)
+  t.is(ct.countTokens(probe, { model: 'gpt-9000' }), byEncoding.get(FALLBACK_ENCODING) as number)
+})
+
+test.serial('stats says "1 step" and "1 tool call", in the singular', async (t) => {
+  const one = [
+    { role: 'user', content: 'Read a.ts' },
+    { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a.ts"}' } }] },
+    { role: 'tool', tool_call_id: 'c1', content: 'export const a = 1' },
+  ]
+  const r = await runCli(['stats', '-'], { input: JSON.stringify(one) })
+  t.is(r.code, 0, r.stderr)
+  t.true(r.stdout.includes('\n  3 messages · 1 step · '), r.stdout)
+  t.true(r.stdout.includes('\n  1 step (assistant messages with tool calls), 1 tool call\n'), r.stdout)
+  t.false(/\b1 steps\b/.test(r.stdout))
+})
+
+test.serial("stats counts a request body's top-level system field as a first system message", async (t) => {
+  const messages = transcript('openhands-ponyc-4595.json').filter((m) => m.role !== 'system')
+  const system = 'You are a careful coding agent. Run the tests before you finish.'
+  const body = file('body.json', JSON.stringify({ model: 'claude-sonnet-4-5', system, messages }))
+  const withSystem = [{ role: 'system' as const, content: system }, ...messages]
+  const r = await json(t, ['stats', body, '--json'])
+  t.is(r.systemField, true)
+  t.is(r.messages, messages.length + 1)
+  t.is(r.tokens, ct.estimateTokens(withSystem))
+  t.true(r.tokens > ct.estimateTokens(messages))
+  t.deepEqual(r.byRole.find((x: { role: string }) => x.role === 'system'), { role: 'system', messages: 1, tokens: ct.estimateMessageTokens(withSystem[0]) })
+  const text = await runCli(['stats', body])
+  t.true(text.stdout.includes("\n  #0 is the request's top-level system field, counted as a system message\n"), text.stdout)
+  // Anthropic's array of text blocks counts the same text.
+  const blocks = file('blocks.json', JSON.stringify({ system: [{ type: 'text', text: system }], messages }))
+  t.is((await json(t, ['stats', blocks, '--json'])).systemField, true)
+  // Without the field nothing changes, and a wrong one is an input error naming it.
+  t.is((await json(t, ['stats', file('plain.json', JSON.stringify({ messages })), '--json'])).systemField, false)
+  const bad = file('bad.json', JSON.stringify({ system: 5, messages }))
+  t.deepEqual(await runCli(['stats', bad]), { code: 1, stdout: '', stderr: `context-trim: ${bad}: system: must be a string or an array of text blocks, got number\n` })
+})
+
+test.serial('simulate on a conversation smaller than the window says nothing was trimmed and suggests a window that trims', async (t) => {
+  const small = 'samples/transcripts/openhands-sdk-hello-world.json'
+  const r = await runCli(['simulate', small])
+  t.is(r.code, 0, r.stderr)
+  const m = /\nNothing was trimmed: the largest request \(([0-9,]+) tokens\) is [0-9.]+% of the 128,000-token window, so every policy sent the whole conversation\.\nTo compare the policies on this conversation, try a smaller window, e\.g\. --window ([0-9]+) \(half its largest request\)\.\n$/.exec(r.stdout)
+  t.truthy(m, r.stdout)
+  const largest = Number(m![1].replace(/,/g, ''))
+  t.is(Number(m![2]), Math.floor(largest / 2))
+  // At the suggested window the policies differ, and the hint is gone.
+  const suggested = await runCli(['simulate', small, '--window', m![2], '--json'])
+  const result = JSON.parse(suggested.stdout) as { policies: Array<{ policy: string; totals: { inputTokens: number; replans: number } }> }
+  t.true(result.policies.some((p) => p.totals.replans > 0))
+  t.true(new Set(result.policies.map((p) => p.totals.inputTokens)).size > 1)
+  t.false((await runCli(['simulate', small, '--window', m![2]])).stdout.includes('Nothing was trimmed'))
+})
+
 test.serial('trim --html writes the report page', async (t) => {
   const dir = tempDir()
   const html = join(dir, 'report.html')
@@ -492,7 +591,17 @@ test.serial('demo prints the stats and a trim report of the bundled sample, with
   t.true(r.stdout.includes('  strategy  priority with placeholders: trimWithPlaceholders'))
   t.true(r.stdout.includes(`(the trim above is: context-trim trim ${SAMPLE} --budget 27000 --placeholders)`))
   t.true(r.stdout.includes('its licence notice is in samples/transcripts/LICENSE-NOTICES.md'))
-  t.true(r.stdout.includes(`wrote ${html}`))
+  t.true(r.stdout.endsWith(`\nHTML report of this trim: ${html}\n  open it in a browser\n`), r.stdout.slice(-300))
   t.true(readFileSync(html, 'utf8').includes('openhands-ponyc-4595.json'))
   t.is((await runCli(['demo', 'extra'])).code, 2)
+})
+
+test.serial('demo without --html writes its report to the temporary directory and prints where', async (t) => {
+  const dir = tempDir()
+  // TMPDIR moves os.tmpdir() for the child, so the test never touches the shared /tmp file.
+  const r = await runCli(['demo'], { env: { TMPDIR: dir } })
+  t.is(r.code, 0, r.stderr)
+  const html = join(dir, 'context-trim-demo-report.html')
+  t.true(r.stdout.endsWith(`\nHTML report of this trim: ${html}\n  open it in a browser; npm run demo -- --html FILE writes it elsewhere\n`), r.stdout.slice(-300))
+  t.true(readFileSync(html, 'utf8').startsWith('<!doctype html>'))
 })

@@ -5,15 +5,21 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { chromium, type BrowserContext } from 'playwright-core'
 
+import { packagedChromium } from './browser.js'
 import { runCliInProcess, tempDir } from './cli-run.js'
 
 const SAMPLE = 'samples/transcripts/openhands-ponyc-4595.json'
 
-/** Debian's chromium, headless, with nothing that reaches the network, in an empty profile. */
+/**
+ * The Chromium of the project's own npm install (`@sparticuz/chromium`, see browser.ts),
+ * headless, with nothing that reaches the network, in an empty profile.
+ */
 async function launch(): Promise<{ context: BrowserContext; close: () => Promise<void> }> {
   const profile = mkdtempSync(join(tmpdir(), 'context-trim-chromium-'))
+  const browser = await packagedChromium()
   const context = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium',
+    executablePath: browser.executablePath,
+    env: { ...process.env, ...browser.env },
     headless: true,
     args: [
       '--headless',
@@ -52,6 +58,11 @@ const CASES: Array<[string, string[]]> = [
   ['roles', ['--strategy', 'roles']],
   ['truncate', ['--strategy', 'truncate']],
 ]
+
+test('the browser is the Chromium the npm install ships, unpacked under node_modules', async (t) => {
+  const { executablePath } = await packagedChromium()
+  t.true(executablePath.startsWith(join(process.cwd(), 'node_modules', '.cache', 'context-trim', 'chromium-')), executablePath)
+})
 
 for (const [label, args] of CASES) {
   test.serial(`the HTML report (${label}) loads in chromium without errors and shows the CLI's counts`, async (t) => {

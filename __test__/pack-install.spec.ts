@@ -1,7 +1,10 @@
 // What a user gets from `npm i context-trim` on linux-x64-gnu: the root package and the
-// platform package are packed with `npm pack`, installed offline from the tarballs into an
-// empty project with no Rust toolchain on PATH, then used with require, import and the types.
-// The binary is the one `npm test` builds first (`npm run build`, at the repository root).
+// platform package are packed with `npm pack`, installed with `npm install <the two tarballs>`
+// (offline: nothing comes from the registry) into an empty project with no Rust toolchain on
+// PATH, then used with require, import, the types under tsc --strict and `npx context-trim`.
+// A second project installs the root package alone, as npm does when it skips the platform
+// package, and gets the loader's error naming that package. The binary is the one `npm test`
+// builds first (`npm run build`, at the repository root).
 import test from 'ava'
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
@@ -11,15 +14,16 @@ import { delimiter, join } from 'node:path'
 
 import { ct, transcript, transcriptsDir } from './helpers.js'
 // Plain .mjs scripts (run by npm scripts with no compile step; typed by their .d.mts).
-import { checkBinary, checkLoader, checkPackageJson } from '../scripts/check-artifacts.mjs'
+import { checkBinary, checkLicense, checkLoader, checkPackageJson, checkPlatformLists } from '../scripts/check-artifacts.mjs'
 import { cleanEnv, packPackage, packPlatform, type Pack } from '../scripts/pack-platforms.mjs'
-import { platformNamed, root, rootPackage } from '../scripts/platforms.mjs'
+import { platformNamed, platforms, root, rootPackage } from '../scripts/platforms.mjs'
 
 const require = createRequire(import.meta.url)
 const platform = platformNamed('linux-x64-gnu')
 const rootBinary = join(root, 'context-trim.linux-x64-gnu.node')
 const work = mkdtempSync(join(tmpdir(), 'context-trim-pack-'))
 const app = join(work, 'app')
+const bare = join(work, 'root-only')
 const sample = join(transcriptsDir, 'openhands-ponyc-4595.json')
 
 /** PATH without the Rust toolchain (rustup's ~/.cargo/bin and anything naming cargo or rustup). */
@@ -30,22 +34,29 @@ const pathWithoutRust = (process.env.PATH ?? '')
 const env = cleanEnv({ PATH: pathWithoutRust })
 delete env.NAPI_RS_NATIVE_LIBRARY_PATH
 
-function inApp(cmd: string, args: string[]): SpawnSyncReturns<string> {
-  return spawnSync(cmd, args, { cwd: app, env, encoding: 'utf8' })
+function inApp(cmd: string, args: string[], cwd = app): SpawnSyncReturns<string> {
+  return spawnSync(cmd, args, { cwd, env, encoding: 'utf8' })
+}
+
+/** An empty project in `dir` with the tarballs installed: `npm install --offline <tarballs>`. */
+function installInto(dir: string, tarballs: string[]): SpawnSyncReturns<string> {
+  rmSync(dir, { recursive: true, force: true })
+  mkdirSync(dir, { recursive: true })
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }))
+  return inApp('npm', ['install', '--offline', '--no-audit', '--no-fund', ...tarballs], dir)
 }
 
 let rootPack: Pack
 let platformPack: Pack
 let install: SpawnSyncReturns<string>
+let bareInstall: SpawnSyncReturns<string>
 
 test.before(() => {
   if (!existsSync(rootBinary)) throw new Error(`${rootBinary} is missing: run \`npm run build\` (npm test does)`)
   rootPack = packPackage(root, join(work, 'packs'))
   platformPack = packPlatform(platform, join(work, 'packs'), rootBinary)
-  rmSync(app, { recursive: true, force: true })
-  mkdirSync(app, { recursive: true })
-  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }))
-  install = inApp('npm', ['install', '--offline', '--no-audit', '--no-fund', rootPack.path, platformPack.path])
+  install = installInto(app, [rootPack.path, platformPack.path])
+  bareInstall = installInto(bare, [rootPack.path])
 })
 
 test.after.always(() => {
@@ -82,25 +93,56 @@ test('the artifact check names the package.json field that is wrong and what it 
 
 test('the artifact check finds a loader generated for another version', (t) => {
   t.deepEqual(checkLoader(), [])
+  t.deepEqual(checkLoader('// napi\'s loader, not patched\nif (bindingPackageVersion !== \'' + rootPackage.version + '\') {}'), [
+    "index.js: has napi's generic load error, not the one naming the platform package (run `npm run build:debug`, which runs scripts/patch-loader.mjs)",
+  ])
   t.deepEqual(checkLoader("if (bindingPackageVersion !== '0.0.9' && process.env.X) {}"), [
-    `index.js: checks platform packages against version 0.0.9, expected ${rootPackage.version} (run \`npx napi build --platform\` after a version bump)`,
+    `index.js: checks platform packages against version 0.0.9, expected ${rootPackage.version} (run \`npm run build:debug\` after a version bump)`,
   ])
 })
 
-test('the root tarball holds the loader and the types but no binary', (t) => {
+test('the root tarball holds the loader, the types, the LICENSE and the transcripts with their notices, but no binary', (t) => {
   const files = rootPack.files.map((f) => f.path)
   t.true(files.includes('index.js'))
   t.true(files.includes('index.d.ts'))
   t.true(files.includes('package.json'))
+  t.true(files.includes('LICENSE'))
+  t.true(files.includes('samples/transcripts/LICENSE-NOTICES.md'))
+  // Every bundled transcript is traced to its source, whose notice LICENSE-NOTICES.md carries.
+  const sources = readFileSync(join(transcriptsDir, 'SOURCES.md'), 'utf8')
+  const transcripts = files.filter((f) => f.startsWith('samples/transcripts/') && f.endsWith('.json'))
+  t.true(transcripts.length > 0)
+  t.deepEqual(
+    transcripts.filter((f) => !sources.includes(f.slice('samples/transcripts/'.length))),
+    [],
+  )
   t.deepEqual(
     files.filter((f) => f.endsWith('.node')),
     [],
   )
 })
 
-test('the linux-x64-gnu tarball holds its package.json, README and binary only', (t) => {
+test('the linux-x64-gnu tarball holds its package.json, README, LICENSE and binary only', (t) => {
   t.is(platformPack.filename, `context-trim-linux-x64-gnu-${rootPackage.version}.tgz`)
-  t.deepEqual(platformPack.files.map((f) => f.path).sort(), ['README.md', 'context-trim.linux-x64-gnu.node', 'package.json'])
+  t.deepEqual(platformPack.files.map((f) => f.path).sort(), ['LICENSE', 'README.md', 'context-trim.linux-x64-gnu.node', 'package.json'])
+  t.deepEqual(platforms.flatMap(checkLicense), [])
+})
+
+test('the packed root package declares every platform package at its own version', (t) => {
+  const packed = JSON.parse(inApp('tar', ['-xzOf', rootPack.path, 'package/package.json']).stdout) as { optionalDependencies: Record<string, string> }
+  t.deepEqual(packed.optionalDependencies, Object.fromEntries(platforms.map((p) => [`context-trim-${p.platform}`, rootPackage.version])))
+  t.deepEqual(checkPlatformLists(), [])
+})
+
+test('npm run pack:platforms packs the root and the host package from a plain npm run build', (t) => {
+  const r = spawnSync('npm', ['run', 'pack:platforms', '--', 'linux-x64-gnu'], { cwd: root, env: cleanEnv(), encoding: 'utf8' })
+  t.is(r.status, 0, r.stderr)
+  const lines = r.stdout.split('\n').filter((l) => l.includes('.tgz'))
+  t.deepEqual(
+    lines.map((l) => l.split(/\s+/)[0]),
+    [`context-trim-${rootPackage.version}.tgz`, `context-trim-linux-x64-gnu-${rootPackage.version}.tgz`],
+  )
+  t.true(existsSync(join(root, 'target', 'packs', `context-trim-linux-x64-gnu-${rootPackage.version}.tgz`)))
 })
 
 test('both tarballs install offline into an empty project with no Rust toolchain on PATH', (t) => {
@@ -134,6 +176,26 @@ test('require loads the binary from the platform package and counts like the rep
     steps: ct.countSteps(messages),
     native: [join(app, 'node_modules', 'context-trim-linux-x64-gnu', 'context-trim.linux-x64-gnu.node')],
   })
+})
+
+test('npx context-trim --help runs the installed CLI', (t) => {
+  const r = inApp('npx', ['--offline', 'context-trim', '--help'])
+  t.is(r.status, 0, r.stderr)
+  t.true(r.stdout.startsWith('context-trim: '), r.stdout)
+  t.true(r.stdout.includes('usage:'), r.stdout)
+})
+
+test('without its platform package the loader names the platform and the package to install', (t) => {
+  t.is(bareInstall.status, 0, bareInstall.stderr)
+  t.deepEqual(readdirSync(join(bare, 'node_modules')).filter((f) => !f.startsWith('.')), ['context-trim'])
+  const r = inApp('node', ['-e', "try { require('context-trim') } catch (e) { console.log(JSON.stringify([e.code, e.message])) }"], bare)
+  t.is(r.status, 0, r.stderr)
+  const v = rootPackage.version
+  t.deepEqual(JSON.parse(r.stdout), [
+    'ERR_CONTEXT_TRIM_BINARY',
+    `context-trim: the binary for linux-x64-gnu is missing: install the package context-trim-linux-x64-gnu@${v} (npm install context-trim-linux-x64-gnu@${v}). ` +
+      'npm installs it as an optional dependency of context-trim, and skips it without an error when it cannot fetch it, with --omit=optional, or when the lock file was written on another platform.',
+  ])
 })
 
 test('import gives the named exports and the default export', (t) => {

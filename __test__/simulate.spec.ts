@@ -154,7 +154,10 @@ test('context-trim simulate reports usage errors with status 2 and bad input wit
   const usage: Array<[string[], string]> = [
     [[], 'context-trim: simulate takes one file, got 0 (see context-trim --help)\n'],
     [[sessionFile, '--bogus'], 'context-trim: unknown option --bogus for simulate (see context-trim --help)\n'],
-    [[sessionFile, '--window', 'big'], 'context-trim: --window must be a non-negative integer, got "big" (see context-trim --help)\n'],
+    [[sessionFile, '--window', 'big'], 'context-trim: --window must be an integer of at least 1, got "big" (see context-trim --help)\n'],
+    [[sessionFile, '--window', '-1'], 'context-trim: --window must be an integer of at least 1, got "-1" (see context-trim --help)\n'],
+    [[sessionFile, '--window', '0'], 'context-trim: --window must be an integer of at least 1, got "0" (see context-trim --help)\n'],
+    [[sessionFile, '--every-turn-budget', '0'], 'context-trim: --every-turn-budget must be an integer of at least 1, got "0" (see context-trim --help)\n'],
     [[sessionFile, '--pricing', 'gemini'], 'context-trim: --pricing must be one of anthropic, openai, got "gemini" (see context-trim --help)\n'],
     [[sessionFile, '--json=yes'], 'context-trim: --json takes no value (see context-trim --help)\n'],
   ]
@@ -173,7 +176,6 @@ test('context-trim simulate reports usage errors with status 2 and bad input wit
     [['--strategy', 'lru'], '--strategy must be one of priority, placeholders, truncate, roles, age, got "lru"'],
     [['--high', '0.5'], '--low must be a fraction of the window in [0, highWater = 0.5], got 0.6'],
     [['--policies', 'none,lru'], '--policies must be one of none, every-turn, high-low, dedup, got "lru"'],
-    [['--window', '0'], '--window must be an integer of at least 1, got 0'],
   ]
   for (const [args, message] of refused) {
     const r = run(sessionFile, ...args)

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url'
 import { DEFAULT_DROP_ORDER, STRATEGIES, analyse, clean, runTrim, textOf, tiers, totalsBy } from './analyse.mjs'
 import { renderHtmlReport } from './html.mjs'
 import { CliError, displayName, formatConversation, parseConversation, readInput } from './input.mjs'
+import { unknownModelWarning } from './models.mjs'
 import { DECISION_COLOURS, ROLE_COLOURS, TIER_COLOURS, bar, num, pad, palette, pct, preview, useColour } from './terminal.mjs'
 import { SIMULATE_HELP, SIMULATE_OPTIONS, SIMULATE_USAGE, runSimulate } from './simulate.mjs'
 
@@ -24,7 +25,8 @@ const USAGE = `usage:
   context-trim stats <file> [--json] [--top N] [--model M] [--format F]
   context-trim trim <file> --budget N [--strategy priority|age|truncate|roles] [--placeholders]
                    [--drop-order ROLES] [--model M] [--format F] [-o out.json] [--html report.html] [--json]
-  context-trim demo
+                   [--fail-over-budget]
+  context-trim demo [--html report.html]
   ${SIMULATE_USAGE}
   context-trim --help | --version`
 
@@ -41,7 +43,8 @@ commands:
             files the session touched and modified
   trim      trims to a token budget, writes the result (-o) and reports, per message, whether it
             was kept, shortened to a placeholder or dropped, with its priority tier and why
-  demo      stats and a trim report for a bundled real agent transcript
+  demo      stats and a trim report for a bundled real agent transcript, and its HTML report
+            (written to context-trim-demo-report.html in the temporary folder, or --html FILE)
 ${SIMULATE_HELP}
 
 options:
@@ -54,11 +57,13 @@ options:
                       (trimWithPlaceholders)
   --drop-order ROLES  roles only: comma-separated roles, first listed dropped first
                       (default: ${DEFAULT_DROP_ORDER.join(',')})
-  --model M           the model whose tokenizer counts (default: o200k_base, as gpt-4o and later)
+  --model M           the model whose tokenizer counts (default: o200k_base, as gpt-4o and later;
+                      an unknown model counts with o200k_base, with a warning on stderr)
   --format F          ${FORMATS.join(', ')} (default: auto)
   -o, --output FILE   where to write the trimmed conversation, in the input's form (- for stdout,
                       the report then goes to stderr); without it nothing is written
   --html FILE         also writes a self-contained HTML report of the trim
+  --fail-over-budget  trim: exit with status 3 when the result is still over the budget
   --top N             stats: how many of the largest messages to list (default: 5)
   --json              prints the report as JSON
   -h, --help          prints this help
@@ -66,7 +71,8 @@ options:
 
 ${SIMULATE_OPTIONS}
 
-exit status: 0 on success, 1 when the input cannot be read or is invalid, 2 on a usage error.`
+exit status: 0 on success, 1 when the input cannot be read or is invalid, 2 on a usage error,
+3 when trim --fail-over-budget ends over the budget.`
 
 /** The options each command takes: `flag` (no value), `string`, or `count` (an integer). */
 const COMMANDS = {
@@ -81,6 +87,7 @@ const COMMANDS = {
     output: 'string',
     html: 'string',
     json: 'flag',
+    'fail-over-budget': 'flag',
   },
   demo: { html: 'string' },
 }
@@ -158,16 +165,28 @@ function addon() {
   }
 }
 
-/** Loads a conversation and checks it with the addon; invalid messages give the addon's message. */
-function load(ct, path, options) {
+/**
+ * Loads a conversation and checks it with the addon; invalid messages give the addon's message.
+ * With `systemField`, a request body's top-level `system` (`{system, messages}`, as Anthropic's
+ * API and the AI SDK take it) is read as a first system message, so that it is counted.
+ */
+function load(ct, path, options, { systemField = false } = {}) {
   const name = displayName(path)
-  const parsed = parseConversation(readInput(path), name)
+  let parsed = parseConversation(readInput(path), name)
+  const system = parsed.form === 'object' ? parsed.wrapper.system : undefined
+  if (systemField && system !== undefined) {
+    if (typeof system !== 'string' && !Array.isArray(system)) {
+      throw new CliError(`${name}: system: must be a string or an array of text blocks, got ${system === null ? 'null' : typeof system}`)
+    }
+    parsed = { ...parsed, messages: [{ role: 'system', content: system }, ...parsed.messages], systemField: true }
+  }
   let analysis
   try {
     analysis = analyse(ct, parsed.messages, options)
   } catch (e) {
     if (typeof e.code !== 'string' || !e.code.startsWith('INVALID_')) throw e
-    throw new CliError(`${name}: ${e.message}${lineHint(parsed, e.message)}`)
+    const message = parsed.systemField ? e.message.replace(/^messages\[0\]/, 'system') : e.message
+    throw new CliError(`${name}: ${message}${lineHint(parsed, e.message)}`)
   }
   return { name, parsed, analysis }
 }
@@ -188,6 +207,7 @@ function statsReport(ct, name, analysis, top) {
   return {
     file: name,
     messages: rows.length,
+    systemField: Boolean(analysis.systemField),
     steps: analysis.steps,
     tokens: analysis.totalTokens,
     byRole: totalsBy(rows, (r) => r.role).map(({ key, ...t }) => ({ role: key, ...t })),
@@ -220,7 +240,8 @@ function printStats(report, analysis, messages, out, colour) {
   const lines = []
   const total = report.tokens
   lines.push(s.bold(`context-trim stats ${report.file}`))
-  lines.push(`  ${num(report.messages)} messages · ${num(report.steps)} steps · ${num(total)} tokens (with chat framing and reply priming)`)
+  lines.push(`  ${plural(report.messages, 'message')} · ${plural(report.steps, 'step')} · ${num(total)} tokens (with chat framing and reply priming)`)
+  if (report.systemField) lines.push(`  #0 is the request's top-level system field, counted as a system message`)
   const chart = (title, entries, colourOf) => {
     lines.push('', s.bold(title))
     if (entries.length === 0) return void lines.push(`  ${s.dim('(none)')}`)
@@ -248,7 +269,7 @@ function printStats(report, analysis, messages, out, colour) {
   }
   lines.push('', s.bold('Steps'))
   const calls = analysis.messages.reduce((n, r) => n + r.calls.length, 0)
-  lines.push(`  ${num(report.steps)} steps (assistant messages with tool calls), ${num(calls)} tool calls`)
+  lines.push(`  ${plural(report.steps, 'step')} (assistant messages with tool calls), ${plural(calls, 'tool call')}`)
   if (report.files) {
     const modified = report.modifiedFiles.length
     lines.push('', s.bold(`Files: ${plural(report.files.length, 'file')} touched, ${num(modified)} modified (FileTracker)`))
@@ -269,7 +290,8 @@ function plural(n, word) {
 function statsCommand(ct, positional, options, out) {
   const [path] = need(positional, 'stats', 1)
   checkCommonOptions(options)
-  const { name, parsed, analysis } = load(ct, path, { model: options.model, format: options.format })
+  const { name, parsed, analysis } = load(ct, path, { model: options.model, format: options.format }, { systemField: true })
+  analysis.systemField = Boolean(parsed.systemField)
   const report = statsReport(ct, name, analysis, options.top ?? 5)
   if (options.json) out.write(JSON.stringify(report, null, 2) + '\n')
   else printStats(report, analysis, parsed.messages, out, useColour(out))
@@ -449,7 +471,6 @@ function demoCommand(ct, positional, options, out) {
   const { report, result } = trim(ct, SAMPLE, trimArgs)
   report.file = sample
   write(html, renderHtmlReport(report, parsed.messages, result, analysis))
-  report.html = html
   printTrim(report, out, colour)
   const command = `context-trim trim ${sample} --budget ${budget}${priority ? ' --placeholders' : ' --strategy roles'}`
   out.write(
@@ -458,6 +479,9 @@ function demoCommand(ct, positional, options, out) {
       s.dim(`(the trim above is: ${command})`),
       s.dim(`Sample: ${sample}, a real OpenHands agent run (All-Hands-AI/OpenHands, MIT licence);`),
       s.dim(`its licence notice is in samples/transcripts/LICENSE-NOTICES.md.`),
+      '',
+      `${s.bold('HTML report of this trim:')} ${html}`,
+      s.dim(`  open it in a browser${options.html === undefined ? '; npm run demo -- --html FILE writes it elsewhere' : ''}`),
       '',
     ].join('\n'),
   )
@@ -471,6 +495,18 @@ function need(positional, command, n) {
   return positional
 }
 
+/** The value of `--model` in raw arguments (simulate parses its own). */
+function modelArgument(argv) {
+  const i = argv.findIndex((a) => a === '--model' || a.startsWith('--model='))
+  if (i === -1) return undefined
+  return argv[i] === '--model' ? argv[i + 1] : argv[i].slice('--model='.length)
+}
+
+function warnOnModel(model, err) {
+  const warning = model === undefined ? null : unknownModelWarning(model)
+  if (warning) err.write(`context-trim: ${warning}\n`)
+}
+
 function version() {
   return JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version
 }
@@ -479,7 +515,10 @@ function version() {
 export function main(argv, { out = process.stdout, err = process.stderr } = {}) {
   try {
     // simulate parses its own options (cli/simulate.mjs).
-    if (argv[0] === 'simulate' && !argv.includes('--help') && !argv.includes('-h')) return runSimulate(argv.slice(1), { ct: addon(), out })
+    if (argv[0] === 'simulate' && !argv.includes('--help') && !argv.includes('-h')) {
+      warnOnModel(modelArgument(argv), err)
+      return runSimulate(argv.slice(1), { ct: addon(), out })
+    }
     const { command, positional, options } = parseArguments(argv)
     if (options.help || (command === undefined && !options.version)) {
       ;(command === undefined && !options.help ? err : out).write((options.help ? HELP : USAGE) + '\n')
@@ -491,9 +530,15 @@ export function main(argv, { out = process.stdout, err = process.stderr } = {}) 
     }
     if (!COMMANDS[command]) throw usageError(`unknown command "${command}"`)
     const ct = addon()
+    warnOnModel(options.model, err)
     if (command === 'stats') statsCommand(ct, positional, options, out)
-    else if (command === 'trim') trimCommand(ct, positional, options, out, err)
-    else demoCommand(ct, positional, options, out)
+    else if (command === 'trim') {
+      const report = trimCommand(ct, positional, options, out, err)
+      if (options['fail-over-budget'] && report.overBudget) {
+        err.write(`context-trim: over budget: ${num(report.after.tokens)} tokens after trimming, budget ${num(report.budget)} (--fail-over-budget)\n`)
+        return 3
+      }
+    } else demoCommand(ct, positional, options, out)
     return 0
   } catch (e) {
     if (!(e instanceof CliError)) {

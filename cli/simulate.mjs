@@ -39,7 +39,7 @@ export const SIMULATE_OPTIONS = `simulate options:
   (--model and --format as above)`
 
 const OPTIONS = {
-  window: 'integer',
+  window: 'positive',
   high: 'number',
   low: 'number',
   'clear-at-least': 'integer',
@@ -48,7 +48,7 @@ const OPTIONS = {
   'price-input': 'number',
   'price-cache-read': 'number',
   'price-cache-write': 'number',
-  'every-turn-budget': 'integer',
+  'every-turn-budget': 'positive',
   policies: 'string',
   model: 'string',
   format: 'string',
@@ -107,6 +107,8 @@ export function parseSimulateArguments(argv) {
     const value = eq === -1 ? argv[++i] : arg.slice(eq + 1)
     if (value === undefined) throw usageError(`--${name} needs a value`)
     if (kind === 'integer' && !/^[0-9]+$/.test(value)) throw usageError(`--${name} must be a non-negative integer, got "${value}"`)
+    // The addon's own rule and words for a window or a budget: 0 is refused too.
+    if (kind === 'positive' && !/^0*[1-9][0-9]*$/.test(value)) throw usageError(`--${name} must be an integer of at least 1, got "${value}"`)
     if (kind === 'number' && !/^[0-9]*\.?[0-9]+$/.test(value)) throw usageError(`--${name} must be a non-negative number, got "${value}"`)
     options[name] = kind === 'string' ? value : Number(value)
   }
@@ -328,6 +330,22 @@ ${cost}
 }
 
 /**
+ * When no policy changed anything (the conversation never came near the window), the four rows
+ * are identical: says so, and suggests a window at half the largest request, where they differ.
+ */
+export function untrimmedHint(result) {
+  const none = result.policies.find((p) => p.policy === 'none')
+  const largest = Math.max(0, ...result.policies.map((p) => p.totals.maxInputTokens))
+  const changed = result.policies.some((p) => p.totals.replans > 0 || p.totals.inputTokens !== none?.totals.inputTokens)
+  if (changed || largest === 0) return null
+  const suggestion = Math.max(1, Math.floor(largest / 2))
+  return (
+    `\nNothing was trimmed: the largest request (${num(largest)} tokens) is ${pct(largest, result.contextWindow)} of the ${num(result.contextWindow)}-token window, ` +
+    `so every policy sent the whole conversation.\nTo compare the policies on this conversation, try a smaller window, e.g. --window ${suggestion} (half its largest request).\n`
+  )
+}
+
+/**
  * Runs `simulate` with the arguments after the command name: `ct` is the addon, `out` the stream
  * the report goes to. Returns the exit status; throws a `CliError` (status 2 for bad arguments or
  * option values, 1 for unreadable or invalid input).
@@ -353,6 +371,8 @@ export function runSimulate(argv, { ct, out = process.stdout }) {
   if (options.json) out.write(JSON.stringify(result, null, 2) + '\n')
   else {
     out.write(renderText(result, { file: name, showTurns: options.turns }))
+    const hint = untrimmedHint(result)
+    if (hint) out.write(hint)
     if (options.html) out.write(`wrote ${options.html}\n`)
   }
   return 0

@@ -25,3 +25,4 @@ export declare function checkBinary(
 export declare function checkPackageJson(p: Platform, pkg: Record<string, unknown>, where?: string): string[]
 export declare function checkPlatformLists(): string[]
 export declare function checkLoader(text?: string): string[]
+export declare function checkLicense(p: Platform): string[]

@@ -31,6 +31,11 @@ const PLATFORMS = {
   'win32-arm64-msvc': { os: ['win32'], cpu: ['arm64'] },
   'win32-ia32-msvc': { os: ['win32'], cpu: ['ia32'] },
   'win32-x64-msvc': { os: ['win32'], cpu: ['x64'] },
+  // Deno's platform packages (@deno/<platform>): glibc named in full, Windows without the ABI.
+  'linux-arm64-glibc': { os: ['linux'], cpu: ['arm64'], libc: ['glibc'] },
+  'linux-x64-glibc': { os: ['linux'], cpu: ['x64'], libc: ['glibc'] },
+  'win32-arm64': { os: ['win32'], cpu: ['arm64'] },
+  'win32-x64': { os: ['win32'], cpu: ['x64'] },
 }
 
 const path = new URL('../package-lock.json', import.meta.url)
@@ -39,7 +44,8 @@ const packages = lock.packages
 let added = 0
 for (const [key, entry] of Object.entries(packages)) {
   for (const [dep, version] of Object.entries(entry.optionalDependencies ?? {})) {
-    const suffix = Object.keys(PLATFORMS).find((p) => dep.endsWith(`-${p}`))
+    // `<name>-<platform>` (napi-rs) or `@<scope>/<platform>` (Deno).
+    const suffix = Object.keys(PLATFORMS).find((p) => dep.endsWith(`-${p}`) || dep.endsWith(`/${p}`))
     if (!suffix) continue
     // npm resolves from the nearest node_modules: the parent's own, then the root's.
     const nested = `${key}/node_modules/${dep}`

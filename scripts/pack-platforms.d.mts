@@ -12,3 +12,4 @@ export interface Pack {
 export declare function cleanEnv(extra?: Record<string, string>): Record<string, string | undefined>
 export declare function packPackage(dir: string, destination: string): Pack
 export declare function packPlatform(p: Platform, destination: string, binary?: string): Pack
+export declare function builtBinary(p: Platform): string

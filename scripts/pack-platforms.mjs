@@ -1,14 +1,17 @@
 #!/usr/bin/env node
 // `npm run pack:platforms [-- <platform>...]`: `npm pack` of the root package and of every
 // platform package whose binary is built (by default all built here), into target/packs/.
-// These are the tarballs `npm publish` would upload; __test__/pack-install.spec.ts installs
-// two of them into an empty project.
+// A platform's binary is taken from `npm/<platform>/` (`npm run build:all`) or else from the
+// repository root, where `npm run build` leaves the host's: `npm run build && npm run
+// pack:platforms -- linux-x64-gnu` needs nothing more. These are the tarballs `npm publish`
+// would upload; __test__/pack-install.spec.ts installs two of them into an empty project.
 import { spawnSync } from 'node:child_process'
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
+import { checkLoader } from './check-artifacts.mjs'
 import { binaryFile, binaryPath, localPlatforms, packageDir, platformNamed, root } from './platforms.mjs'
 
 /** The environment without the `npm_*` variables an enclosing `npm run`/`npm test` sets. */
@@ -35,7 +38,7 @@ export function packPackage(dir, destination) {
  * folder with that binary in it, so the repository is not touched.
  */
 export function packPlatform(p, destination, binary = binaryPath(p)) {
-  if (!existsSync(binary)) throw new Error(`${binary}: missing (run \`npm run build:all\`)`)
+  if (!existsSync(binary)) throw new Error(`${binary}: missing (run \`npm run build\` for this machine's platform, \`npm run build:all\` for every one)`)
   if (binary === binaryPath(p)) return packPackage(packageDir(p), destination)
   const scratch = mkdtempSync(join(tmpdir(), `pack-${p.platform}-`))
   try {
@@ -49,11 +52,20 @@ export function packPlatform(p, destination, binary = binaryPath(p)) {
   }
 }
 
+/** The built binary of a platform: `npm/<platform>/`'s, else the one `npm run build` left at the root. */
+export function builtBinary(p) {
+  const atRoot = join(root, binaryFile(p))
+  return existsSync(binaryPath(p)) || !existsSync(atRoot) ? binaryPath(p) : atRoot
+}
+
 function main() {
   const names = process.argv.slice(2)
-  const chosen = names.length ? names.map(platformNamed) : localPlatforms
+  const chosen = names.length ? names.map(platformNamed) : localPlatforms.filter((p) => existsSync(builtBinary(p)))
+  if (chosen.length === 0) throw new Error('no binary is built (run `npm run build` or `npm run build:all`)')
+  const loader = checkLoader()
+  if (loader.length) throw new Error(loader.join('; '))
   const destination = join(root, 'target', 'packs')
-  const packs = [packPackage(root, destination), ...chosen.map((p) => packPlatform(p, destination))]
+  const packs = [packPackage(root, destination), ...chosen.map((p) => packPlatform(p, destination, builtBinary(p)))]
   for (const pack of packs) {
     console.log(`${pack.filename.padEnd(40)} ${String(pack.size).padStart(9)} B  ${pack.files.length} files`)
   }
