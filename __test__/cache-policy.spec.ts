@@ -116,7 +116,9 @@ test('a message truncated once keeps exactly the same placeholder text on every 
     for (const request of requests(session)) {
       for (const m of trimmer.trim(request).messages) {
         if (!('_truncated' in m) && !('_truncatedAt' in m)) continue
-        const id = String(m.tool_call_id)
+        // A transcript may reuse a call id (sweagent-marshmallow does): the original size tells
+        // its results apart.
+        const id = `${String(m.tool_call_id)} ${String(m._originalTokens ?? m._originalLength)}`
         const text = JSON.stringify(m)
         const first = texts.get(id)
         if (first === undefined) {

@@ -23,16 +23,19 @@ function callOf(messages: Message[]): Map<number, number> {
   return out
 }
 
-/** The never-dropped messages: priority MODIFIED_FILES or more, with their calls and results. */
-function neverDropped(messages: Message[], preserveRecentTurns = 2): Set<number> {
-  const p = priorities(messages, preserveRecentTurns)
-  const calls = callOf(messages)
-  const keep = new Set(p.flatMap((x, i) => (x >= P.MODIFIED_FILES ? [i] : [])))
-  for (const [result, call] of calls) {
-    if (keep.has(result) || keep.has(call)) {
-      keep.add(result)
-      keep.add(call)
-    }
+/**
+ * What every budget strategy returns whatever the budget: the system messages and the last
+ * message with its unit (its call and the call's other results).
+ */
+function anchored(messages: Message[]): Set<number> {
+  const keep = new Set(messages.flatMap((m, i) => (m.role === 'system' || m.role === 'developer' ? [i] : [])))
+  const last = messages.length - 1
+  if (last < 0) return keep
+  keep.add(last)
+  const call = callOf(messages).get(last)
+  if (call !== undefined) {
+    keep.add(call)
+    for (const [result, c] of callOf(messages)) if (c === call) keep.add(result)
   }
   return keep
 }
@@ -46,7 +49,8 @@ function origins(input: Message[], output: Message[]): number[] {
   const out: number[] = []
   let j = 0
   for (const o of output) {
-    while (j < input.length && !(input[j] === o || (o._truncated === true && o.role === 'tool' && input[j].role === 'tool' && input[j].tool_call_id === o.tool_call_id))) j++
+    const copy = o._truncated === true || typeof o._cutTokens === 'number'
+    while (j < input.length && !(input[j] === o || (copy && o.role === 'tool' && input[j].role === 'tool' && input[j].tool_call_id === o.tool_call_id))) j++
     if (j === input.length) throw new Error(`output message ${out.length} is not an input message in order`)
     out.push(j++)
   }
@@ -65,7 +69,7 @@ function pairingErrors(input: Message[], kept: number[]): string[] {
   return errors
 }
 
-const budgets = [0.25, 0.5, 0.75]
+const budgets = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
 
 test('ContentPriority has the seed values as a runtime enum', (t) => {
   t.deepEqual(
@@ -239,10 +243,11 @@ test('classifyMessage on the marshmallow transcript matches hand-checked tiers',
   const M = P.MODIFIED_FILES
   const R = P.RECENT_TURNS
   // 0 system; 1 the issue (task); 2-3 ls; 4-5 open setup.py (read, never changed); 6-7 pip
-  // install; 8-9 create reproduce.py; 10-11 insert into it; 12-13 run it; 14-15 ls; 16-17
-  // find_file (a search, no file operation); 18-19 open fields.py (edited later); 20-21 edit
-  // fields.py; 22-27 the last three steps (run, rm, submit) are recent.
-  t.deepEqual(priorities(messages), [P.SYSTEM, P.CURRENT_TASK, S, S, S, S, S, S, M, M, M, M, S, S, S, S, S, S, M, M, M, M, R, R, R, R, R, R])
+  // install; 8-9 create reproduce.py, superseded by 10-11, the insert that shows the whole
+  // file (stale); 12-13 run it; 14-15 ls; 16-17 find_file (a search, no file operation); 18-19
+  // open fields.py (edited later); 20-21 edit fields.py; 22-27 the last three steps (run, rm,
+  // submit) are recent.
+  t.deepEqual(priorities(messages), [P.SYSTEM, P.CURRENT_TASK, S, S, S, S, S, S, S, S, M, M, S, S, S, S, S, S, M, M, M, M, R, R, R, R, R, R])
   t.deepEqual(ct.classifyMessage(messages[19], { messages, index: 19 }).metadata, { filePath: '/testbed/src/marshmallow/fields.py', wasModified: true })
   t.deepEqual(ct.classifyMessage(messages[5], { messages, index: 5 }).metadata, { filePath: '/testbed/setup.py', age: 11 })
 })
@@ -276,29 +281,36 @@ test('classifyMessage validates its context', (t) => {
 
 // Trimming invariants on every transcript.
 
-function checkTrim(t: import('ava').ExecutionContext, label: string, input: Message[], result: TrimResult, target: number, protectedSet: Set<number>) {
+function checkTrim(t: import('ava').ExecutionContext, label: string, input: Message[], result: TrimResult, target: number, anchors: Set<number>) {
   const kept = origins(input, result.messages)
   t.deepEqual(pairingErrors(input, kept), [], label)
   t.is(result.totalTokens, ct.estimateTokens(result.messages), label)
   t.is(result.savedTokens, ct.estimateTokens(input) - result.totalTokens, label)
   t.is(result.summary, undefined, label)
-  const protectedTokens = ct.estimateTokens(input.filter((_, i) => protectedSet.has(i)))
-  if (protectedTokens <= target) {
+  // The last message is returned as it is; the budget is met whenever the anchors fit.
+  t.is(result.messages.at(-1), input.at(-1), `${label}: the last message`)
+  for (const i of anchors) t.true(kept.includes(i), `${label}: anchored ${i}`)
+  const floor = ct.estimateTokens(input.filter((_, i) => anchors.has(i)))
+  if (floor <= target) {
     t.false(result.overBudget, label)
     t.true(result.totalTokens <= target, label)
   } else {
     t.true(result.overBudget, label)
-    t.deepEqual(kept, [...protectedSet].sort((a, b) => a - b), label)
+    t.deepEqual(kept, [...anchors].sort((a, b) => a - b), label)
   }
   result.messages.forEach((m, k) => {
     const original = input[kept[k]]
     if (m === original) return
+    if (typeof m._cutTokens === 'number') {
+      // Cut to head and tail rather than dropped: the marker says how much.
+      t.regex(String(m.content), /\n\n\[\.\.\. \d+ tokens cut \.\.\.\]\n\n/, label)
+      return
+    }
     t.is(m._truncated, true, label)
     t.is(m._originalTokens, ct.estimateMessageTokens(original), label)
     t.regex(String(m.content), /^\[(Content truncated - |File: )/, label)
   })
-  for (const i of protectedSet) t.true(result.messages.includes(input[i]), `${label}: protected ${i}`)
-  const untouched = new Set(result.messages.filter((m) => !m._truncated))
+  const untouched = new Set(result.messages.filter((m) => !m._truncated && typeof m._cutTokens !== 'number'))
   t.deepEqual(
     result.droppedMessages.map((d) => d.message),
     input.filter((m) => !untouched.has(m)),
@@ -312,12 +324,12 @@ test('trimByPriority and trimWithPlaceholders keep pairs, order, identity and th
   for (const [name, messages] of transcripts()) {
     const before = snapshot(messages)
     const total = ct.estimateTokens(messages)
-    const protectedSet = neverDropped(messages)
+    const anchors = anchored(messages)
     for (const share of budgets) {
       const target = Math.floor(total * share)
       for (const [fn, trim] of [['trimByPriority', ct.trimByPriority], ['trimWithPlaceholders', ct.trimWithPlaceholders]] as const) {
         const result = trim(messages, { targetTokens: target })
-        checkTrim(t, `${name} ${fn} ${share}`, messages, result, target, protectedSet)
+        checkTrim(t, `${name} ${fn} ${share}`, messages, result, target, anchors)
         if (result.overBudget) over++
         else within++
       }

@@ -250,7 +250,7 @@ fn age_guards(conv: &Conversation<'_>, _: u64) -> Vec<Guard> {
 }
 
 /// What the priority strategies never drop: the [`anchored_units`] (system and developer
-/// messages, the last message's unit, Anthropic's opening user turn). The system messages and
+/// messages, the last message's unit). The system messages and
 /// the last message are returned as they are; the other members of those units may be cut.
 fn priority_guards(conv: &Conversation<'_>, _: u64) -> Vec<Guard> {
   let anchored = anchored_units(conv);

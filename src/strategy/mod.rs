@@ -11,28 +11,21 @@ use crate::plan::{Action, Plan};
 use crate::tokens::REPLY_PRIMING;
 
 /// The units every budget strategy returns whatever the budget, by unit: those holding a
-/// `system`/`developer` message, the unit of the last message, and, where the format wants the
-/// conversation to open with a user message (Anthropic) and that unit does not, the unit of the
-/// latest user turn before it. A budget is met whenever these fit.
+/// `system`/`developer` message and the unit of the last message. A budget is met whenever
+/// these fit (and, where the format wants the conversation to open with a user message, the
+/// latest user turn before the last unit, which [`crate::plan::Plan::conform`] brings back).
+///
+/// A last message that is a tool result answering no call (an orphan, which no provider
+/// accepts and which the seed's own tests expect to be dropped like any result) anchors
+/// nothing.
 pub fn anchored_units(conv: &Conversation<'_>) -> Vec<bool> {
   let mut anchored = vec![false; conv.units().len()];
   for (u, unit) in conv.units().iter().enumerate() {
     anchored[u] = unit.members.iter().any(|&i| conv.message(i).role.is_instruction());
   }
   let Some(last) = conv.len().checked_sub(1) else { return anchored };
-  let last_unit = conv.unit_of(last);
-  anchored[last_unit] = true;
-  if conv.format().rules().first_must_be_user {
-    let is_turn = |i: usize| {
-      let m = conv.message(i);
-      m.role == crate::message::Role::User && m.answers.is_empty()
-    };
-    let first = conv.units()[last_unit].first();
-    if !is_turn(first) {
-      if let Some(user) = (0..first).rev().find(|&i| is_turn(i)) {
-        anchored[conv.unit_of(user)] = true;
-      }
-    }
+  if !(conv.message(last).is_tool_result() && conv.answered_call(last).is_none()) {
+    anchored[conv.unit_of(last)] = true;
   }
   anchored
 }

@@ -181,7 +181,7 @@ fn anchor_candidates(conv: &Conversation<'_>, plan: &Plan) -> Vec<usize> {
 
 /// The last rung: when the units every strategy keeps ([`anchored_units`]) do not fit `target`
 /// on their own, their tool results and plain user messages other than the last message (a
-/// parallel call's other results, Anthropic's opening user message) are cut to head and tail
+/// parallel call's other results) are cut to head and tail
 /// ([`cut_middle`]), the largest first, if that brings the request within `target` (else
 /// nothing is cut, and the outcome is over budget). The last message is never cut; assistant
 /// messages neither, as their content holds their tool calls in some formats. What is cut is
@@ -483,18 +483,21 @@ mod tests {
 
   #[test]
   fn never_removes_system_messages() {
-    let msgs = vec![
+    // The seed's case: the last message is a tool result answering no call (an orphan), so
+    // it is dropped like any result.
+    let mut msgs = vec![
       Message::text(Role::System, "You are a helpful assistant"),
       Message::text(Role::User, "Hello"),
       Message::text(Role::Tool, "a".repeat(10000)),
-      Message::text(Role::User, "Thanks"),
     ];
     let conv = Conversation::new(&msgs, Encoding::O200kBase);
     let t = trim_by_priority(&conv, None, &options(100, 1));
     assert_eq!(t.outcome.plan.dropped(), vec![2]);
     assert!(!t.outcome.over_budget);
     assert!(t.outcome.total_tokens <= 100);
-    // Nothing fits: the system message and the last message stay, over budget.
+    // A last message that is not an orphan stays: nothing fits, over budget.
+    msgs.push(Message::text(Role::User, "Thanks"));
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
     let t = trim_by_priority(&conv, None, &options(0, 1));
     assert_eq!(t.outcome.plan.dropped(), vec![1, 2]);
     assert!(t.outcome.over_budget);
@@ -602,11 +605,9 @@ mod tests {
       Message::text(Role::System, "System"),
       tool("/app/edited.ts", "edited.ts content..."),
       tool("/app/read.ts", "read.ts content..."),
-      Message::text(Role::User, "Continue."),
     ];
     let conv = Conversation::new(&msgs, Encoding::O200kBase);
-    let target = conv.total_tokens() - conv.tokens(2);
-    let t = trim_by_priority(&conv, Some(&tracker), &options(target, 1));
+    let t = trim_by_priority(&conv, Some(&tracker), &options(500, 1));
     assert_eq!(t.outcome.plan.dropped(), vec![2]);
     assert_eq!(t.classification[1].priority, ContentPriority::ModifiedFiles);
     assert_eq!(t.classification[2].priority, ContentPriority::RecentFileReads);
