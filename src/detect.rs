@@ -5,22 +5,28 @@
 //! treat errors specially (summaries keep them verbatim).
 //!
 //! The detection is line-based and deliberately narrow, so that a large log that merely mentions
-//! an error somewhere is not kept forever:
+//! an error somewhere is not kept forever, but it looks at every line, so an error in the
+//! middle of an output (a traceback after `STDERR:`, a failing step of a long build) is found:
 //!
 //! 1. **Exit status**: the *last* non-empty line reports a non-zero exit code: `exit code N` or
 //!    `exit status N` with `N != 0`, as OpenHands appends to every command
 //!    (`[The command completed with exit code 1.]`, `[Command finished with exit code 127]`,
-//!    `-1` for a timeout) and Go prints (`exit status 2`).
-//! 2. **A line that starts with an error marker** (after leading whitespace and `[`):
-//!    [`ERROR_LINE_PREFIXES`], e.g. `Traceback (most recent call last)`, `Error:`, `error:`,
-//!    `error[E0308]`, `fatal:`, `panic:`, `npm ERR!`, the failures of the agents' file editors
-//!    (`No replacement was performed`, `[No exact match found`, `Invalid \`path\` parameter`,
-//!    `Your proposed edit has introduced new syntax error(s)`), or the word `ERROR` (`ERROR:`,
-//!    `ERROR `, not `ERRORS.md`). File views numbered by `cat -n` or `N|` start their lines with
+//!    `-1` for a timeout) and Go prints (`exit status 2`); or **any** line is such a status
+//!    report on its own (`[The command completed with exit code 1.]`, `exit status 2`,
+//!    `Process exited with code 1`), however much output follows it.
+//! 2. **A line that starts with an error marker** (after leading whitespace and `[`, and a
+//!    stream label such as `STDERR:` or pytest's `E   `): [`ERROR_LINE_PREFIXES`], e.g.
+//!    `Error:`, `error:`, `error[E0308]`, `fatal:`, `panic:`, `npm ERR!`, the failures of the
+//!    agents' file editors (`No replacement was performed`, `[No exact match found`,
+//!    `Invalid \`path\` parameter`, `Your proposed edit has introduced new syntax error(s)`), the
+//!    word `ERROR` (`ERROR:`, `ERROR `, not `ERRORS.md`), or an exception's name and its
+//!    message (`ValueError: …`, `java.lang.NullPointerException: …`: a name ending in `Error`
+//!    or `Exception`, then `:`). File views numbered by `cat -n` or `N|` start their lines with
 //!    a number, so source code that contains such a line is not an error report.
 //! 3. **A line that contains an error phrase** anywhere: [`ERROR_PHRASES`], e.g.
-//!    `command not found`, `No such file or directory`, `: error:` (gcc, clang), `): error TS`
-//!    (tsc), ` panicked at ` (Rust), `Segmentation fault`.
+//!    `Traceback (most recent call last)`, `command not found`, `No such file or directory`,
+//!    `: error:` (gcc, clang), `): error TS` (tsc), ` panicked at ` (Rust), `Segmentation
+//!    fault`, `non-zero exit status` (Python's `CalledProcessError`).
 //!
 //! ```
 //! use context_trim::detect::is_error_output;
@@ -31,7 +37,6 @@
 /// Markers that make a line an error report when the line starts with them (after leading
 /// whitespace and `[`). Case-sensitive.
 pub const ERROR_LINE_PREFIXES: &[&str] = &[
-  "Traceback (most recent call last)",
   "Error:",
   "error:",
   "error[E",
@@ -49,6 +54,8 @@ pub const ERROR_LINE_PREFIXES: &[&str] = &[
 
 /// Phrases that make a line an error report wherever they appear in it. Case-sensitive.
 pub const ERROR_PHRASES: &[&str] = &[
+  "Traceback (most recent call last)",
+  "non-zero exit status",
   "command not found",
   "No such file or directory",
   "Permission denied",
@@ -61,19 +68,42 @@ pub const ERROR_PHRASES: &[&str] = &[
 /// The word that makes a line an error report when the line starts with it as a whole word.
 const ERROR_WORD: &str = "ERROR";
 
+/// Stream labels an agent or a test runner puts before a line (`STDERR: Traceback …`,
+/// pytest's `E       AssertionError: …`): skipped before the line-start markers are checked.
+pub const STREAM_LABELS: &[&str] = &["STDERR:", "stderr:", "[stderr]", "E "];
+
+/// What a status line says before its `exit code N` (lower case): such a line reports a status
+/// wherever it is in an output.
+const STATUS_LEADS: &[&str] = &[
+  "the command completed with ",
+  "command completed with ",
+  "command finished with ",
+  "command exited with ",
+  "process finished with ",
+  "process exited with ",
+  "exited with ",
+  "finished with ",
+];
+
 /// Whether `text`, a tool output, reports an error (see the [module docs](self) for the rules).
 pub fn is_error_output(text: &str) -> bool {
   let last = text.lines().rev().find(|l| !l.trim().is_empty());
   if last.is_some_and(reports_failed_exit) {
     return true;
   }
-  text.lines().any(is_error_line)
+  text.lines().any(|l| is_error_line(l) || is_failed_status_line(l))
 }
 
 /// Whether one line starts with an error marker or contains an error phrase.
 fn is_error_line(line: &str) -> bool {
-  let start = line.trim_start().trim_start_matches('[');
-  if ERROR_LINE_PREFIXES.iter().any(|p| start.starts_with(p)) {
+  let mut start = line.trim_start().trim_start_matches('[');
+  for label in STREAM_LABELS {
+    if let Some(rest) = start.strip_prefix(label) {
+      start = rest.trim_start();
+      break;
+    }
+  }
+  if ERROR_LINE_PREFIXES.iter().any(|p| start.starts_with(p)) || names_an_exception(start) {
     return true;
   }
   if let Some(rest) = start.strip_prefix(ERROR_WORD) {
@@ -82,6 +112,39 @@ fn is_error_line(line: &str) -> bool {
     }
   }
   ERROR_PHRASES.iter().any(|p| line.contains(p))
+}
+
+/// Whether a line starts with an exception's name and `:` (`ValueError: …`,
+/// `java.lang.IllegalStateException: …`): a name of letters, digits, `_`, `.` and `$`,
+/// starting with a letter and ending in `Error` or `Exception`.
+fn names_an_exception(start: &str) -> bool {
+  let Some((name, _)) = start.split_once(':') else { return false };
+  name.starts_with(|c: char| c.is_ascii_alphabetic())
+    && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$'))
+    && (name.ends_with("Error") || name.ends_with("Exception"))
+}
+
+/// Whether a line is, on its own, a report of a non-zero exit status (rule 1): after its
+/// brackets, an optional lead such as `The command completed with`, then `exit code N` or
+/// `exit status N` and nothing but punctuation.
+fn is_failed_status_line(line: &str) -> bool {
+  let trimmed = line.trim().trim_matches(|c: char| matches!(c, '[' | ']' | '.' | '(' | ')'));
+  let lower = trimmed.to_ascii_lowercase();
+  let rest = STATUS_LEADS.iter().find_map(|lead| lower.strip_prefix(lead)).unwrap_or(&lower);
+  if !(rest.starts_with("exit code")
+    || rest.starts_with("exit status")
+    || rest.starts_with("code "))
+  {
+    return false;
+  }
+  let rest =
+    rest.trim_start_matches("exit ").trim_start_matches("code").trim_start_matches("status");
+  let number = rest.trim_start_matches([' ', ':', '=']);
+  let sign = usize::from(number.starts_with('-'));
+  let digits = number[sign..].bytes().take_while(u8::is_ascii_digit).count();
+  digits > 0
+    && number[sign + digits..].trim().is_empty()
+    && number[sign..sign + digits].bytes().any(|b| b != b'0')
 }
 
 /// The exit status a command output reports on its last non-empty line (`exit code N`,
@@ -109,7 +172,7 @@ pub fn exit_status(text: &str) -> Option<&str> {
 /// assert_eq!(first_error_line(out), Some("error[E0308]: mismatched types"));
 /// ```
 pub fn first_error_line(text: &str) -> Option<&str> {
-  if let Some(line) = text.lines().find(|l| is_error_line(l)) {
+  if let Some(line) = text.lines().find(|l| is_error_line(l) || is_failed_status_line(l)) {
     return Some(line.trim());
   }
   let last = text.lines().rev().find(|l| !l.trim().is_empty())?;
@@ -159,8 +222,21 @@ mod tests {
       ("FAIL\texample.com/pkg\nexit status 1", true),
       ("Exit code: 3", true),
       ("exit code 0\nexit code 00", false),
-      // An exit code that is not on the last line is someone's text, not a status.
+      // An exit code that is not on the last line is someone's text, not a status...
       ("the script returns exit code 1 on failure\nall good", false),
+      // ...unless the line is a status report on its own, wherever it is.
+      ("$ make\n[The command completed with exit code 2.]\n$ ls\nsrc", true),
+      ("step 1\nProcess exited with code 1\nstep 2 skipped", true),
+      ("build\nexit status 3\nretrying", true),
+      ("[The command completed with exit code 0.]\nnext", false),
+      // Errors in the middle of an output, after a stream label (issue 18).
+      ("STDOUT:\nok\nSTDERR: Traceback (most recent call last):\n  File \"a.py\", line 3", true),
+      ("collected 3 items\nE       AssertionError: assert 1 == 2\n1 failed", true),
+      ("running\nValueError: invalid literal for int() with base 10: 'x'\ndone", true),
+      ("at line 3\njava.lang.NullPointerException: null\n\tat Main.main", true),
+      ("subprocess.CalledProcessError: Command 'make' returned non-zero exit status 2.", true),
+      ("class ParseError(Exception):\n    pass", false),
+      ("    12\tValueError: in source viewed with cat -n", false),
       // Line-start markers.
       ("Traceback (most recent call last):\n  File \"a.py\", line 1", true),
       ("Error: ENOENT: no such file", true),

@@ -786,6 +786,26 @@ mod tests {
   }
 
   #[test]
+  fn preserves_errors_in_the_middle_of_an_output() {
+    // Issue 18: a shell output whose traceback follows `STDERR:`, with more output after it,
+    // was replaced by its placeholder six steps later.
+    let mut msgs = plain(10);
+    let stderr = format!(
+      "STDOUT:\n{}STDERR: Traceback (most recent call last):\n  File \"t.py\", line 2\n{}",
+      big("out", 30),
+      big("more", 30)
+    );
+    msgs[2] = result("c1", &stderr);
+    msgs[4] = result(
+      "c2",
+      &format!("{}[The command completed with exit code 2.]\n{}", big("a", 30), big("b", 30)),
+    );
+    let got = result_rules(&msgs, &TruncationConfig::default());
+    assert_eq!(&got[..2], &[Rule::Error; 2]);
+    assert_eq!(got[2], Rule::Placeholder);
+  }
+
+  #[test]
   fn never_truncates_small_outputs() {
     assert_eq!(count_tokens(&" x".repeat(99), ENC), 99);
     assert_eq!(count_tokens(&" y".repeat(100), ENC), 100);
