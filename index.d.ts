@@ -564,6 +564,11 @@ export interface ClassificationMetadata {
   age?: number
   /** A summary. */
   isSummarized?: boolean
+  /**
+   * The index of the newer tool result that supersedes this one (a newer read of the same
+   * file, a newer listing of the same directory): this one is then stale tool output.
+   */
+  supersededBy?: number
 }
 
 /** A message with its priority. */
@@ -592,17 +597,22 @@ export interface ClassifiedMessage {
 export declare function classifyMessage<M extends AnyMessage = Message>(message: M, context?: ClassificationContext): ClassifiedMessageOf<M>
 
 /**
- * How much a message matters; higher values are kept longer. The four highest
- * (`MODIFIED_FILES` and up) are never dropped.
+ * How much a message matters; higher values are kept longer. The system prompt is never
+ * dropped; the three tiers below it and `MODIFIED_FILES` are dropped only when nothing lower
+ * is left (see docs/priority-trimming.md).
  */
 export declare enum ContentPriority {
   /** The system prompt (and `developer` messages). Never dropped. */
   SYSTEM = 100,
-  /** AGENTS.md-style instructions. Never dropped. */
+  /** AGENTS.md-style instructions. Dropped last. */
   AGENT_INSTRUCTIONS = 90,
-  /** The user message that opened the current turn. Never dropped. */
+  /** The user message that opened the current turn. Dropped only after every lower tier. */
   CURRENT_TASK = 80,
-  /** Tool results about files modified in this session, with their calls. Never dropped. */
+  /**
+   * The latest tool results about files modified in this session, with their calls (a
+   * result a newer read of the file supersedes is stale). Dropped only after every lower
+   * tier.
+   */
   MODIFIED_FILES = 70,
   /** The most recent turns and tool results. */
   RECENT_TURNS = 60,
@@ -1504,8 +1514,11 @@ export declare function trimByAge<M extends AnyMessage = Message>(messages: M[],
 /**
  * Trims a conversation to `targetTokens`, dropping what matters least first
  * ({@link ContentPriority}), oldest first within a priority, a tool call always with its
- * results. System, agent instructions, the current task and modified files are never
- * dropped: when they alone exceed the budget, `overBudget` is true.
+ * results. The system messages and the last message with its unit are always kept; the
+ * seed's never-truncated tiers (agent instructions, the current task, modified files) go
+ * last. A unit whose results, cut to head and tail, free what is missing is cut instead of
+ * dropped, and dropped units that still fit are put back. `overBudget` is true only when
+ * what is always kept exceeds the budget. See docs/priority-trimming.md.
  */
 export declare function trimByPriority<M extends AnyMessage = Message>(messages: M[], options: TrimOptions): TrimResultOf<M>
 
@@ -1665,8 +1678,9 @@ export interface TrimResult {
   /** Why the summarizer's text was not used (with `'fallback-error'` and `'fallback-timeout'`). */
   summaryError?: string
   /**
-   * Whether `totalTokens` is still above `targetTokens` because system, agent instructions,
-   * the current task and modified files alone exceed it (they are never dropped).
+   * Whether `totalTokens` is still above `targetTokens` because the system messages and the
+   * last message with its unit alone exceed it (they are never dropped; under Anthropic's
+   * rule the opening user message counts too).
    */
   overBudget: boolean
   /** The tokens of the returned request (an inserted summary included). */
@@ -1676,7 +1690,8 @@ export interface TrimResult {
 /**
  * Like {@link trimByPriority}, but tool results become placeholders in place (the call stays,
  * so pairs stay valid); other messages are removed. Placeholders count towards the budget;
- * when they alone do not fit, the lowest units are removed whole.
+ * when they alone do not fit, the lowest units are removed whole. The system messages and the
+ * last message with its unit are always kept.
  */
 export declare function trimWithPlaceholders<M extends AnyMessage = Message>(messages: M[], options: TrimOptions): TrimResultOf<M>
 

@@ -70,6 +70,7 @@ export function analyse(ct, messages, { model, format } = {}) {
       row.priority = c.priority
       row.tier = tierNames.get(c.priority) ?? String(c.priority)
       row.reason = reasonOf(c.metadata, row)
+      if (c.metadata.supersededBy !== undefined) row.supersededBy = c.metadata.supersededBy
     }
     return row
   })
@@ -106,6 +107,52 @@ function reasonOf(meta, row) {
   if (meta.filePath && meta.wasModified) return join(tool, `file ${meta.filePath} was modified in this session`)
   if (meta.filePath) return join(tool, `file ${meta.filePath}, not modified`, age)
   return join(tool, age)
+}
+
+/**
+ * Why a trim decided what it did for one message, naming the decision: `rows` are the
+ * analysis rows, `decisions` what {@link runTrim} returned, `strategy` the strategy's name.
+ * For the priority strategies: the system prompt and the last message's unit are always kept;
+ * a result superseded by a newer one is stale ("dropped: stale result of src/a.ts, superseded by
+ * #31"); a call goes with its results; anything else goes by its tier, lowest first.
+ */
+export function decisionReason(rows, decisions, i, strategy) {
+  const r = rows[i]
+  const d = decisions[i]
+  const last = rows.length - 1
+  const unitOf = (k) => {
+    // A result's unit starts at the nearest earlier message that calls tools.
+    if (rows[k].answers.length === 0) return k
+    for (let j = k - 1; j >= 0; j--) if (rows[j].calls.length > 0) return j
+    return k
+  }
+  const inLastUnit = unitOf(i) === unitOf(last)
+  if (d.decision === 'placeholder' && typeof d.output?._cutTokens === 'number') {
+    return `cut: ${d.output._cutTokens} tokens cut from the middle, so that the unit fits`
+  }
+  if (strategy !== 'priority') return [d.decision === 'kept' ? 'kept' : d.decision, r.reason, d.note].filter(Boolean).join(': ')
+  if (d.decision === 'kept') {
+    if (r.role === 'system' || r.role === 'developer') return 'kept: the system prompt is always kept'
+    if (i === last) return 'kept: the last message is always kept'
+    if (inLastUnit) return 'kept: part of the last message\'s tool call, always kept'
+    return `kept: ${r.tier ?? 'kept'}${r.reason ? ` (${r.reason})` : ''}, within the budget`
+  }
+  const superseded = r.supersededBy !== undefined ? r.supersededBy : resultsOf(rows, i).map((k) => rows[k].supersededBy).find((s) => s !== undefined)
+  const what = d.decision === 'dropped' ? 'dropped' : 'shortened to a placeholder'
+  if (superseded !== undefined) {
+    const path = r.reason?.match(/file (\S+)/)?.[1] ?? resultsOf(rows, i).map((k) => rows[k].reason?.match(/file (\S+)/)?.[1]).find(Boolean)
+    return `${what}: stale ${r.calls.length ? 'call and result' : 'result'}${path ? ` of ${path}` : ''}, superseded by #${superseded}`
+  }
+  if (r.calls.length > 0 && d.decision === 'dropped') return `dropped with its result${resultsOf(rows, i).length === 1 ? '' : 's'}: ${r.tier ?? ''}${r.reason ? ` (${r.reason})` : ''}`
+  return `${what} to fit the budget (lowest tier first, oldest first): ${r.tier ?? ''}${r.reason ? ` (${r.reason})` : ''}${d.note ? `; ${d.note}` : ''}`
+}
+
+/** The results answering the calls of message `i` (the messages after it that answer, up to the next non-result). */
+function resultsOf(rows, i) {
+  const out = []
+  if (rows[i].calls.length === 0) return out
+  for (let k = i + 1; k < rows.length && rows[k].answers.length > 0; k++) out.push(k)
+  return out
 }
 
 /**

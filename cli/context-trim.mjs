@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-import { DEFAULT_DROP_ORDER, STRATEGIES, analyse, clean, runTrim, textOf, tiers, totalsBy } from './analyse.mjs'
+import { DEFAULT_DROP_ORDER, STRATEGIES, analyse, clean, decisionReason, runTrim, textOf, tiers, totalsBy } from './analyse.mjs'
 import { renderHtmlReport } from './html.mjs'
 import { CliError, displayName, formatConversation, parseConversation, readInput } from './input.mjs'
 import { unknownModelWarning } from './models.mjs'
@@ -341,7 +341,7 @@ function trim(ct, path, options) {
       tokensBefore: r.tokens,
       tokensAfter: d.tokensAfter,
       decision: d.decision,
-      reason: [r.reason, d.note].filter(Boolean).join('; ') || undefined,
+      reason: decisionReason(analysis.messages, result.decisions, i, opts.strategy) || undefined,
     })
   })
   const count = (decision) => rows.filter((r) => r.decision === decision).length

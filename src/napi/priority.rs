@@ -37,18 +37,21 @@ use super::summary::{
 };
 use super::{error, read, saturate, task, write};
 
-/// How much a message matters; higher values are kept longer. The four highest
-/// (`MODIFIED_FILES` and up) are never dropped.
+/// How much a message matters; higher values are kept longer. The system prompt is never
+/// dropped; the three tiers below it and `MODIFIED_FILES` are dropped only when nothing lower
+/// is left (see docs/priority-trimming.md).
 #[napi]
 #[allow(non_camel_case_types, clippy::upper_case_acronyms)] // the seed's names: `ContentPriority.SYSTEM === 100` in JS
 pub enum ContentPriority {
   /// The system prompt (and `developer` messages). Never dropped.
   SYSTEM = 100,
-  /// AGENTS.md-style instructions. Never dropped.
+  /// AGENTS.md-style instructions. Dropped last.
   AGENT_INSTRUCTIONS = 90,
-  /// The user message that opened the current turn. Never dropped.
+  /// The user message that opened the current turn. Dropped only after every lower tier.
   CURRENT_TASK = 80,
-  /// Tool results about files modified in this session, with their calls. Never dropped.
+  /// The latest tool results about files modified in this session, with their calls (a
+  /// result a newer read of the file supersedes is stale). Dropped only after every lower
+  /// tier.
   MODIFIED_FILES = 70,
   /// The most recent turns and tool results.
   RECENT_TURNS = 60,
@@ -124,6 +127,9 @@ pub struct ClassificationMetadata {
   pub age: Option<u32>,
   /// A summary.
   pub is_summarized: Option<bool>,
+  /// The index of the newer tool result that supersedes this one (a newer read of the same
+  /// file, a newer listing of the same directory): this one is then stale tool output.
+  pub superseded_by: Option<u32>,
 }
 
 /// A message with its priority.
@@ -321,6 +327,7 @@ pub(crate) fn classified_list<'env, 'c>(
       f64::from(saturate(c.step)),
       m.age.map_or(-1.0, |a| f64::from(saturate(a))),
       f64::from(flags),
+      m.superseded_by.map_or(-1.0, |i| f64::from(saturate(i))),
     ]);
   }
   let helper = super::instance::instance(env)?.classified.borrow_back(env)?;
@@ -330,15 +337,15 @@ pub(crate) fn classified_list<'env, 'c>(
 }
 
 /// Numbers per entry passed to the CLASSIFIED helper.
-const CLASSIFIED_COLUMNS: usize = 5;
+const CLASSIFIED_COLUMNS: usize = 6;
 
 /// The CLASSIFIED helper: `ClassifiedMessage` objects from the messages, their numbers
-/// (priority, tokens, step, age or -1, flags) and file paths. Fields that do not apply are
+/// (priority, tokens, step, age or -1, flags, superseding index or -1) and file paths. Fields that do not apply are
 /// absent, as in every other object the addon returns.
 pub(crate) const CLASSIFIED: &str = r#"(function contextTrimClassified(objects, columns, paths) {
   const out = new Array(objects.length);
   for (let i = 0; i < objects.length; i++) {
-    const c = i * 5;
+    const c = i * 6;
     const age = columns[c + 3];
     const flags = columns[c + 4];
     const metadata = {};
@@ -349,6 +356,7 @@ pub(crate) const CLASSIFIED: &str = r#"(function contextTrimClassified(objects, 
     if (flags & 8) metadata.wasModified = true;
     if (age >= 0) metadata.age = age;
     if (flags & 16) metadata.isSummarized = true;
+    if (columns[c + 5] >= 0) metadata.supersededBy = columns[c + 5];
     out[i] = { message: objects[i], priority: columns[c], tokens: columns[c + 1], step: columns[c + 2], metadata };
   }
   return out;
@@ -635,8 +643,9 @@ pub struct TrimResult<'env> {
   pub summary_source: Option<SummarySource>,
   /// Why the summarizer's text was not used (with `'fallback-error'` and `'fallback-timeout'`).
   pub summary_error: Option<String>,
-  /// Whether `totalTokens` is still above `targetTokens` because system, agent instructions,
-  /// the current task and modified files alone exceed it (they are never dropped).
+  /// Whether `totalTokens` is still above `targetTokens` because the system messages and the
+  /// last message with its unit alone exceed it (they are never dropped; under Anthropic's
+  /// rule the opening user message counts too).
   pub over_budget: bool,
   /// The tokens of the returned request (an inserted summary included).
   pub total_tokens: u32,
@@ -644,8 +653,11 @@ pub struct TrimResult<'env> {
 
 /// Trims a conversation to `targetTokens`, dropping what matters least first
 /// ({@link ContentPriority}), oldest first within a priority, a tool call always with its
-/// results. System, agent instructions, the current task and modified files are never
-/// dropped: when they alone exceed the budget, `overBudget` is true.
+/// results. The system messages and the last message with its unit are always kept; the
+/// seed's never-truncated tiers (agent instructions, the current task, modified files) go
+/// last. A unit whose results, cut to head and tail, free what is missing is cut instead of
+/// dropped, and dropped units that still fit are put back. `overBudget` is true only when
+/// what is always kept exceeds the budget. See docs/priority-trimming.md.
 #[napi(
   catch_unwind,
   ts_generic_types = "M extends AnyMessage = Message",
@@ -678,7 +690,8 @@ pub fn trim_by_priority_async<'env>(
 
 /// Like {@link trimByPriority}, but tool results become placeholders in place (the call stays,
 /// so pairs stay valid); other messages are removed. Placeholders count towards the budget;
-/// when they alone do not fit, the lowest units are removed whole.
+/// when they alone do not fit, the lowest units are removed whole. The system messages and the
+/// last message with its unit are always kept.
 #[napi(
   catch_unwind,
   ts_generic_types = "M extends AnyMessage = Message",
