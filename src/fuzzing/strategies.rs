@@ -250,16 +250,15 @@ fn age_guards(conv: &Conversation<'_>, _: u64) -> Vec<Guard> {
 }
 
 /// What the priority strategies never drop: the [`anchored_units`] (system and developer
-/// messages, the last message's unit). The system messages and
-/// the last message are returned as they are; the other members of those units may be cut.
+/// messages, the last message's unit). The system messages are returned as they are; the other
+/// members of those units may be cut when they alone exceed the budget.
 fn priority_guards(conv: &Conversation<'_>, _: u64) -> Vec<Guard> {
   let anchored = anchored_units(conv);
-  let last = conv.len().checked_sub(1);
   (0..conv.len())
     .map(|i| {
       if !anchored[conv.unit_of(i)] {
         Guard::Free
-      } else if Some(i) == last || conv.message(i).role.is_instruction() {
+      } else if conv.message(i).role.is_instruction() {
         Guard::Untouched
       } else {
         Guard::Returned

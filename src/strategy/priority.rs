@@ -126,29 +126,28 @@ fn cut_unit(
   tally: &mut Tally,
   target: usize,
 ) -> bool {
-  let candidates: Vec<usize> = conv.units()[u]
+  let mut candidates: Vec<usize> = conv.units()[u]
     .members
     .iter()
     .copied()
     .filter(|&i| matches!(plan.action(i), Action::Keep))
     .filter(|&i| conv.message(i).is_tool_result() && conv.message(i).answers.len() == 1)
     .collect();
+  largest_first(conv, &mut candidates);
   cut_within(conv, candidates, plan, tally, target, true)
 }
 
-/// Cuts `candidates`, the largest first, each by what is still missing, until the request
-/// fits `target`. With `all_or_nothing`, the cuts are kept only if the request then fits.
-/// Returns whether it fits.
+/// Cuts `candidates` in turn, each by what is still missing, until the request fits `target`.
+/// With `all_or_nothing`, the cuts are kept only if the request then fits. Returns whether it
+/// fits.
 fn cut_within(
   conv: &Conversation<'_>,
-  mut candidates: Vec<usize>,
+  candidates: Vec<usize>,
   plan: &mut Plan,
   tally: &mut Tally,
   target: usize,
   all_or_nothing: bool,
 ) -> bool {
-  // Largest first; the index breaks ties, so the order is deterministic.
-  candidates.sort_by_key(|&i| (std::cmp::Reverse(conv.tokens(i)), i));
   let (mut cut_plan, mut cut_tally) = (plan.clone(), *tally);
   for i in candidates {
     let excess = cut_tally.total().saturating_sub(target);
@@ -166,25 +165,39 @@ fn cut_within(
   fits
 }
 
-/// The tool results (answering one call) and plain user messages of the [`anchored_units`]
-/// that `plan` keeps as they are, but the last message: what [`cut_anchors_to_fit`] may cut.
+/// Sorts message indices largest first; the index breaks ties, so the order is deterministic.
+fn largest_first(conv: &Conversation<'_>, indices: &mut [usize]) {
+  indices.sort_by_key(|&i| (std::cmp::Reverse(conv.tokens(i)), i));
+}
+
+/// What [`cut_anchors_to_fit`] may cut, in the order it cuts them: the tool results (answering
+/// one call) and plain user messages of the [`anchored_units`] that `plan` keeps as they are,
+/// the largest first, and the last message last of all.
 fn anchor_candidates(conv: &Conversation<'_>, plan: &Plan) -> Vec<usize> {
   let anchored = anchored_units(conv);
-  (0..conv.len().saturating_sub(1))
-    .filter(|&i| anchored[conv.unit_of(i)] && matches!(plan.action(i), Action::Keep))
-    .filter(|&i| {
-      let m = conv.message(i);
-      (m.is_tool_result() && m.answers.len() == 1) || (m.role == Role::User && m.answers.is_empty())
-    })
-    .collect()
+  let cuttable = |i: usize| {
+    let m = conv.message(i);
+    anchored[conv.unit_of(i)]
+      && matches!(plan.action(i), Action::Keep)
+      && ((m.is_tool_result() && m.answers.len() == 1)
+        || (m.role == Role::User && m.answers.is_empty()))
+  };
+  let Some(last) = conv.len().checked_sub(1) else { return Vec::new() };
+  let mut candidates: Vec<usize> = (0..last).filter(|&i| cuttable(i)).collect();
+  largest_first(conv, &mut candidates);
+  if cuttable(last) {
+    candidates.push(last);
+  }
+  candidates
 }
 
 /// The last rung: when the units every strategy keeps ([`anchored_units`]) do not fit `target`
-/// on their own, their tool results and plain user messages other than the last message (a
-/// parallel call's other results) are cut to head and tail
-/// ([`cut_middle`]), the largest first, if that brings the request within `target` (else
-/// nothing is cut, and the outcome is over budget). The last message is never cut; assistant
-/// messages neither, as their content holds their tool calls in some formats. What is cut is
+/// on their own, their tool results and plain user messages are cut to head and tail
+/// ([`cut_middle`]): the other results of the last call first, the largest first, and the last
+/// message itself last of all, only if that brings the request within `target` (else nothing
+/// is cut, and the outcome is over budget). A request the provider refuses for its length helps
+/// no one; the head and the tail of an output carry its command and its status. Assistant
+/// messages are not cut: their content holds their tool calls in some formats. What is cut is
 /// reported by the cut marker and `_cutTokens`.
 fn cut_anchors_to_fit(conv: &Conversation<'_>, plan: &mut Plan, tally: &mut Tally, target: usize) {
   if tally.total() > target {
@@ -504,7 +517,7 @@ mod tests {
   }
 
   #[test]
-  fn the_last_message_is_kept_with_its_unit_and_never_cut() {
+  fn the_last_message_is_kept_with_its_unit_and_cut_only_as_the_last_resort() {
     let msgs = vec![
       Message::text(Role::System, "s"),
       Message::text(Role::User, "task"),
@@ -512,17 +525,22 @@ mod tests {
       result("1", &"compiling module ...\n".repeat(400)),
     ];
     let conv = Conversation::new(&msgs, Encoding::O200kBase);
-    for target in [0, 100, conv.total_tokens() - 1] {
-      for t in [
-        trim_by_priority(&conv, None, &options(target, 1)),
-        trim_with_placeholders(&conv, None, &options(target, 1)),
-      ] {
-        assert!(matches!(t.outcome.plan.action(2), Action::Keep), "{target}");
-        assert!(matches!(t.outcome.plan.action(3), Action::Keep), "{target}");
-        // The budget is met whenever the system message and the last unit fit.
-        let floor = conv.tokens(0) + conv.tokens(2) + conv.tokens(3) + 3;
-        assert_eq!(t.outcome.over_budget, target < floor, "{target}");
-      }
+    let floor = conv.tokens(0) + conv.tokens(2) + conv.tokens(3) + 3;
+    for t in [trim_by_priority, trim_with_placeholders] {
+      // Room for the anchors: only the task goes, the last message stays as it is.
+      let out = t(&conv, None, &options(floor, 1)).outcome;
+      assert_eq!(out.plan.dropped(), vec![1]);
+      assert!(matches!(out.plan.action(3), Action::Keep) && !out.over_budget);
+      // No room for the last output whole: its middle is cut so that the request fits.
+      let out = t(&conv, None, &options(100, 1)).outcome;
+      let Action::Replace(r) = out.plan.action(3) else { panic!("not cut") };
+      assert!(r.content.contains(" tokens cut ...]"));
+      assert!(r.meta.iter().any(|(k, _)| *k == "_cutTokens"));
+      assert!(matches!(out.plan.action(2), Action::Keep));
+      assert!(!out.over_budget && out.total_tokens <= 100);
+      // Not even a cut fits: over budget, the last message whole.
+      let out = t(&conv, None, &options(0, 1)).outcome;
+      assert!(matches!(out.plan.action(3), Action::Keep) && out.over_budget);
     }
   }
 
