@@ -79,11 +79,13 @@ impl Strategy {
   pub fn plan(&self, conv: &Conversation<'_>, target: usize) -> Plan {
     match self {
       Strategy::Priority(classify) => {
-        let options = PriorityOptions { target_tokens: target, classify: classify.clone() };
+        let options =
+          PriorityOptions { target_tokens: target, classify: classify.clone(), placeholder: None };
         trim_by_priority(conv, None, &options).outcome.plan
       }
       Strategy::Placeholders(classify) => {
-        let options = PriorityOptions { target_tokens: target, classify: classify.clone() };
+        let options =
+          PriorityOptions { target_tokens: target, classify: classify.clone(), placeholder: None };
         trim_with_placeholders(conv, None, &options).outcome.plan
       }
       Strategy::Truncate(config) => truncate_to(conv, config, target),

@@ -410,7 +410,8 @@ pub fn prune_summarized(
     keep[conv.unit_of(i)] = true;
   }
   let run = |t: usize| {
-    let options = PriorityOptions { target_tokens: t, classify: ClassifyOptions::default() };
+    let options =
+      PriorityOptions { target_tokens: t, classify: ClassifyOptions::default(), placeholder: None };
     trim_by_priority_keeping(conv, None, &options, &keep)
   };
   let (trim, summary) = match summary {

@@ -48,7 +48,8 @@ impl TokenOptions {
 }
 
 /// Reads an options argument: `undefined`/`null` give the defaults, an object is converted,
-/// anything else (or a field of the wrong type) is an `INVALID_OPTION` error.
+/// anything else (or a field of the wrong type) is an `INVALID_OPTION` error, and so is a key
+/// that no field of `T` has (a misspelt option), at any depth of nested options objects.
 pub(crate) fn read_options<T: FromNapiValue + Default>(
   env: &Env,
   value: Option<Unknown<'_>>,
@@ -57,12 +58,19 @@ pub(crate) fn read_options<T: FromNapiValue + Default>(
   let Some(value) = value else { return Ok(T::default()) };
   match value.get_type()? {
     ValueType::Undefined | ValueType::Null => Ok(T::default()),
-    ValueType::Object if !value.is_array()? => T::from_unknown(value).map_err(|e| {
-      let reason = super::read::exception_text(env, e);
-      let error =
-        field_type_error(&value, &reason).unwrap_or_else(|| CoreError::option(name, reason));
-      super::error::throw(env, error)
-    }),
+    ValueType::Object if !value.is_array()? => {
+      let [proxy, unread] = watch(env, value)?;
+      let options = T::from_unknown(proxy).map_err(|e| {
+        let reason = super::read::exception_text(env, e);
+        let error =
+          field_type_error(&value, &reason).unwrap_or_else(|| CoreError::option(name, reason));
+        super::error::throw(env, error)
+      })?;
+      match unknown_option(unread)? {
+        Some(error) => Err(super::error::throw(env, error)),
+        None => Ok(options),
+      }
+    }
     _ => Err(super::error::throw(
       env,
       CoreError::option(
@@ -233,3 +241,110 @@ fn checked_integer(value: f64, min: f64) -> std::result::Result<usize, String> {
 }
 
 pub(crate) use crate::error::js_number;
+
+/// The JavaScript side of the unknown-option check, compiled once per environment:
+/// `watch(options)` returns `[proxy, unread]`, where `proxy` records every key read from
+/// `options` (and from the plain objects read from it, wrapped the same way), and `unread()`
+/// returns `[path, knownKeys]` for the first own key of a converted object that was never read,
+/// or `null`. napi-rs reads every field of an options struct, absent or not, so the keys read
+/// from an object are exactly the fields of the struct it was converted to; an object nothing
+/// was read from (held as a raw value, such as a pricing table) is left to its own reader.
+pub(crate) const OPTION_KEYS: &str = r#"(function contextTrimOptionKeys(options) {
+  const nodes = [];
+  const proxies = new Map();
+  function plain(v) {
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
+    const proto = Object.getPrototypeOf(v);
+    return proto === Object.prototype || proto === null;
+  }
+  function wrap(target, path) {
+    const known = proxies.get(target);
+    if (known !== undefined) return known;
+    const node = { path, target, read: new Set() };
+    nodes.push(node);
+    const proxy = new Proxy(target, {
+      get(t, k, r) {
+        const v = Reflect.get(t, k, r);
+        if (typeof k !== 'string') return v;
+        node.read.add(k);
+        return plain(v) ? wrap(v, path + k + '.') : v;
+      },
+      has(t, k) {
+        if (typeof k === 'string') node.read.add(k);
+        return Reflect.has(t, k);
+      },
+    });
+    proxies.set(target, proxy);
+    return proxy;
+  }
+  const proxy = wrap(options, '');
+  function unread() {
+    for (const n of nodes) {
+      if (n.read.size === 0) continue;
+      for (const k of Object.keys(n.target)) {
+        if (!n.read.has(k)) return [n.path + k, [...n.read]];
+      }
+    }
+    return null;
+  }
+  return [proxy, unread];
+})"#;
+
+/// The arguments of the `watch` helper: the options object.
+pub(crate) type WatchArgs<'env> = FnArgs<(Unknown<'env>,)>;
+
+/// Wraps `options` so that the keys read from it are recorded (see [`OPTION_KEYS`]).
+fn watch<'env>(env: &'env Env, options: Unknown<'env>) -> Result<[Unknown<'env>; 2]> {
+  let helper = super::instance::instance(env)?.option_keys.borrow_back(env)?;
+  let pair: Array = helper.call((options,).into())?;
+  Ok([pair.get_element(0)?, pair.get_element(1)?])
+}
+
+/// The error for the first key of an options object that is no option, if there is one.
+fn unknown_option(unread: Unknown<'_>) -> Result<Option<CoreError>> {
+  // SAFETY: `unread` is the closure the helper just returned, a function.
+  let unread: Function<(), Unknown> = unsafe { unread.cast() }?;
+  let found = unread.call(())?;
+  if is_nullish(&found) {
+    return Ok(None);
+  }
+  let (path, known) = <(String, Vec<String>)>::from_unknown(found)?;
+  Ok(Some(unknown_option_error(&path, &known)))
+}
+
+/// `path: is not an option (did you mean …?)`, suggesting the known key nearest to the last
+/// segment of `path` when it is close (an edit distance of at most a third of its length, or
+/// the same letters in another case).
+pub(crate) fn unknown_option_error(path: &str, known: &[String]) -> CoreError {
+  let key = path.rsplit('.').next().unwrap_or(path);
+  let nearest = known
+    .iter()
+    .map(|k| (edit_distance(&k.to_lowercase(), &key.to_lowercase()), k))
+    .filter(|(d, k)| *d <= (key.chars().count().max(k.chars().count()) / 3).max(1))
+    .min_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
+  let detail = match nearest {
+    Some((_, k)) => format!("is not an option (did you mean {k}?)"),
+    None => {
+      let mut list: Vec<&str> = known.iter().map(String::as_str).collect();
+      list.sort_unstable();
+      format!("is not an option; the options here are {}", list.join(", "))
+    }
+  };
+  CoreError::option(path, detail)
+}
+
+/// The Levenshtein distance between two strings, in characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+  let b: Vec<char> = b.chars().collect();
+  let mut row: Vec<usize> = (0..=b.len()).collect();
+  for (i, ca) in a.chars().enumerate() {
+    let mut diagonal = row[0];
+    row[0] = i + 1;
+    for (j, cb) in b.iter().enumerate() {
+      let above = row[j + 1];
+      row[j + 1] = (diagonal + usize::from(ca != *cb)).min(above + 1).min(row[j] + 1);
+      diagonal = above;
+    }
+  }
+  row[b.len()]
+}

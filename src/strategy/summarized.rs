@@ -268,7 +268,11 @@ mod tests {
 
   fn by_priority<'c>(conv: &'c Conversation<'c>) -> impl FnMut(usize) -> PriorityTrim + 'c {
     move |target| {
-      let options = PriorityOptions { target_tokens: target, classify: ClassifyOptions::default() };
+      let options = PriorityOptions {
+        target_tokens: target,
+        classify: ClassifyOptions::default(),
+        placeholder: None,
+      };
       trim_by_priority(conv, None, &options)
     }
   }
