@@ -325,7 +325,7 @@ test.serial('the other strategies and classes reject budgets, options and argume
     ['truncateOldToolOutputsAsync maxAge', () => ct.truncateOldToolOutputsAsync(m, { maxAge: Number.NaN }), 'INVALID_OPTION', 'maxAge: must be an integer of at least 0, got NaN'],
     ['RollingContext options', () => new ct.RollingContext(5 as never), 'INVALID_OPTION', 'options: must be an object, got number'],
     ['RollingContext config', () => new ct.RollingContext({ config: { maxAge: -1 } }), 'INVALID_OPTION', /maxAge/],
-    ['RollingContext handleCommand', () => new ct.RollingContext().handleCommand('explode'), 'INVALID_ARGUMENT', 'arg: must be on, off, status or nothing, got "explode"'],
+    ['RollingContext handleCommand', () => new ct.RollingContext().handleCommand('explode'), 'INVALID_ARGUMENT', 'arg: must be on, off, enable, disable, toggle, status or nothing, got "explode"'],
     ['RollingContext prepare', () => new ct.RollingContext().prepare(5 as never), 'INVALID_MESSAGES', 'messages: must be an array, got number'],
     ['FileTracker trackAccess step', () => new ct.FileTracker().trackAccess('a', Number.NaN, 'read'), 'INVALID_ARGUMENT', 'step: must be an integer of at least 0, got NaN'],
     ['FileTracker trackAccess operation', () => new ct.FileTracker().trackAccess('a', 1, 'zap' as never), 'INVALID_ARGUMENT', 'operation: must be one of read, create, edit, delete, got "zap"'],

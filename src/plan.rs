@@ -325,6 +325,33 @@ pub fn replacement(
   Replacement { content, meta, tokens }
 }
 
+/// The message a [`Replacement`] of `m` with `content` returns, as the core sees it: the tool
+/// results of a message holding tool-result parts get `content` as their text (its other
+/// parts stay), any other message gets `content` as its whole content (see [`replacement`]).
+/// For a strategy that runs on the output of another.
+pub fn replaced_message(m: &Message, content: &str) -> Message {
+  let mut out = m.clone();
+  out.content = match &m.content {
+    Content::Parts(parts) if parts.iter().any(|p| matches!(p, Part::ToolResult { .. })) => {
+      Content::Parts(
+        parts
+          .iter()
+          .map(|p| match p {
+            Part::ToolResult { call_id, is_error, .. } => Part::ToolResult {
+              call_id: call_id.clone(),
+              content: content.to_string(),
+              is_error: *is_error,
+            },
+            other => other.clone(),
+          })
+          .collect(),
+      )
+    }
+    _ => Content::Text(content.to_string()),
+  };
+  out
+}
+
 #[cfg(test)]
 mod tests {
   use super::*;

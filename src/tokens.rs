@@ -119,6 +119,35 @@ impl Encoding {
     }
   }
 
+  /// [`Encoding::resolve`] with nanocoder's `providerName`: `encoding` still wins, and without
+  /// it a provider whose name contains `openai`, or no provider (or an empty name), counts by
+  /// `model`. A name containing `anthropic` or `claude` counts [`Encoding::Approximate`], and so
+  /// does any other provider unless `model` names an OpenAI model (`gpt…`, `o1`, `o3`, `o4`):
+  /// their tokenizers are not tiktoken's.
+  ///
+  /// # Errors
+  ///
+  /// As [`Encoding::resolve`].
+  pub fn resolve_for_provider(
+    provider: Option<&str>,
+    model: Option<&str>,
+    encoding: Option<&str>,
+  ) -> Result<Encoding> {
+    let provider = provider.map(str::to_lowercase).filter(|p| !p.is_empty());
+    let Some(provider) = provider.filter(|_| encoding.is_none()) else {
+      return Encoding::resolve(model, encoding);
+    };
+    let openai_model = model
+      .map(str::to_lowercase)
+      .is_some_and(|m| m.contains("gpt") || ["o1", "o3", "o4"].iter().any(|p| m.starts_with(p)));
+    if provider.contains("openai")
+      || (openai_model && !provider.contains("anthropic") && !provider.contains("claude"))
+    {
+      return Encoding::resolve(model, None);
+    }
+    Ok(Encoding::Approximate)
+  }
+
   /// [`Encoding::resolve`] where the counts already are in `fixed` (e.g. a window's): without
   /// `model` and `encoding` that is the encoding; with them they must resolve to it.
   ///
@@ -495,6 +524,24 @@ pub fn set_cache_capacity(capacity: usize) {
 #[cfg(test)]
 mod tests {
   use super::*;
+
+  #[test]
+  fn a_provider_picks_the_encoding_unless_one_is_given() {
+    let r = |p: Option<&str>, m: Option<&str>, e: Option<&str>| {
+      Encoding::resolve_for_provider(p, m, e).map_err(|e| e.to_string())
+    };
+    assert_eq!(r(None, Some("gpt-4"), None), Ok(Encoding::Cl100kBase));
+    assert_eq!(r(Some(""), None, None), Ok(Encoding::O200kBase));
+    assert_eq!(r(Some("OpenAI"), Some("gpt-4"), None), Ok(Encoding::Cl100kBase));
+    assert_eq!(
+      r(Some("anthropic"), Some("claude-3-5-sonnet-20241022"), None),
+      Ok(Encoding::Approximate)
+    );
+    assert_eq!(r(Some("ollama"), Some("llama3.1"), None), Ok(Encoding::Approximate));
+    assert_eq!(r(Some("openrouter"), Some("gpt-4o"), None), Ok(Encoding::O200kBase));
+    assert_eq!(r(Some("anthropic"), Some("gpt-4o"), None), Ok(Encoding::Approximate));
+    assert_eq!(r(Some("anthropic"), None, Some("cl100k_base")), Ok(Encoding::Cl100kBase));
+  }
   use crate::message::{Role, ToolCall};
 
   #[test]

@@ -8,6 +8,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod cache_policy;
 mod clock;
+mod conversation;
 mod dedup;
 mod error;
 mod instance;

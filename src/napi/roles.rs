@@ -109,13 +109,16 @@ impl MaxContextTokensOptions {
 /// nothing is reordered. Within the cap the same messages come back. Returns the caller's own
 /// message objects.
 ///
+/// The third argument may also be the `truncationPriority` array alone, as CursorClaw passes
+/// it: `applyMaxContextTokens(messages, 8000, ['assistant', 'user'])`.
+///
 /// ```ts
 /// applyMaxContextTokens(messages, 8000, { truncationPriority: ['assistant', 'user'], keepFirstSystem: true })
 /// ```
 #[napi(
   catch_unwind,
   ts_generic_types = "M extends AnyMessage",
-  ts_args_type = "messages: M[], maxContextTokens: number, options?: MaxContextTokensOptions",
+  ts_args_type = "messages: M[], maxContextTokens: number, options?: MaxContextTokensOptions | Array<'system' | 'developer' | 'user' | 'assistant' | 'tool'>",
   ts_return_type = "M[]"
 )]
 pub fn apply_max_context_tokens<'env>(
@@ -133,7 +136,7 @@ pub fn apply_max_context_tokens<'env>(
 #[napi(
   catch_unwind,
   ts_generic_types = "M extends AnyMessage",
-  ts_args_type = "messages: M[], maxContextTokens: number, options?: MaxContextTokensOptions",
+  ts_args_type = "messages: M[], maxContextTokens: number, options?: MaxContextTokensOptions | Array<'system' | 'developer' | 'user' | 'assistant' | 'tool'>",
   ts_return_type = "Promise<M[]>"
 )]
 pub fn apply_max_context_tokens_async<'env>(
@@ -145,6 +148,25 @@ pub fn apply_max_context_tokens_async<'env>(
   task::spawn_or_reject(env, prepare(env, messages, max_context_tokens, options))
 }
 
+/// The third argument of {@link applyMaxContextTokens}: the options object, or, as
+/// CursorClaw's `applyMaxContextTokens(messages, maxContextTokens, truncationPriority?)` takes
+/// it, the `truncationPriority` array itself.
+fn read_cap_options(env: &Env, options: Option<Unknown<'_>>) -> Result<MaxContextTokensOptions> {
+  match options {
+    Some(list) if list.is_array()? => {
+      let roles = Vec::<Unknown>::from_unknown(list)?;
+      let mut names = Vec::with_capacity(roles.len());
+      for (i, role) in roles.iter().enumerate() {
+        let name = read::string_argument(role, &format!("truncationPriority[{i}]"))
+          .map_err(|e| error::throw(env, e))?;
+        names.push(name);
+      }
+      Ok(MaxContextTokensOptions { truncation_priority: Some(names), ..Default::default() })
+    }
+    other => read_nested_options(env, other, "options", MAX_CONTEXT_NESTED),
+  }
+}
+
 type CapOp = task::PlanOnly<Box<dyn FnMut(&crate::Conversation<'_>) -> crate::Plan + Send>>;
 
 fn prepare<'env>(
@@ -153,8 +175,7 @@ fn prepare<'env>(
   max_context_tokens: Unknown<'env>,
   options: Option<Unknown<'env>>,
 ) -> Result<(read::JsMessages<'env>, CapOp)> {
-  let options: MaxContextTokensOptions =
-    read_nested_options(env, options, "options", MAX_CONTEXT_NESTED)?;
+  let options = read_cap_options(env, options)?;
   let format =
     super::options::parse_format(options.format.as_deref()).map_err(|e| error::throw(env, e))?;
   let input = read::read_messages_in(env, messages, format)?;

@@ -1,6 +1,7 @@
 //! Trimming strategies: each reads a [`Conversation`] and returns a [`Plan`] with what it cost.
 
 pub mod age;
+pub mod budget;
 pub mod priority;
 pub mod roles;
 pub mod rolling;

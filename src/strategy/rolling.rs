@@ -554,13 +554,13 @@ fn same_path(a: &str, b: &str) -> bool {
 /// An argument of the `/rolling-context` command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Command {
-  /// `on`: enable.
+  /// `on` or `enable`: enable.
   On,
-  /// `off`: disable.
+  /// `off` or `disable`: disable.
   Off,
   /// `status`: report without changing anything.
   Status,
-  /// No argument: flip.
+  /// `toggle` or no argument: flip.
   Toggle,
 }
 
@@ -574,15 +574,18 @@ impl Command {
   pub fn parse(arg: Option<&str>) -> Result<Command> {
     let arg = arg.map(str::trim).unwrap_or_default();
     Ok(match arg.to_ascii_lowercase().as_str() {
-      "" => Command::Toggle,
-      "on" => Command::On,
-      "off" => Command::Off,
+      "" | "toggle" => Command::Toggle,
+      "on" | "enable" => Command::On,
+      "off" | "disable" => Command::Off,
       "status" => Command::Status,
       _ => {
         return Err(Error::new(
           ErrorKind::InvalidArgument,
           "arg",
-          format!("must be on, off, status or nothing, got {}", quote(arg)),
+          format!(
+            "must be on, off, enable, disable, toggle, status or nothing, got {}",
+            quote(arg)
+          ),
         ))
       }
     })
@@ -622,6 +625,15 @@ impl RollingContext {
       Command::Status => {}
     }
     Ok(self.status_line())
+  }
+
+  /// nanocoder's reply to `/rolling-context`: `Rolling context enabled.` or
+  /// `Rolling context disabled.`
+  pub fn command_reply(&self) -> &'static str {
+    match self.enabled {
+      true => "Rolling context enabled.",
+      false => "Rolling context disabled.",
+    }
   }
 
   /// One line saying whether rolling context is on, and with which limits.
@@ -1150,7 +1162,14 @@ mod tests {
     assert_eq!(ctx.handle_command(Some("")).unwrap(), on);
     assert_eq!(ctx.handle_command(Some("off")).unwrap(), off);
     let err = ctx.handle_command(Some("maybe")).unwrap_err();
-    assert_eq!(err.to_string(), "arg: must be on, off, status or nothing, got \"maybe\"");
+    assert_eq!(
+      err.to_string(),
+      "arg: must be on, off, enable, disable, toggle, status or nothing, got \"maybe\""
+    );
+    assert_eq!(ctx.handle_command(Some("Enable")).unwrap(), on);
+    assert_eq!(ctx.handle_command(Some("toggle")).unwrap(), off);
+    assert_eq!(ctx.handle_command(Some("disable")).unwrap(), off);
+    assert!(!ctx.enabled);
     assert_eq!(err.code(), "INVALID_ARGUMENT");
     assert!(!ctx.enabled);
   }
