@@ -10,7 +10,7 @@
 
 use crate::conversation::Conversation;
 use crate::message::{Content, Message, Part, Role};
-use crate::tokens::{content_tokens, count_tokens, message_tokens, Encoding, REPLY_PRIMING};
+use crate::tokens::{content_tokens, count_tokens, message_tokens, Encoding};
 
 /// A value of a metadata field added to a replaced message (e.g. `_truncated: true`).
 #[derive(Debug, Clone, PartialEq)]
@@ -177,7 +177,7 @@ impl Plan {
       }
     }
     if any {
-      sum + REPLY_PRIMING
+      sum + crate::tokens::reply_priming(conv.encoding())
     } else {
       0
     }
@@ -357,6 +357,7 @@ mod tests {
   use super::*;
   use crate::message::{Message, Role};
   use crate::tokens::Encoding;
+  use crate::tokens::REPLY_PRIMING;
 
   #[test]
   fn dropping_a_unit_drops_call_and_results() {

@@ -73,6 +73,12 @@ pub struct CacheAwareTrimmerOptions<'env> {
   /// @default 'o200k_base'
   #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
+  /// `false` counts each message as its content, tool-call names and arguments only, with no
+  /// reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+  /// OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
+  /// priming a request), which is what OpenAI bills. See README's token counting.
+  /// @default true
+  pub framing: Option<bool>,
   /// The message format (see {@link TokenOptions.format}).
   /// @default 'auto'
   #[napi(ts_type = "MessageFormat")]
@@ -164,7 +170,8 @@ impl CacheAwareTrimmerOptions<'_> {
     options.validate()?;
     Ok(PolicySetup {
       options,
-      encoding: Encoding::resolve(self.model.as_deref(), self.encoding.as_deref())?,
+      encoding: Encoding::resolve(self.model.as_deref(), self.encoding.as_deref())?
+        .with_framing(self.framing),
       format: parse_format(self.format.as_deref())?,
     })
   }

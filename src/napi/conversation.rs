@@ -100,6 +100,12 @@ pub struct TrimConversationOptions<'env> {
   /// @default 'o200k_base'
   #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
+  /// `false` counts each message as its content, tool-call names and arguments only, with no
+  /// reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+  /// OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
+  /// priming a request), which is what OpenAI bills. See README's token counting.
+  /// @default true
+  pub framing: Option<bool>,
   /// The message format (see {@link TokenOptions.format}). Give it for Anthropic
   /// conversations without tool blocks: read as OpenAI (the default detection of plain text),
   /// the result may start with an assistant message, which Anthropic refuses.
@@ -302,6 +308,7 @@ fn prepare<'env>(
     opts.model.as_deref(),
     opts.encoding.as_deref(),
   )
+  .map(|e| e.with_framing(opts.framing))
   .map_err(throw)?;
   let strategy = match opts.strategy.as_deref().unwrap_or("priority-based") {
     "priority-based" => Strategy::WithPlaceholders,

@@ -20,6 +20,12 @@ pub struct TokenOptions {
   /// @default 'o200k_base'
   #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
+  /// `false` counts each message as its content, tool-call names and arguments only, with no
+  /// reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+  /// OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
+  /// priming a request), which is what OpenAI bills. See README's token counting.
+  /// @default true
+  pub framing: Option<bool>,
   /// The message format. `auto` detects it from format-specific shapes (tool calls, tool
   /// results, reasoning parts) and refuses to guess when two formats' shapes appear.
   /// @default 'auto'
@@ -43,7 +49,10 @@ impl TokenOptions {
 
   /// The encoding these options select.
   pub(crate) fn encoding(&self) -> CoreResult<Encoding> {
-    Encoding::resolve(self.model.as_deref(), self.encoding.as_deref())
+    Ok(
+      Encoding::resolve(self.model.as_deref(), self.encoding.as_deref())?
+        .with_framing(self.framing),
+    )
   }
 }
 

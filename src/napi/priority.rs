@@ -193,6 +193,12 @@ pub struct ClassificationContext<'env> {
   /// @default 'o200k_base'
   #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
+  /// `false` counts each message as its content, tool-call names and arguments only, with no
+  /// reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+  /// OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
+  /// priming a request), which is what OpenAI bills. See README's token counting.
+  /// @default true
+  pub framing: Option<bool>,
   /// The message format (see {@link TokenOptions.format}).
   /// @default 'auto'
   #[napi(ts_type = "MessageFormat")]
@@ -219,7 +225,9 @@ pub fn classify_message<'env>(
 ) -> Result<Unknown<'env>> {
   let ctx: ClassificationContext = read_options(env, context, "context")?;
   let throw = |e: CoreError| error::throw(env, e);
-  let encoding = Encoding::resolve(ctx.model.as_deref(), ctx.encoding.as_deref()).map_err(throw)?;
+  let encoding = Encoding::resolve(ctx.model.as_deref(), ctx.encoding.as_deref())
+    .map(|e| e.with_framing(ctx.framing))
+    .map_err(throw)?;
   let format = parse_format(ctx.format.as_deref()).map_err(throw)?;
   let options = classify_options(
     ctx.preserve_recent_turns,
@@ -607,6 +615,12 @@ pub struct TrimOptions<'env> {
   /// @default 'o200k_base'
   #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
+  /// `false` counts each message as its content, tool-call names and arguments only, with no
+  /// reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+  /// OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
+  /// priming a request), which is what OpenAI bills. See README's token counting.
+  /// @default true
+  pub framing: Option<bool>,
   /// Your own agent-instruction markers (see {@link ClassificationContext}).
   /// @default []
   pub agent_instruction_markers: Option<Vec<String>>,
@@ -981,9 +995,13 @@ pub(crate) fn trim_op(
   };
   let classify = classify_options(opts.preserve_recent_turns, None, opts.agent_instruction_markers)
     .map_err(throw)?;
-  let encoding =
-    Encoding::resolve_within(opts.model.as_deref(), opts.encoding.as_deref(), fixed.map(|f| f.0))
-      .map_err(throw)?;
+  let encoding = Encoding::resolve_within(
+    opts.model.as_deref(),
+    opts.encoding.as_deref(),
+    opts.framing,
+    fixed.map(|f| f.0),
+  )
+  .map_err(throw)?;
   let format = parse_format(opts.format.as_deref()).map_err(throw)?;
   if let (Some((_, own)), Some(given)) = (fixed, format) {
     if given != own {

@@ -44,6 +44,12 @@ pub struct MaxContextTokensOptions {
   /// @default 'o200k_base'
   #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
+  /// `false` counts each message as its content, tool-call names and arguments only, with no
+  /// reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+  /// OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
+  /// priming a request), which is what OpenAI bills. See README's token counting.
+  /// @default true
+  pub framing: Option<bool>,
   /// The message format (see {@link TokenOptions.format}).
   /// @default 'auto'
   #[napi(ts_type = "MessageFormat")]
@@ -98,7 +104,9 @@ impl MaxContextTokensOptions {
       keep_first_system: self.keep_first_system.unwrap_or(false),
       min_keep,
     };
-    Ok((options, Encoding::resolve(self.model.as_deref(), self.encoding.as_deref())?))
+    let encoding = Encoding::resolve(self.model.as_deref(), self.encoding.as_deref())?
+      .with_framing(self.framing);
+    Ok((options, encoding))
   }
 }
 

@@ -59,6 +59,12 @@ pub struct TruncationConfig {
   /// @default 'o200k_base'
   #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
+  /// `false` counts each message as its content, tool-call names and arguments only, with no
+  /// reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+  /// OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
+  /// priming a request), which is what OpenAI bills. See README's token counting.
+  /// @default true
+  pub framing: Option<bool>,
 }
 
 impl TruncationConfig {
@@ -96,8 +102,12 @@ impl TruncationConfig {
       preserve_errors: self.preserve_errors.unwrap_or(true),
     };
     config.validate()?;
-    let encoding =
-      Encoding::resolve_within(self.model.as_deref(), self.encoding.as_deref(), fixed)?;
+    let encoding = Encoding::resolve_within(
+      self.model.as_deref(),
+      self.encoding.as_deref(),
+      self.framing,
+      fixed,
+    )?;
     Ok((config, encoding))
   }
 }
