@@ -322,14 +322,14 @@ fn unknown_option(unread: Unknown<'_>) -> Result<Option<CoreError>> {
 }
 
 /// `path: is not an option (did you mean …?)`, suggesting the known key nearest to the last
-/// segment of `path` when it is close (an edit distance of at most a third of its length, or
-/// the same letters in another case).
+/// segment of `path` when it is close (ignoring case, an edit distance of at most a third of
+/// its length, and at least 2, so that two swapped letters are close); else the list of keys.
 pub(crate) fn unknown_option_error(path: &str, known: &[String]) -> CoreError {
   let key = path.rsplit('.').next().unwrap_or(path);
   let nearest = known
     .iter()
     .map(|k| (edit_distance(&k.to_lowercase(), &key.to_lowercase()), k))
-    .filter(|(d, k)| *d <= (key.chars().count().max(k.chars().count()) / 3).max(1))
+    .filter(|(d, k)| *d <= (key.chars().count().max(k.chars().count()) / 3).max(2))
     .min_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
   let detail = match nearest {
     Some((_, k)) => format!("is not an option (did you mean {k}?)"),
