@@ -1036,11 +1036,15 @@ export declare function enforceContextLimitAsync<M extends AnyMessage = Message>
 
 /**
  * Estimates the tokens of one message: content, name, tool calls and the per-message
- * framing of the OpenAI cookbook (3 per message, 1 per name, 1 per tool call).
+ * framing of the OpenAI cookbook (3 per message, 1 per name, 1 per tool call). With
+ * `framing: false`, its content, tool-call names and arguments only.
  */
 export declare function estimateMessageTokens(message: AnyMessage, options?: TokenOptions): number
 
-/** Estimates the tokens of a whole request: every message plus 3 tokens of reply priming. */
+/**
+ * Estimates the tokens of a whole request: every message plus 3 tokens of reply priming (none
+ * with `framing: false`).
+ */
 export declare function estimateTokens(messages: AnyMessage[], options?: TokenOptions): number
 
 /** What a tool did to a file. */

@@ -221,6 +221,8 @@ for (const entry of messageEntryPoints) {
   if (entry.options) {
     const name = entry.options
     test.serial(`${entry.name} rejects options of the wrong type with a coded TypeError`, async (t) => {
+      // Only the priority strategies take (and need) `targetTokens` in their options.
+      const target = /^trim(ByPriority|WithPlaceholders)/.test(entry.name) ? { targetTokens: 9 } : {}
       const bad: Array<[unknown, string]> = [
         [5, `${name}: must be an object, got number`],
         ['x', `${name}: must be an object, got string`],
@@ -236,9 +238,10 @@ for (const entry of messageEntryPoints) {
           : []),
         ...(entry.counts
           ? ([
-              [{ targetTokens: 9, encoding: 'nope' }, 'encoding: must be one of o200k_base, cl100k_base, o200k_harmony, p50k_base, r50k_base, approximate, got "nope"'],
-              [{ targetTokens: 9, encoding: 5 }, 'encoding: must be a string, got number'],
-              [{ targetTokens: 9, model: {} }, 'model: must be a string, got object'],
+              [{ ...target, encoding: 'nope' }, 'encoding: must be one of o200k_base, cl100k_base, o200k_harmony, p50k_base, r50k_base, approximate, got "nope"'],
+              [{ ...target, encoding: 5 }, 'encoding: must be a string, got number'],
+              [{ ...target, model: {} }, 'model: must be a string, got object'],
+              [{ ...target, encodng: 'cl100k_base' }, 'encodng: is not an option (did you mean encoding?)'],
             ] as Array<[unknown, string]>)
           : []),
       ]

@@ -201,7 +201,7 @@ test('the placeholder fills {age} and {tokens} and the copy keeps every other fi
 
 test('partial configs merge with DEFAULT_CONFIG, which is exported and typed', (t) => {
   const defaults: ResolvedTruncationConfig = DEFAULT_CONFIG
-  t.deepEqual(defaults, { maxAge: 5, maxTokensPerOutput: 2000, placeholder: '[content truncated - {age} steps ago]', smallOutputTokens: 100, minQuotedChars: 40, stablePlaceholders: false })
+  t.deepEqual(defaults, { maxAge: 5, maxTokensPerOutput: 2000, placeholder: '[content truncated - {age} steps ago]', smallOutputTokens: 100, minQuotedChars: 40, stablePlaceholders: false, preserveErrors: true })
   const messages = conversation(7)
   const expected = truncateOldToolOutputs(messages)
   t.deepEqual(truncateOldToolOutputs(messages, DEFAULT_CONFIG), expected)

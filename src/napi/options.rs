@@ -64,17 +64,35 @@ pub(crate) fn read_options<T: FromNapiValue + Default>(
   value: Option<Unknown<'_>>,
   name: &str,
 ) -> Result<T> {
-  let Some(value) = value else { return Ok(T::default()) };
+  read_checked(env, value, name, |value, proxy| convert(env, value, proxy, name))
+}
+
+/// [`read_options`] for one options object read as two option types (each key must be a field
+/// of one of them), such as `simulate`'s, which takes a `CacheAwareTrimmer`'s options and its
+/// own.
+pub(crate) fn read_options_pair<A: FromNapiValue + Default, B: FromNapiValue + Default>(
+  env: &Env,
+  value: Option<Unknown<'_>>,
+  name: &str,
+) -> Result<(A, B)> {
+  read_checked(env, value, name, |value, proxy| {
+    Ok((convert(env, value, proxy, name)?, convert(env, value, proxy, name)?))
+  })
+}
+
+/// Reads an options argument with `read(original, proxy)`, then fails on a key no field read.
+fn read_checked<R: Default>(
+  env: &Env,
+  value: Option<Unknown<'_>>,
+  name: &str,
+  read: impl FnOnce(&Unknown<'_>, Unknown<'_>) -> Result<R>,
+) -> Result<R> {
+  let Some(value) = value else { return Ok(R::default()) };
   match value.get_type()? {
-    ValueType::Undefined | ValueType::Null => Ok(T::default()),
+    ValueType::Undefined | ValueType::Null => Ok(R::default()),
     ValueType::Object if !value.is_array()? => {
       let [proxy, unread] = watch(env, value)?;
-      let options = T::from_unknown(proxy).map_err(|e| {
-        let reason = super::read::exception_text(env, e);
-        let error =
-          field_type_error(&value, &reason).unwrap_or_else(|| CoreError::option(name, reason));
-        super::error::throw(env, error)
-      })?;
+      let options = read(&value, proxy)?;
       match unknown_option(unread)? {
         Some(error) => Err(super::error::throw(env, error)),
         None => Ok(options),
@@ -88,6 +106,21 @@ pub(crate) fn read_options<T: FromNapiValue + Default>(
       ),
     )),
   }
+}
+
+/// Converts an options object (through its `proxy`), a field of the wrong type reported as an
+/// `INVALID_OPTION` error naming it.
+fn convert<T: FromNapiValue>(
+  env: &Env,
+  value: &Unknown<'_>,
+  proxy: Unknown<'_>,
+  name: &str,
+) -> Result<T> {
+  T::from_unknown(proxy).map_err(|e| {
+    let reason = super::read::exception_text(env, e);
+    let error = field_type_error(value, &reason).unwrap_or_else(|| CoreError::option(name, reason));
+    super::error::throw(env, error)
+  })
 }
 
 /// napi-rs's message for a field of the wrong type (``Failed to convert napi value Null into
@@ -164,16 +197,26 @@ pub(crate) fn read_nested_options<T: FromNapiValue + Default>(
   name: &str,
   nested: &[Nested],
 ) -> Result<T> {
-  if let Some(value) = &value {
-    check_nested(value, "", nested).map_err(|e| match e {
-      NestedError::Core(e) => super::error::throw(env, e),
-      NestedError::Read(e) => {
-        let reason = super::read::exception_text(env, e);
-        super::error::throw(env, CoreError::option(name, reason))
-      }
-    })?;
-  }
+  check_nested_options(env, value.as_ref(), name, nested)?;
   read_options(env, value, name)
+}
+
+/// The check of [`read_nested_options`] alone: a non-object given for one of the `nested`
+/// options objects, however deep, is an `INVALID_OPTION` error naming its path.
+pub(crate) fn check_nested_options(
+  env: &Env,
+  value: Option<&Unknown<'_>>,
+  name: &str,
+  nested: &[Nested],
+) -> Result<()> {
+  let Some(value) = value else { return Ok(()) };
+  check_nested(value, "", nested).map_err(|e| match e {
+    NestedError::Core(e) => super::error::throw(env, e),
+    NestedError::Read(e) => {
+      let reason = super::read::exception_text(env, e);
+      super::error::throw(env, CoreError::option(name, reason))
+    }
+  })
 }
 
 /// Why [`check_nested`] failed: a field of the wrong type, or a field that could not be read
