@@ -56,10 +56,9 @@ test('trimWithPlaceholders keeps seed 000\'s wording by default and takes a plac
   t.true(placeholders.length > 0)
   for (const p of placeholders) t.regex(p, NANOCODER)
   // The same decisions, only the text differs.
-  t.deepEqual(
-    own.droppedMessages.map((d) => d.index),
-    seed.droppedMessages.map((d) => d.index),
-  )
+  const positions = (r: typeof seed) => r.droppedMessages.map((d) => messages.indexOf(d.message))
+  t.true(positions(seed).length > 0 && positions(seed).every((i) => i >= 0))
+  t.deepEqual(positions(own), positions(seed))
 })
 
 test('{path} names the file a placeholder stands for, in both strategies', (t) => {
