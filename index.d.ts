@@ -459,6 +459,11 @@ export interface CacheAwareTrimmerOptions {
    */
   agentInstructionMarkers?: Array<string>
   /**
+   * `placeholders`: the text of every placeholder (see {@link TrimOptions.placeholder}).
+   * @default undefined (the seed's placeholders)
+   */
+  placeholder?: string
+  /**
    * `truncate`: how old and how long tool outputs may be. `model` and `encoding` are set on
    * these options, not here.
    * @default DEFAULT_CONFIG

@@ -70,6 +70,22 @@ test('{path} names the file a placeholder stands for, in both strategies', (t) =
   t.is(rolling[5].content, '[/src/f2.ts: 6 steps ago]')
 })
 
+test('CacheAwareTrimmer\'s placeholders strategy takes the template too', (t) => {
+  const messages = session(8)
+  const contextWindow = Math.floor(ct.estimateTokens(messages) / 2)
+  const trimmer = new ct.CacheAwareTrimmer({ contextWindow, strategy: 'placeholders', placeholder: '[gone: {path}]' })
+  const out = trimmer.trim(messages).messages
+  t.true(contents(out).includes('[gone: /src/f1.ts]'))
+  t.throws(() => new ct.CacheAwareTrimmer({ contextWindow, placeholder: '[x]' }), {
+    code: 'INVALID_OPTION',
+    message: 'placeholder: applies to strategy placeholders (truncate takes truncation.placeholder) only, the strategy is "priority"',
+  })
+  t.throws(() => new ct.CacheAwareTrimmer({ contextWindow, strategy: 'truncate', truncation: { framing: false } }), {
+    code: 'INVALID_OPTION',
+    message: 'truncation.framing: cannot be set here: set it on the options themselves',
+  })
+})
+
 test('a placeholder given to a function that makes none is an error, not ignored', (t) => {
   t.throws(() => ct.trimByPriority(session(2), { targetTokens: 100, placeholder: '[x]' }), {
     code: 'INVALID_OPTION',
