@@ -77,6 +77,27 @@ export type TrimResultOf<M extends AnyMessage> = Omit<TrimResult, 'messages' | '
   droppedMessages: Array<ClassifiedMessageOf<M>>
 }
 
+/** A {@link ContextLimitResult} whose messages are typed as the ones passed. */
+export type ContextLimitResultOf<M extends AnyMessage> = Omit<ContextLimitResult, 'messages' | 'droppedMessages'> & {
+  messages: M[]
+  droppedMessages?: M[]
+}
+
+/** The `/rolling-context` command of a {@link RollingContext}, for a chat app's command registry. */
+export interface RollingContextCommand {
+  /** `'rolling-context'`. */
+  name: 'rolling-context'
+  /** What the command does, for the app's help. */
+  description: string
+  /**
+   * Runs the command with its words: `on`/`enable`, `off`/`disable`, `toggle` or none to
+   * toggle, `status` (case ignored). Resolves to `Rolling context enabled.` or
+   * `Rolling context disabled.`; rejects with an `INVALID_ARGUMENT` error for any other word.
+   * Extra arguments (a chat handler's messages and metadata) are ignored.
+   */
+  handler(args?: string[], ...rest: unknown[]): Promise<string>
+}
+
 /** A {@link ClassifiedMessage} whose `message` is typed as the one passed. */
 export type ClassifiedMessageOf<M extends AnyMessage> = Omit<ClassifiedMessage, 'message'> & { message: M }
 
@@ -333,6 +354,14 @@ export declare class RollingContext {
    * `INVALID_ARGUMENT` for any other argument, changing nothing.
    */
   handleCommand(arg?: string | null): string
+  /**
+   * The `/rolling-context` command for a chat app's command registry (nanocoder's
+   * `rollingContextCommand`): `{ name: 'rolling-context', description, handler(args) }`.
+   * `handler(['on'])` runs {@link RollingContext.handleCommand} with the first argument and
+   * resolves to `Rolling context enabled.` or `Rolling context disabled.`; it rejects with the
+   * same `INVALID_ARGUMENT` error for a word it does not know, changing nothing.
+   */
+  get command(): RollingContextCommand
   /** The status line `handleCommand` returns, without changing anything. */
   status(): string
 }
@@ -353,17 +382,20 @@ export declare function __testPanic(): void
  * nothing is reordered. Within the cap the same messages come back. Returns the caller's own
  * message objects.
  *
+ * The third argument may also be the `truncationPriority` array alone, as CursorClaw passes
+ * it: `applyMaxContextTokens(messages, 8000, ['assistant', 'user'])`.
+ *
  * ```ts
  * applyMaxContextTokens(messages, 8000, { truncationPriority: ['assistant', 'user'], keepFirstSystem: true })
  * ```
  */
-export declare function applyMaxContextTokens<M extends AnyMessage>(messages: M[], maxContextTokens: number, options?: MaxContextTokensOptions): M[]
+export declare function applyMaxContextTokens<M extends AnyMessage>(messages: M[], maxContextTokens: number, options?: MaxContextTokensOptions | Array<'system' | 'developer' | 'user' | 'assistant' | 'tool'>): M[]
 
 /**
  * {@link applyMaxContextTokens} on the libuv thread pool: messages are read on the calling
  * thread, the cap is computed on a worker, and the Promise resolves to the returned messages.
  */
-export declare function applyMaxContextTokensAsync<M extends AnyMessage>(messages: M[], maxContextTokens: number, options?: MaxContextTokensOptions): Promise<M[]>
+export declare function applyMaxContextTokensAsync<M extends AnyMessage>(messages: M[], maxContextTokens: number, options?: MaxContextTokensOptions | Array<'system' | 'developer' | 'user' | 'assistant' | 'tool'>): Promise<M[]>
 
 /** An archived message as the archive holds it. */
 export interface ArchiveRecord {
@@ -427,6 +459,11 @@ export interface CacheAwareTrimmerOptions {
    */
   agentInstructionMarkers?: Array<string>
   /**
+   * `placeholders`: the text of every placeholder (see {@link TrimOptions.placeholder}).
+   * @default undefined (the seed's placeholders)
+   */
+  placeholder?: string
+  /**
    * `truncate`: how old and how long tool outputs may be. `model` and `encoding` are set on
    * these options, not here.
    * @default DEFAULT_CONFIG
@@ -445,6 +482,14 @@ export interface CacheAwareTrimmerOptions {
    * @default 'o200k_base'
    */
   encoding?: TokenEncoding
+  /**
+   * `false` counts each message as its content, tool-call names and arguments only, with no
+   * reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+   * OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
+   * priming a request), which is what OpenAI bills. See README's token counting.
+   * @default true
+   */
+  framing?: boolean
   /**
    * The message format (see {@link TokenOptions.format}).
    * @default 'auto'
@@ -542,6 +587,14 @@ export interface ClassificationContext {
    */
   encoding?: TokenEncoding
   /**
+   * `false` counts each message as its content, tool-call names and arguments only, with no
+   * reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+   * OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
+   * priming a request), which is what OpenAI bills. See README's token counting.
+   * @default true
+   */
+  framing?: boolean
+  /**
    * The message format (see {@link TokenOptions.format}).
    * @default 'auto'
    */
@@ -626,6 +679,25 @@ export declare enum ContentPriority {
   SUMMARIZED = 20,
 }
 
+/** The result of {@link enforceContextLimit}, as nanocoder's. */
+export interface ContextLimitResult {
+  /**
+   * The messages to send, in order: kept ones are your own objects, shortened ones copies
+   * (all of them your own when it fits).
+   */
+  messages: Message[]
+  /** Whether the request was over `maxInputTokens` (and so went through trimming). */
+  truncated: boolean
+  /** How many messages were removed (shortened ones are not counted). */
+  droppedCount: number
+  /** The request's tokens before. */
+  originalTokens: number
+  /** The request's tokens after. */
+  finalTokens: number
+  /** When `truncated`: the messages removed or shortened, your own objects, in order. */
+  droppedMessages?: Message[]
+}
+
 /**
  * How full the context window is (the seed's `ContextMetrics`). Give `percentage`, or
  * `currentTokens` (and `maxTokens`, else the pruner's `maxTokens`).
@@ -655,6 +727,14 @@ export interface ContextPrunerFileOptions {
    * @default 'o200k_base'
    */
   encoding?: TokenEncoding
+  /**
+   * `false` counts each message as its content, tool-call names and arguments only, with no
+   * reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+   * OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
+   * priming a request), which is what OpenAI bills. See README's token counting.
+   * @default true
+   */
+  framing?: boolean
 }
 
 /**
@@ -721,6 +801,14 @@ export interface ContextPrunerOptions {
    * @default 'o200k_base'
    */
   encoding?: TokenEncoding
+  /**
+   * `false` counts each message as its content, tool-call names and arguments only, with no
+   * reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+   * OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
+   * priming a request), which is what OpenAI bills. See README's token counting.
+   * @default true
+   */
+  framing?: boolean
 }
 
 /**
@@ -901,6 +989,14 @@ export interface DeduplicationOptions {
    */
   encoding?: TokenEncoding
   /**
+   * `false` counts each message as its content, tool-call names and arguments only, with no
+   * reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+   * OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
+   * priming a request), which is what OpenAI bills. See README's token counting.
+   * @default true
+   */
+  framing?: boolean
+  /**
    * The message format (see {@link TokenOptions.format}).
    * @default 'auto'
    */
@@ -935,17 +1031,35 @@ export interface DeduplicationResult {
 /**
  * The defaults of {@link TruncationConfig}, as the rolling-context design names them:
  * `{ maxAge: 5, maxTokensPerOutput: 2000, placeholder: '[content truncated - {age} steps ago]',
- * smallOutputTokens: 100, minQuotedChars: 40, stablePlaceholders: false }`. A copy: changing it changes no default.
+ * smallOutputTokens: 100, minQuotedChars: 40, stablePlaceholders: false, preserveErrors: true }`.
+ * A copy: changing it changes no default.
  */
 export declare const DEFAULT_CONFIG: ResolvedTruncationConfig
 
 /**
+ * Keeps a request within `maxInputTokens`, as nanocoder's `enforceContextLimit`: when it
+ * fits, the messages come back unchanged with `truncated: false`; else they go through
+ * {@link trimConversation} and the result says what was removed.
+ */
+export declare function enforceContextLimit<M extends AnyMessage = Message>(messages: M[], maxInputTokens: number, options?: TrimConversationOptions): ContextLimitResultOf<M>
+
+/**
+ * {@link enforceContextLimit} on the libuv thread pool; the only way to use a `summarizer`
+ * with it.
+ */
+export declare function enforceContextLimitAsync<M extends AnyMessage = Message>(messages: M[], maxInputTokens: number, options?: TrimConversationOptions): Promise<ContextLimitResultOf<M>>
+
+/**
  * Estimates the tokens of one message: content, name, tool calls and the per-message
- * framing of the OpenAI cookbook (3 per message, 1 per name, 1 per tool call).
+ * framing of the OpenAI cookbook (3 per message, 1 per name, 1 per tool call). With
+ * `framing: false`, its content, tool-call names and arguments only.
  */
 export declare function estimateMessageTokens(message: AnyMessage, options?: TokenOptions): number
 
-/** Estimates the tokens of a whole request: every message plus 3 tokens of reply priming. */
+/**
+ * Estimates the tokens of a whole request: every message plus 3 tokens of reply priming (none
+ * with `framing: false`).
+ */
 export declare function estimateTokens(messages: AnyMessage[], options?: TokenOptions): number
 
 /** What a tool did to a file. */
@@ -1035,6 +1149,14 @@ export interface MaxContextTokensOptions {
    * @default 'o200k_base'
    */
   encoding?: TokenEncoding
+  /**
+   * `false` counts each message as its content, tool-call names and arguments only, with no
+   * reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+   * OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
+   * priming a request), which is what OpenAI bills. See README's token counting.
+   * @default true
+   */
+  framing?: boolean
   /**
    * The message format (see {@link TokenOptions.format}).
    * @default 'auto'
@@ -1261,7 +1383,7 @@ export interface ResolvedTruncationConfig {
   maxAge: number
   /** Tokens above which a younger tool result is cut to its head and tail. */
   maxTokensPerOutput: number
-  /** The content of a truncated result (`{age}`, `{N}`, `{tokens}` filled in). */
+  /** The content of a truncated result (`{age}`, `{N}`, `{tokens}`, `{path}` filled in). */
   placeholder: string
   /** Tool results with fewer tokens are never truncated. */
   smallOutputTokens: number
@@ -1269,6 +1391,8 @@ export interface ResolvedTruncationConfig {
   minQuotedChars: number
   /** Whether placeholders carry the age at which they were first truncated (`maxAge + 1`). */
   stablePlaceholders: boolean
+  /** Whether error outputs are kept whole. */
+  preserveErrors: boolean
 }
 
 /** Options of a {@link RollingContext}. */
@@ -1498,6 +1622,14 @@ export interface TokenOptions {
    */
   encoding?: TokenEncoding
   /**
+   * `false` counts each message as its content, tool-call names and arguments only, with no
+   * reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+   * OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
+   * priming a request), which is what OpenAI bills. See README's token counting.
+   * @default true
+   */
+  framing?: boolean
+  /**
    * The message format. `auto` detects it from format-specific shapes (tool calls, tool
    * results, reasoning parts) and refuses to guess when two formats' shapes appear.
    * @default 'auto'
@@ -1525,7 +1657,12 @@ export declare function trimByPriority<M extends AnyMessage = Message>(messages:
 /** {@link trimByPriority} on the libuv thread pool; the only way to use a `summarizer`. */
 export declare function trimByPriorityAsync<M extends AnyMessage = Message>(messages: M[], options: TrimOptions): Promise<TrimResultOf<M>>
 
-/** Trims a conversation to `targetTokens` with the chosen strategy and returns the messages. */
+/**
+ * Trims a conversation to `targetTokens` and returns the messages, as nanocoder's
+ * `trimConversation`: unchanged when it fits; else rolling context's rules first (tool
+ * results older than `maxAge` steps become the placeholder, longer than `maxTokensPerOutput`
+ * are cut, errors and small outputs kept), then, if that is not enough, the `strategy`.
+ */
 export declare function trimConversation<M extends AnyMessage = Message>(messages: M[], targetTokens: number, options?: TrimConversationOptions): M[]
 
 /**
@@ -1534,18 +1671,67 @@ export declare function trimConversation<M extends AnyMessage = Message>(message
  */
 export declare function trimConversationAsync<M extends AnyMessage = Message>(messages: M[], targetTokens: number, options?: TrimConversationOptions): Promise<M[]>
 
-/** Options of {@link trimConversation}. */
+/**
+ * Options of {@link trimConversation} and {@link enforceContextLimit}: nanocoder's
+ * `TrimOptions`, with the same names and defaults.
+ */
 export interface TrimConversationOptions {
   /**
-   * `priority-based` runs {@link trimWithPlaceholders}; `age-based` runs {@link trimByAge}.
+   * What runs when rolling context's rules are not enough: `priority-based` runs
+   * {@link trimWithPlaceholders}, `age-based` runs {@link trimByAge}.
    * @default 'priority-based'
    */
   strategy?: 'age-based' | 'priority-based'
   /**
-   * See {@link TrimOptions.preserveRecentTurns} (priority-based only).
-   * @default 2
+   * Messages at most this many steps old are recent turns (and tool results recent), kept
+   * longer by the priority-based strategy. nanocoder's default (5); {@link trimWithPlaceholders}
+   * defaults to seed 000's 2.
+   * @default 5
    */
   preserveRecentTurns?: number
+  /**
+   * Tool results older than this many steps become the placeholder (rolling context's
+   * `maxAge`, see {@link TruncationConfig.maxAge}).
+   * @default 5
+   */
+  maxAge?: number
+  /**
+   * Tool results longer than this many tokens keep only their head and tail (at least 32; see
+   * {@link TruncationConfig.maxTokensPerOutput}).
+   * @default 2000
+   */
+  maxTokensPerOutput?: number
+  /**
+   * The text of every placeholder, of both passes: `{age}` (or `{N}`) becomes the result's age
+   * in steps, `{tokens}` its tokens and `{path}` the file it is about (empty if none).
+   * @default '[content truncated - {age} steps ago, {tokens} tokens]'
+   */
+  placeholder?: string
+  /**
+   * Keep error outputs whole in the rolling pass (flagged `is_error`, or reading as an error
+   * report). Under budget pressure the strategy may still shorten them, as nanocoder's second
+   * pass may drop them.
+   * @default true
+   */
+  preserveErrors?: boolean
+  /**
+   * Keep tool outputs under `smallOutputThreshold` tokens whole in the rolling pass.
+   * @default true
+   */
+  preserveSmallOutputs?: boolean
+  /**
+   * The tokens under which a tool output is small (see `preserveSmallOutputs`).
+   * @default 100
+   */
+  smallOutputThreshold?: number
+  /**
+   * The provider the request goes to, which picks how tokens are counted when `encoding` is
+   * not given: a name containing `openai` (or none) counts with `model`'s tiktoken encoding;
+   * `anthropic`, `claude` and any other provider count `approximate` (their tokenizers are not
+   * tiktoken's), unless `model` is an OpenAI model (`gpt…`, `o1`, `o3`, `o4`).
+   * @default '' (count with `model`)
+   */
+  providerName?: string
   /**
    * Inserts a summary of what was dropped into the returned messages (see
    * {@link TrimOptions.insertSummary}: this function only returns messages, so the summary is
@@ -1558,7 +1744,7 @@ export interface TrimConversationOptions {
    * @default 500
    */
   maxSummaryTokens?: number
-  /** {@link trimConversationAsync} only: see {@link TrimOptions.summarizer}. */
+  /** The `…Async` variants only: see {@link TrimOptions.summarizer}. */
   summarizer?: (dropped: Message[], draft: string) => Promise<string> | string
   /**
    * See {@link TrimOptions.summarizerTimeoutMs}.
@@ -1568,10 +1754,18 @@ export interface TrimConversationOptions {
   /** A model name that picks the tokenizer (see {@link countTokens}). */
   model?: string
   /**
-   * The encoding, which wins over `model`.
+   * The encoding, which wins over `model` and `providerName`.
    * @default 'o200k_base'
    */
   encoding?: TokenEncoding
+  /**
+   * `false` counts each message as its content, tool-call names and arguments only, with no
+   * reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+   * OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
+   * priming a request), which is what OpenAI bills. See README's token counting.
+   * @default true
+   */
+  framing?: boolean
   /**
    * The message format (see {@link TokenOptions.format}). Give it for Anthropic
    * conversations without tool blocks: read as OpenAI (the default detection of plain text),
@@ -1640,10 +1834,27 @@ export interface TrimOptions {
    */
   encoding?: TokenEncoding
   /**
+   * `false` counts each message as its content, tool-call names and arguments only, with no
+   * reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+   * OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
+   * priming a request), which is what OpenAI bills. See README's token counting.
+   * @default true
+   */
+  framing?: boolean
+  /**
    * Your own agent-instruction markers (see {@link ClassificationContext}).
    * @default []
    */
   agentInstructionMarkers?: Array<string>
+  /**
+   * {@link trimWithPlaceholders} only: the text of every placeholder instead of the seed's
+   * (`[Content truncated - N steps ago - T tokens]`, and the file summary for a file the
+   * tracker knows). `{age}` (or `{N}`) becomes the result's age in steps, `{tokens}` its
+   * tokens and `{path}` the file it is about (empty if none), e.g.
+   * `'[content truncated - {age} steps ago, {tokens} tokens]'`, nanocoder's wording.
+   * @default undefined (the seed's placeholders)
+   */
+  placeholder?: string
   /**
    * The message format (see {@link TokenOptions.format}). Give it for Anthropic
    * conversations without tool blocks: read as OpenAI (the default detection of plain text),
@@ -1740,8 +1951,9 @@ export interface TruncationConfig {
    */
   maxTokensPerOutput?: number
   /**
-   * The content of a truncated result: `{age}` (or `{N}`) becomes its age in steps and
-   * `{tokens}` the tokens of the original content.
+   * The content of a truncated result: `{age}` (or `{N}`) becomes its age in steps,
+   * `{tokens}` the tokens of the original content and `{path}` the file its call names (the
+   * first `path`, `file_path`… argument; empty if none).
    * @default '[content truncated - {age} steps ago]'
    */
   placeholder?: string
@@ -1764,6 +1976,12 @@ export interface TruncationConfig {
    * @default false
    */
   stablePlaceholders?: boolean
+  /**
+   * Keep error outputs whole (flagged `is_error`/`isError`, or reading as an error report),
+   * whatever their age and size. Off, they are truncated and cut like any other output.
+   * @default true
+   */
+  preserveErrors?: boolean
   /** A model name that picks the encoding tokens are counted in (see `TokenOptions.model`). */
   model?: string
   /**
@@ -1771,6 +1989,14 @@ export interface TruncationConfig {
    * @default 'o200k_base'
    */
   encoding?: TokenEncoding
+  /**
+   * `false` counts each message as its content, tool-call names and arguments only, with no
+   * reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+   * OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
+   * priming a request), which is what OpenAI bills. See README's token counting.
+   * @default true
+   */
+  framing?: boolean
 }
 
 /**

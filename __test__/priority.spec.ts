@@ -388,16 +388,23 @@ test('trimByAge drops oldest units first, keeps system and the last message, and
 test('trimConversation runs trimWithPlaceholders or trimByAge, with the model choosing the tokenizer', (t) => {
   const messages = transcript('sweagent-ctf-i-got-id.json')
   const target = Math.floor(ct.estimateTokens(messages) / 2)
-  t.deepEqual(ct.trimConversation(messages, target, { strategy: 'priority-based', preserveRecentTurns: 1 }), ct.trimWithPlaceholders(messages, { targetTokens: target, preserveRecentTurns: 1 }).messages)
-  t.deepEqual(ct.trimConversation(messages, target), ct.trimWithPlaceholders(messages, { targetTokens: target }).messages)
-  t.deepEqual(ct.trimConversation(messages, target, { strategy: 'age-based', preserveRecentTurns: 1 }), ct.trimByAge(messages, target))
+  // With rolling context's rules out of the way (nothing old enough, nothing long enough), what
+  // is left is the strategy.
+  const placeholder = '[content truncated - {age} steps ago, {tokens} tokens]'
+  const noRolling = { maxAge: 1000, maxTokensPerOutput: 1_000_000 }
+  t.deepEqual(
+    ct.trimConversation(messages, target, { strategy: 'priority-based', preserveRecentTurns: 1, ...noRolling }),
+    ct.trimWithPlaceholders(messages, { targetTokens: target, preserveRecentTurns: 1, placeholder }).messages,
+  )
+  t.deepEqual(ct.trimConversation(messages, target, noRolling), ct.trimWithPlaceholders(messages, { targetTokens: target, preserveRecentTurns: 5, placeholder }).messages)
+  t.deepEqual(ct.trimConversation(messages, target, { strategy: 'age-based', preserveRecentTurns: 1, ...noRolling }), ct.trimByAge(messages, target))
   // cl100k_base counts this transcript 70 tokens lower: at 75% the cut moves by one unit.
   const high = Math.floor(ct.estimateTokens(messages) * 0.75)
   const gpt4 = ct.trimByAge(messages, high, { model: 'gpt-4' })
   t.true(ct.estimateTokens(gpt4, { model: 'gpt-4' }) <= high)
   t.is(gpt4.length, 30)
   t.is(ct.trimByAge(messages, high).length, 28)
-  t.deepEqual(ct.trimConversation(messages, high, { strategy: 'age-based', preserveRecentTurns: 1, model: 'gpt-4' }), gpt4)
+  t.deepEqual(ct.trimConversation(messages, high, { strategy: 'age-based', preserveRecentTurns: 1, model: 'gpt-4', ...noRolling }), gpt4)
 })
 
 test('placeholders are in place, keep the call and describe the file', (t) => {

@@ -201,7 +201,7 @@ test('the placeholder fills {age} and {tokens} and the copy keeps every other fi
 
 test('partial configs merge with DEFAULT_CONFIG, which is exported and typed', (t) => {
   const defaults: ResolvedTruncationConfig = DEFAULT_CONFIG
-  t.deepEqual(defaults, { maxAge: 5, maxTokensPerOutput: 2000, placeholder: '[content truncated - {age} steps ago]', smallOutputTokens: 100, minQuotedChars: 40, stablePlaceholders: false })
+  t.deepEqual(defaults, { maxAge: 5, maxTokensPerOutput: 2000, placeholder: '[content truncated - {age} steps ago]', smallOutputTokens: 100, minQuotedChars: 40, stablePlaceholders: false, preserveErrors: true })
   const messages = conversation(7)
   const expected = truncateOldToolOutputs(messages)
   t.deepEqual(truncateOldToolOutputs(messages, DEFAULT_CONFIG), expected)
@@ -317,7 +317,7 @@ test('/rolling-context on, off, status and no argument drive the toggle', (t) =>
   t.is(rolling.handleCommand(null), off)
   t.is(rolling.handleCommand('  ON '), on)
   t.is(rolling.handleCommand('off'), off)
-  t.throws(() => rolling.handleCommand('maybe'), { instanceOf: TypeError, code: 'INVALID_ARGUMENT', message: 'arg: must be on, off, status or nothing, got "maybe"' })
+  t.throws(() => rolling.handleCommand('maybe'), { instanceOf: TypeError, code: 'INVALID_ARGUMENT', message: 'arg: must be on, off, enable, disable, toggle, status or nothing, got "maybe"' })
   t.throws(() => rolling.handleCommand(1 as unknown as string), { code: 'INVALID_ARGUMENT', message: 'arg: must be a string, got number' })
   t.false(rolling.enabled)
 })
@@ -343,7 +343,7 @@ test('the chat-handler example sends truncated history only while rolling contex
   t.true(transcriptPath.endsWith('openhands-ponyc-4595.json'))
   const messages = transcript('openhands-ponyc-4595.json')
   const events = await replay(messages, { 3: ['/rolling-context status'], 6: ['/rolling-context on'], 21: ['/rolling-context'], 22: ['/rolling-context bogus'] }).catch((e: Error) => e)
-  t.true(events instanceof Error && events.message === 'arg: must be on, off, status or nothing, got "bogus"')
+  t.true(events instanceof Error && events.message === 'arg: must be on, off, enable, disable, toggle, status or nothing, got "bogus"')
   const run = await replay(messages, { 3: ['/rolling-context status'], 6: ['/rolling-context on'], 21: ['/rolling-context'] })
   const statuses = run.flatMap((e) => (e.kind === 'status' ? [`${e.turn}: ${e.line}`] : []))
   t.deepEqual(statuses, [

@@ -31,6 +31,7 @@
 use crate::classify::ClassifyOptions;
 use crate::conversation::Conversation;
 use crate::error::{js_number, Error, Result};
+use crate::placeholder::PlaceholderTemplate;
 use crate::plan::{Action, Plan};
 use crate::strategy::age::{drop_oldest, trim_by_age};
 use crate::strategy::priority::{trim_by_priority, trim_with_placeholders, PriorityOptions};
@@ -49,8 +50,9 @@ pub const DEFAULT_CLEAR_AT_LEAST_FRACTION: f64 = 0.05;
 pub enum Strategy {
   /// [`trim_by_priority`]: whole units, lowest priority first.
   Priority(ClassifyOptions),
-  /// [`trim_with_placeholders`]: tool results become placeholders before units are dropped.
-  Placeholders(ClassifyOptions),
+  /// [`trim_with_placeholders`]: tool results become placeholders before units are dropped,
+  /// with the template given (`None`: the seed's placeholders).
+  Placeholders(ClassifyOptions, Option<PlaceholderTemplate>),
   /// [`truncate_old_tool_outputs`]: old tool results become placeholders, long ones are cut.
   /// It has no budget of its own: to reach a target, the largest `max_age` up to the
   /// configured one that reaches it is used.
@@ -67,7 +69,7 @@ impl Strategy {
   pub fn name(&self) -> &'static str {
     match self {
       Strategy::Priority(_) => "priority",
-      Strategy::Placeholders(_) => "placeholders",
+      Strategy::Placeholders(..) => "placeholders",
       Strategy::Truncate(_) => "truncate",
       Strategy::Roles(_) => "roles",
       Strategy::Age => "age",
@@ -79,11 +81,16 @@ impl Strategy {
   pub fn plan(&self, conv: &Conversation<'_>, target: usize) -> Plan {
     match self {
       Strategy::Priority(classify) => {
-        let options = PriorityOptions { target_tokens: target, classify: classify.clone() };
+        let options =
+          PriorityOptions { target_tokens: target, classify: classify.clone(), placeholder: None };
         trim_by_priority(conv, None, &options).outcome.plan
       }
-      Strategy::Placeholders(classify) => {
-        let options = PriorityOptions { target_tokens: target, classify: classify.clone() };
+      Strategy::Placeholders(classify, placeholder) => {
+        let options = PriorityOptions {
+          target_tokens: target,
+          classify: classify.clone(),
+          placeholder: placeholder.clone(),
+        };
         trim_with_placeholders(conv, None, &options).outcome.plan
       }
       Strategy::Truncate(config) => truncate_to(conv, config, target),
@@ -489,7 +496,7 @@ mod tests {
     let window = full / 3;
     for strategy in [
       Strategy::Priority(ClassifyOptions::default()),
-      Strategy::Placeholders(ClassifyOptions::default()),
+      Strategy::Placeholders(ClassifyOptions::default(), None),
       Strategy::Truncate(TruncationConfig::default()),
       Strategy::Roles(MaxContextOptions::default()),
       Strategy::Age,
@@ -545,7 +552,7 @@ mod tests {
   fn placeholders_keep_their_first_text() {
     let msgs = session(50);
     let window = Conversation::new(&msgs, ENC).total_tokens() / 2;
-    let mut p = policy(window, Strategy::Placeholders(ClassifyOptions::default()));
+    let mut p = policy(window, Strategy::Placeholders(ClassifyOptions::default(), None));
     let mut texts: Vec<Option<String>> = vec![None; msgs.len()];
     let mut changed = 0;
     for end in (4..=msgs.len()).step_by(2) {

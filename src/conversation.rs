@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use crate::format::Format;
 use crate::message::Message;
-use crate::tokens::{message_tokens, Encoding, REPLY_PRIMING};
+use crate::tokens::{message_tokens, reply_priming, Encoding};
 
 /// A set of messages that must be kept or removed together: an assistant message with tool
 /// calls plus every message answering one of its calls, or a single message.
@@ -169,12 +169,13 @@ impl Layout {
     self.tokens.is_empty()
   }
 
-  /// The tokens of the whole request, reply priming included (0 without messages).
-  pub fn total_tokens(&self) -> usize {
+  /// The tokens of the whole request counted in `encoding`, reply priming included (0 without
+  /// messages).
+  pub fn total_tokens(&self, encoding: Encoding) -> usize {
     if self.tokens.is_empty() {
       0
     } else {
-      self.sum + REPLY_PRIMING
+      self.sum + reply_priming(encoding)
     }
   }
 
@@ -277,7 +278,7 @@ impl<'a> Conversation<'a> {
 
   /// The tokens of the whole request, reply priming included.
   pub fn total_tokens(&self) -> usize {
-    self.layout.total_tokens()
+    self.layout.total_tokens(self.encoding)
   }
 
   /// The step of message `i`.
@@ -436,7 +437,10 @@ pub(crate) mod tests {
     assert_eq!(c.answered_call(4), Some((2, 1)));
     assert_eq!(c.tool_name(7), Some("read_file"));
     assert_eq!(c.current_task(), Some(1));
-    assert_eq!(c.total_tokens(), c.all_tokens().iter().sum::<usize>() + REPLY_PRIMING);
+    assert_eq!(
+      c.total_tokens(),
+      c.all_tokens().iter().sum::<usize>() + crate::tokens::REPLY_PRIMING
+    );
   }
 
   #[test]

@@ -27,6 +27,7 @@ pub mod format;
 pub mod fuzzing;
 pub mod generations;
 pub mod message;
+pub mod placeholder;
 pub mod plan;
 pub mod pruner;
 pub mod repair;

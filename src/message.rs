@@ -154,7 +154,7 @@ pub struct Memo {
   /// The length of the content text in UTF-16 code units (JavaScript's `length`).
   utf16_len: std::sync::OnceLock<usize>,
   /// The content's tokens per encoding (the message's, less the overheads).
-  pub(crate) content_tokens: [std::sync::OnceLock<u32>; crate::tokens::ENCODING_COUNT],
+  pub(crate) content_tokens: [std::sync::OnceLock<u32>; crate::tokens::BASE_ENCODING_COUNT],
 }
 
 impl Clone for Memo {

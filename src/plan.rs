@@ -10,7 +10,7 @@
 
 use crate::conversation::Conversation;
 use crate::message::{Content, Message, Part, Role};
-use crate::tokens::{content_tokens, count_tokens, message_tokens, Encoding, REPLY_PRIMING};
+use crate::tokens::{content_tokens, count_tokens, message_tokens, Encoding};
 
 /// A value of a metadata field added to a replaced message (e.g. `_truncated: true`).
 #[derive(Debug, Clone, PartialEq)]
@@ -177,7 +177,7 @@ impl Plan {
       }
     }
     if any {
-      sum + REPLY_PRIMING
+      sum + crate::tokens::reply_priming(conv.encoding())
     } else {
       0
     }
@@ -325,11 +325,39 @@ pub fn replacement(
   Replacement { content, meta, tokens }
 }
 
+/// The message a [`Replacement`] of `m` with `content` returns, as the core sees it: the tool
+/// results of a message holding tool-result parts get `content` as their text (its other
+/// parts stay), any other message gets `content` as its whole content (see [`replacement`]).
+/// For a strategy that runs on the output of another.
+pub fn replaced_message(m: &Message, content: &str) -> Message {
+  let mut out = m.clone();
+  out.content = match &m.content {
+    Content::Parts(parts) if parts.iter().any(|p| matches!(p, Part::ToolResult { .. })) => {
+      Content::Parts(
+        parts
+          .iter()
+          .map(|p| match p {
+            Part::ToolResult { call_id, is_error, .. } => Part::ToolResult {
+              call_id: call_id.clone(),
+              content: content.to_string(),
+              is_error: *is_error,
+            },
+            other => other.clone(),
+          })
+          .collect(),
+      )
+    }
+    _ => Content::Text(content.to_string()),
+  };
+  out
+}
+
 #[cfg(test)]
 mod tests {
   use super::*;
   use crate::message::{Message, Role};
   use crate::tokens::Encoding;
+  use crate::tokens::REPLY_PRIMING;
 
   #[test]
   fn dropping_a_unit_drops_call_and_results() {

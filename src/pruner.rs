@@ -416,7 +416,8 @@ pub fn prune_summarized(
     keep[u] |= p.is_protected();
   }
   let run = |t: usize| {
-    let options = PriorityOptions { target_tokens: t, classify: classify.clone() };
+    let options =
+      PriorityOptions { target_tokens: t, classify: classify.clone(), placeholder: None };
     trim_by_priority_keeping(conv, None, &options, &keep, false)
   };
   let (trim, summary) = match summary {

@@ -32,10 +32,14 @@ pub const IMAGE_PART_TOKENS: usize = 765;
 /// Characters per token of the `approximate` encoding.
 pub const APPROXIMATE_CHARS_PER_TOKEN: usize = 4;
 
-/// The number of [`Encoding`]s.
-pub const ENCODING_COUNT: usize = 6;
+/// The number of tokenizers, [`Encoding::base`] of every [`Encoding`].
+pub const BASE_ENCODING_COUNT: usize = 6;
+/// The number of [`Encoding`]s: each tokenizer with and without chat framing.
+pub const ENCODING_COUNT: usize = 2 * BASE_ENCODING_COUNT;
 
-/// A tokenizer encoding.
+/// A tokenizer encoding, and how messages are counted with it: with the chat framing of the
+/// OpenAI cookbook (the first six, the default) or as their content, tool-call names and
+/// arguments only (the `…Content` ones, the `framing: false` option).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Encoding {
   /// `o200k_base`: gpt-4o, gpt-4.1, gpt-4.5, gpt-5, o1, o3, o4 (the default).
@@ -52,6 +56,18 @@ pub enum Encoding {
   /// A fast estimate of one token per four characters (Unicode scalar values), rounded up,
   /// for providers whose tokenizer is not public (Anthropic, Gemini…).
   Approximate,
+  /// [`Encoding::O200kBase`] without framing.
+  O200kBaseContent,
+  /// [`Encoding::Cl100kBase`] without framing.
+  Cl100kBaseContent,
+  /// [`Encoding::O200kHarmony`] without framing.
+  O200kHarmonyContent,
+  /// [`Encoding::P50kBase`] without framing.
+  P50kBaseContent,
+  /// [`Encoding::R50kBase`] without framing.
+  R50kBaseContent,
+  /// [`Encoding::Approximate`] without framing: CursorClaw's `ceil(chars / 4)` per message.
+  ApproximateContent,
 }
 
 impl Encoding {
@@ -81,15 +97,51 @@ impl Encoding {
     })
   }
 
-  /// The encoding's name.
+  /// Every encoding, in order.
+  pub const ALL: [Encoding; ENCODING_COUNT] = [
+    Encoding::O200kBase,
+    Encoding::Cl100kBase,
+    Encoding::O200kHarmony,
+    Encoding::P50kBase,
+    Encoding::R50kBase,
+    Encoding::Approximate,
+    Encoding::O200kBaseContent,
+    Encoding::Cl100kBaseContent,
+    Encoding::O200kHarmonyContent,
+    Encoding::P50kBaseContent,
+    Encoding::R50kBaseContent,
+    Encoding::ApproximateContent,
+  ];
+
+  /// The encoding's name (that of its tokenizer).
   pub fn as_str(self) -> &'static str {
-    match self {
+    match self.base() {
       Encoding::O200kBase => "o200k_base",
       Encoding::Cl100kBase => "cl100k_base",
       Encoding::O200kHarmony => "o200k_harmony",
       Encoding::P50kBase => "p50k_base",
       Encoding::R50kBase => "r50k_base",
-      Encoding::Approximate => "approximate",
+      _ => "approximate",
+    }
+  }
+
+  /// The tokenizer, counting with framing.
+  pub fn base(self) -> Encoding {
+    Encoding::ALL[self as usize % BASE_ENCODING_COUNT]
+  }
+
+  /// Whether messages are counted with the chat framing ([`TOKENS_PER_MESSAGE`], the role,
+  /// [`TOKENS_PER_NAME`], [`TOKENS_PER_TOOL_CALL`] and [`REPLY_PRIMING`]).
+  pub fn framed(self) -> bool {
+    (self as usize) < BASE_ENCODING_COUNT
+  }
+
+  /// This tokenizer, with framing or without (the `framing` option; `None` keeps it).
+  pub fn with_framing(self, framing: Option<bool>) -> Encoding {
+    match framing {
+      None => self,
+      Some(true) => self.base(),
+      Some(false) => Encoding::ALL[self.base() as usize + BASE_ENCODING_COUNT],
     }
   }
 
@@ -119,8 +171,38 @@ impl Encoding {
     }
   }
 
-  /// [`Encoding::resolve`] where the counts already are in `fixed` (e.g. a window's): without
-  /// `model` and `encoding` that is the encoding; with them they must resolve to it.
+  /// [`Encoding::resolve`] with nanocoder's `providerName`: `encoding` still wins, and without
+  /// it a provider whose name contains `openai`, or no provider (or an empty name), counts by
+  /// `model`. A name containing `anthropic` or `claude` counts [`Encoding::Approximate`], and so
+  /// does any other provider unless `model` names an OpenAI model (`gpt…`, `o1`, `o3`, `o4`):
+  /// their tokenizers are not tiktoken's.
+  ///
+  /// # Errors
+  ///
+  /// As [`Encoding::resolve`].
+  pub fn resolve_for_provider(
+    provider: Option<&str>,
+    model: Option<&str>,
+    encoding: Option<&str>,
+  ) -> Result<Encoding> {
+    let provider = provider.map(str::to_lowercase).filter(|p| !p.is_empty());
+    let Some(provider) = provider.filter(|_| encoding.is_none()) else {
+      return Encoding::resolve(model, encoding);
+    };
+    let openai_model = model
+      .map(str::to_lowercase)
+      .is_some_and(|m| m.contains("gpt") || ["o1", "o3", "o4"].iter().any(|p| m.starts_with(p)));
+    if provider.contains("openai")
+      || (openai_model && !provider.contains("anthropic") && !provider.contains("claude"))
+    {
+      return Encoding::resolve(model, None);
+    }
+    Ok(Encoding::Approximate)
+  }
+
+  /// [`Encoding::resolve`] with the `framing` option where the counts already are in `fixed`
+  /// (e.g. a window's): without `model`, `encoding` and `framing` that is the encoding; with
+  /// them they must resolve to it.
   ///
   /// # Errors
   ///
@@ -128,13 +210,27 @@ impl Encoding {
   pub fn resolve_within(
     model: Option<&str>,
     encoding: Option<&str>,
+    framing: Option<bool>,
     fixed: Option<Encoding>,
   ) -> Result<Encoding> {
-    let Some(fixed) = fixed else { return Encoding::resolve(model, encoding) };
+    let Some(fixed) = fixed else {
+      return Ok(Encoding::resolve(model, encoding)?.with_framing(framing));
+    };
+    let framing = framing.or(Some(fixed.framed()));
     if model.is_none() && encoding.is_none() {
-      return Ok(fixed);
+      return match fixed.with_framing(framing) {
+        e if e == fixed => Ok(e),
+        _ => Err(crate::error::Error::option(
+          "framing",
+          format!(
+            "the window counts {} framing, set when it was created; leave framing out, or create the window with framing: {}",
+            if fixed.framed() { "with" } else { "without" },
+            !fixed.framed()
+          ),
+        )),
+      };
     }
-    match Encoding::resolve(model, encoding)? {
+    match Encoding::resolve(model, encoding)?.with_framing(framing) {
       e if e == fixed => Ok(e),
       e => Err(crate::error::Error::option(
         "encoding",
@@ -153,13 +249,13 @@ impl Encoding {
       cl100k_base_singleton, o200k_base_singleton, o200k_harmony_singleton, p50k_base_singleton,
       r50k_base_singleton,
     };
-    match self {
+    match self.base() {
       Encoding::O200kBase => Some(o200k_base_singleton()),
       Encoding::Cl100kBase => Some(cl100k_base_singleton()),
       Encoding::O200kHarmony => Some(o200k_harmony_singleton()),
       Encoding::P50kBase => Some(p50k_base_singleton()),
       Encoding::R50kBase => Some(r50k_base_singleton()),
-      Encoding::Approximate => None,
+      _ => None,
     }
   }
 }
@@ -174,7 +270,7 @@ pub fn count_tokens(text: &str, encoding: Encoding) -> usize {
     None => text.chars().count().div_ceil(APPROXIMATE_CHARS_PER_TOKEN),
     Some(bpe) if text.len() < CACHE_MIN_BYTES => bpe.count_ordinary(text),
     Some(bpe) => {
-      let key = CacheKey::new(text, encoding);
+      let key = CacheKey::new(text, encoding.base());
       if let Some(n) = cache_get(key) {
         return n;
       }
@@ -322,6 +418,13 @@ pub fn message_tokens(message: &Message, encoding: Encoding) -> usize {
 }
 
 fn count_message(message: &Message, encoding: Encoding) -> usize {
+  if !encoding.framed() {
+    let calls = message.tool_calls.iter();
+    return message_content_tokens(message, encoding)
+      + calls
+        .map(|c| count_tokens(&c.name, encoding) + count_tokens(&c.arguments, encoding))
+        .sum::<usize>();
+  }
   let mut n = TOKENS_PER_MESSAGE + role_tokens(message.role, encoding);
   n += content_tokens(&message.content, encoding);
   if let Some(name) = &message.name {
@@ -340,16 +443,8 @@ fn role_tokens(role: crate::message::Role, encoding: Encoding) -> usize {
   use std::sync::OnceLock;
   static TABLE: OnceLock<Vec<usize>> = OnceLock::new();
   let table = TABLE.get_or_init(|| {
-    let encodings = [
-      Encoding::O200kBase,
-      Encoding::Cl100kBase,
-      Encoding::O200kHarmony,
-      Encoding::P50kBase,
-      Encoding::R50kBase,
-      Encoding::Approximate,
-    ];
     let mut t = vec![0; ENCODING_COUNT * crate::message::Role::ALL.len()];
-    for e in encodings {
+    for e in Encoding::ALL {
       for (r, role) in crate::message::Role::ALL.iter().enumerate() {
         t[e as usize * crate::message::Role::ALL.len() + r] = count_tokens(role.as_str(), e);
       }
@@ -380,18 +475,28 @@ pub fn content_tokens(content: &Content, encoding: Encoding) -> usize {
 /// [`content_tokens`] of a message's content, computed once per encoding (memoised in the
 /// message, like [`message_tokens`]).
 pub fn message_content_tokens(message: &Message, encoding: Encoding) -> usize {
-  let slot = &message.memo.content_tokens[encoding as usize];
+  let slot = &message.memo.content_tokens[encoding.base() as usize];
   *slot
     .get_or_init(|| u32::try_from(content_tokens(&message.content, encoding)).unwrap_or(u32::MAX))
     as usize
 }
 
-/// The tokens of a whole request: every message plus [`REPLY_PRIMING`] (zero for no messages).
+/// The tokens of a whole request: every message plus [`reply_priming`] (zero for no
+/// messages).
 pub fn conversation_tokens(messages: &[Message], encoding: Encoding) -> usize {
   if messages.is_empty() {
     return 0;
   }
-  messages.iter().map(|m| message_tokens(m, encoding)).sum::<usize>() + REPLY_PRIMING
+  messages.iter().map(|m| message_tokens(m, encoding)).sum::<usize>() + reply_priming(encoding)
+}
+
+/// The tokens a request adds once to its messages: [`REPLY_PRIMING`] with framing, none
+/// without.
+pub fn reply_priming(encoding: Encoding) -> usize {
+  match encoding.framed() {
+    true => REPLY_PRIMING,
+    false => 0,
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -495,6 +600,55 @@ pub fn set_cache_capacity(capacity: usize) {
 #[cfg(test)]
 mod tests {
   use super::*;
+
+  #[test]
+  fn without_framing_a_message_is_its_content_and_calls() {
+    let mut m = Message::text(crate::message::Role::Assistant, "x".repeat(401));
+    m.name = Some("bob".into());
+    m.tool_calls.push(crate::message::ToolCall {
+      id: "call_1".into(),
+      name: "read_file".into(),
+      arguments: r#"{"path":"a.ts"}"#.into(),
+    });
+    let bare = Encoding::Approximate.with_framing(Some(false));
+    assert_eq!(bare, Encoding::ApproximateContent);
+    assert_eq!(
+      (bare.base(), bare.as_str(), bare.framed()),
+      (Encoding::Approximate, "approximate", false)
+    );
+    // ceil(401 / 4) + ceil(9 / 4) + ceil(15 / 4): no framing, role, name or per-call token.
+    assert_eq!(message_tokens(&m, bare), 101 + 3 + 4);
+    // Framed: 3 + the role (3) + the content + the name (1 + 1) + the call (3 + 4 + 1).
+    assert_eq!(message_tokens(&m, Encoding::Approximate), 3 + 3 + 101 + 2 + 8);
+    assert_eq!(conversation_tokens(std::slice::from_ref(&m), bare), 108);
+    assert_eq!(
+      conversation_tokens(std::slice::from_ref(&m), Encoding::Approximate),
+      117 + REPLY_PRIMING
+    );
+    for e in Encoding::ALL {
+      assert_eq!(e.with_framing(Some(true)), e.base());
+      assert_eq!(e.with_framing(None), e);
+      assert_eq!(e.with_framing(Some(false)).base(), e.base());
+    }
+  }
+
+  #[test]
+  fn a_provider_picks_the_encoding_unless_one_is_given() {
+    let r = |p: Option<&str>, m: Option<&str>, e: Option<&str>| {
+      Encoding::resolve_for_provider(p, m, e).map_err(|e| e.to_string())
+    };
+    assert_eq!(r(None, Some("gpt-4"), None), Ok(Encoding::Cl100kBase));
+    assert_eq!(r(Some(""), None, None), Ok(Encoding::O200kBase));
+    assert_eq!(r(Some("OpenAI"), Some("gpt-4"), None), Ok(Encoding::Cl100kBase));
+    assert_eq!(
+      r(Some("anthropic"), Some("claude-3-5-sonnet-20241022"), None),
+      Ok(Encoding::Approximate)
+    );
+    assert_eq!(r(Some("ollama"), Some("llama3.1"), None), Ok(Encoding::Approximate));
+    assert_eq!(r(Some("openrouter"), Some("gpt-4o"), None), Ok(Encoding::O200kBase));
+    assert_eq!(r(Some("anthropic"), Some("gpt-4o"), None), Ok(Encoding::Approximate));
+    assert_eq!(r(Some("anthropic"), None, Some("cl100k_base")), Ok(Encoding::Cl100kBase));
+  }
   use crate::message::{Role, ToolCall};
 
   #[test]

@@ -69,7 +69,7 @@ impl<M: AsRef<Message>> ContextWindow<M> {
 
   /// The tokens of the whole request, reply priming included: O(1).
   pub fn total_tokens(&self) -> usize {
-    self.layout.total_tokens()
+    self.layout.total_tokens(self.encoding)
   }
 
   /// The number of steps (assistant messages with tool calls): O(1).

@@ -13,7 +13,7 @@ mod common;
 use common::transcripts;
 
 fn options(target: usize) -> PriorityOptions {
-  PriorityOptions { target_tokens: target, classify: ClassifyOptions::default() }
+  PriorityOptions { target_tokens: target, classify: ClassifyOptions::default(), placeholder: None }
 }
 
 /// 0 kept, 1 shortened (some result replaced), 2 removed: of one unit under a plan.
@@ -36,7 +36,7 @@ fn has_results(conv: &Conversation<'_>, u: usize) -> bool {
 fn shrinkable(conv: &Conversation<'_>, t: &PriorityTrim, tracker: &FileTracker, u: usize) -> bool {
   conv.units()[u].members.iter().any(|&i| {
     conv.messages()[i].is_tool_result()
-      && placeholder(conv, i, &t.classification[i], tracker).tokens < conv.tokens(i)
+      && placeholder(conv, i, &t.classification[i], tracker, None).tokens < conv.tokens(i)
   })
 }
 

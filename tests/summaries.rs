@@ -125,7 +125,11 @@ fn priority_trimming_with_an_inserted_summary_stays_valid_and_within_budget() {
       let target = conv.total_tokens() * share / 100;
       for placeholders in [false, true] {
         let run = |t: usize| {
-          let o = PriorityOptions { target_tokens: t, classify: ClassifyOptions::default() };
+          let o = PriorityOptions {
+            target_tokens: t,
+            classify: ClassifyOptions::default(),
+            placeholder: None,
+          };
           if placeholders {
             trim_with_placeholders(&conv, None, &o)
           } else {
@@ -164,7 +168,11 @@ fn the_documented_example() {
     trim_by_priority(
       &conv,
       None,
-      &PriorityOptions { target_tokens: t, classify: ClassifyOptions::default() },
+      &PriorityOptions {
+        target_tokens: t,
+        classify: ClassifyOptions::default(),
+        placeholder: None,
+      },
     )
   };
   let options =

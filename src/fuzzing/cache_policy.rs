@@ -36,7 +36,7 @@ pub fn cache_policy_options(window: usize, bits: u64) -> CachePolicyOptions {
   let rest = b.0;
   let strategy = match strategy_pick {
     0 => Strategy::Priority(priority_options(0, rest).classify),
-    1 => Strategy::Placeholders(priority_options(0, rest).classify),
+    1 => Strategy::Placeholders(priority_options(0, rest).classify, None),
     2 => Strategy::Truncate(truncation_config(rest)),
     3 => Strategy::Roles(max_context_options(rest)),
     _ => Strategy::Age,

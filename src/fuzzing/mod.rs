@@ -127,12 +127,20 @@ pub fn encode(format: Option<Format>, knobs: &Knobs, messages: &Value) -> Vec<u8
     Some(Format::AiSdk) => 2,
     None => 3,
   });
-  out.push(match knobs.encoding {
+  // The corpus format names tokenizers only (counts with framing).
+  out.push(match knobs.encoding.base() {
     Encoding::O200kBase => 4,
     Encoding::Cl100kBase => 5,
     Encoding::O200kHarmony => 6,
     Encoding::P50kBase => 7,
-    Encoding::R50kBase | Encoding::Approximate => 0,
+    Encoding::R50kBase
+    | Encoding::Approximate
+    | Encoding::O200kBaseContent
+    | Encoding::Cl100kBaseContent
+    | Encoding::O200kHarmonyContent
+    | Encoding::P50kBaseContent
+    | Encoding::R50kBaseContent
+    | Encoding::ApproximateContent => 0,
   });
   out.extend_from_slice(&knobs.budget.to_le_bytes());
   out.extend_from_slice(&knobs.bits.to_le_bytes());

@@ -12,6 +12,7 @@ use crate::cache_policy::{
 use crate::error::{Error as CoreError, Result as CoreResult};
 use crate::format::Format;
 use crate::message::quote;
+use crate::placeholder::PlaceholderTemplate;
 use crate::tokens::Encoding;
 
 use super::options::{integer_option, parse_format, read_nested_options, Nested};
@@ -59,6 +60,9 @@ pub struct CacheAwareTrimmerOptions<'env> {
   /// {@link ClassificationContext}).
   /// @default []
   pub agent_instruction_markers: Option<Vec<String>>,
+  /// `placeholders`: the text of every placeholder (see {@link TrimOptions.placeholder}).
+  /// @default undefined (the seed's placeholders)
+  pub placeholder: Option<String>,
   /// `truncate`: how old and how long tool outputs may be. `model` and `encoding` are set on
   /// these options, not here.
   /// @default DEFAULT_CONFIG
@@ -73,6 +77,12 @@ pub struct CacheAwareTrimmerOptions<'env> {
   /// @default 'o200k_base'
   #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
+  /// `false` counts each message as its content, tool-call names and arguments only, with no
+  /// reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+  /// OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
+  /// priming a request), which is what OpenAI bills. See README's token counting.
+  /// @default true
+  pub framing: Option<bool>,
   /// The message format (see {@link TokenOptions.format}).
   /// @default 'auto'
   #[napi(ts_type = "MessageFormat")]
@@ -120,6 +130,9 @@ impl CacheAwareTrimmerOptions<'_> {
     if !classifies && self.agent_instruction_markers.is_some() {
       return Err(misplaced("agentInstructionMarkers", "priority or placeholders"));
     }
+    if name != "placeholders" && self.placeholder.is_some() {
+      return Err(misplaced("placeholder", "placeholders (truncate takes truncation.placeholder)"));
+    }
     if name != "truncate" && self.truncation.is_some() {
       return Err(misplaced("truncation", "truncate"));
     }
@@ -130,11 +143,15 @@ impl CacheAwareTrimmerOptions<'_> {
       || classify_options(self.preserve_recent_turns, None, self.agent_instruction_markers.clone());
     let strategy = match name {
       "priority" => Strategy::Priority(classify()?),
-      "placeholders" => Strategy::Placeholders(classify()?),
+      "placeholders" => Strategy::Placeholders(
+        classify()?,
+        self.placeholder.as_deref().map(PlaceholderTemplate::new),
+      ),
       "truncate" => match &self.truncation {
         None => Strategy::Truncate(Default::default()),
         Some(c) => {
           set_on_the_options("truncation", &[("model", &c.model), ("encoding", &c.encoding)])?;
+          framing_on_the_options("truncation", c.framing)?;
           Strategy::Truncate(c.normalize()?.0)
         }
       },
@@ -143,6 +160,7 @@ impl CacheAwareTrimmerOptions<'_> {
         Some(r) => {
           let fields = [("model", &r.model), ("encoding", &r.encoding), ("format", &r.format)];
           set_on_the_options("roles", &fields)?;
+          framing_on_the_options("roles", r.framing)?;
           Strategy::Roles(r.normalize()?.0)
         }
       },
@@ -164,7 +182,8 @@ impl CacheAwareTrimmerOptions<'_> {
     options.validate()?;
     Ok(PolicySetup {
       options,
-      encoding: Encoding::resolve(self.model.as_deref(), self.encoding.as_deref())?,
+      encoding: Encoding::resolve(self.model.as_deref(), self.encoding.as_deref())?
+        .with_framing(self.framing),
       format: parse_format(self.format.as_deref())?,
     })
   }
@@ -176,6 +195,17 @@ fn set_on_the_options(nested: &str, fields: &[(&str, &Option<String>)]) -> CoreR
   match fields.iter().find(|(_, value)| value.is_some()) {
     Some((field, _)) => Err(CoreError::option(
       format!("{nested}.{field}"),
+      "cannot be set here: set it on the options themselves",
+    )),
+    None => Ok(()),
+  }
+}
+
+/// [`set_on_the_options`] for the `framing` field of a nested options object.
+fn framing_on_the_options(nested: &str, framing: Option<bool>) -> CoreResult<()> {
+  match framing {
+    Some(_) => Err(CoreError::option(
+      format!("{nested}.framing"),
       "cannot be set here: set it on the options themselves",
     )),
     None => Ok(()),

@@ -74,6 +74,12 @@ pub struct DeduplicationOptions {
   /// @default 'o200k_base'
   #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
+  /// `false` counts each message as its content, tool-call names and arguments only, with no
+  /// reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+  /// OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
+  /// priming a request), which is what OpenAI bills. See README's token counting.
+  /// @default true
+  pub framing: Option<bool>,
   /// The message format (see {@link TokenOptions.format}).
   /// @default 'auto'
   #[napi(ts_type = "MessageFormat")]
@@ -115,7 +121,8 @@ impl DeduplicationOptions {
       depth_keys: self.depth_keys.unwrap_or(d.depth_keys),
       exclude_keys: self.exclude_keys.unwrap_or(d.exclude_keys),
     };
-    let encoding = Encoding::resolve(self.model.as_deref(), self.encoding.as_deref())?;
+    let encoding = Encoding::resolve(self.model.as_deref(), self.encoding.as_deref())?
+      .with_framing(self.framing);
     Ok((DedupOptions { threshold_tokens, io_content, survey_directory, tools }, encoding))
   }
 }

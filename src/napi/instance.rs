@@ -225,6 +225,8 @@ pub(crate) struct Instance {
   pub classified: FunctionRef<super::priority::ClassifiedArgs<'static>, Array<'static>>,
   /// The summarizer bridge (see `summary.rs`).
   pub summarize: FunctionRef<super::summary::SummarizeArgs<'static>, Unknown<'static>>,
+  /// The unknown-option check's `watch(options)` (see `options.rs`).
+  pub option_keys: FunctionRef<super::options::WatchArgs<'static>, Array<'static>>,
   /// The parsed messages.
   pub cache: MessageCache,
 }
@@ -240,7 +242,10 @@ pub(crate) fn instance(env: &Env) -> Result<&'static mut Instance> {
     let pick: Function<super::write::PickArgs, Array> = env.run_script(super::write::PICK)?;
     let classified: Function<super::priority::ClassifiedArgs, Array> =
       env.run_script(super::priority::CLASSIFIED)?;
+    let option_keys: Function<super::options::WatchArgs, Array> =
+      env.run_script(super::options::OPTION_KEYS)?;
     let state = Instance {
+      option_keys: option_keys.create_ref()?,
       replace: replace.create_ref()?,
       scan: scan.create_ref()?,
       remember: remember.create_ref()?,

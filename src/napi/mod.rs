@@ -8,6 +8,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod cache_policy;
 mod clock;
+mod conversation;
 mod dedup;
 mod error;
 mod instance;
@@ -49,7 +50,8 @@ pub fn count_tokens(env: &Env, text: Unknown, options: Option<Unknown>) -> Resul
 }
 
 /// Estimates the tokens of one message: content, name, tool calls and the per-message
-/// framing of the OpenAI cookbook (3 per message, 1 per name, 1 per tool call).
+/// framing of the OpenAI cookbook (3 per message, 1 per name, 1 per tool call). With
+/// `framing: false`, its content, tool-call names and arguments only.
 #[napi(catch_unwind, ts_args_type = "message: AnyMessage, options?: TokenOptions")]
 pub fn estimate_message_tokens(
   env: &Env,
@@ -61,7 +63,8 @@ pub fn estimate_message_tokens(
   Ok(saturate(tokens::message_tokens(&message, encoding)))
 }
 
-/// Estimates the tokens of a whole request: every message plus 3 tokens of reply priming.
+/// Estimates the tokens of a whole request: every message plus 3 tokens of reply priming (none
+/// with `framing: false`).
 #[napi(catch_unwind, ts_args_type = "messages: AnyMessage[], options?: TokenOptions")]
 pub fn estimate_tokens(env: &Env, messages: Unknown, options: Option<Unknown>) -> Result<u32> {
   let (encoding, format) = token_options(env, options)?;

@@ -20,6 +20,12 @@ pub struct TokenOptions {
   /// @default 'o200k_base'
   #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
+  /// `false` counts each message as its content, tool-call names and arguments only, with no
+  /// reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+  /// OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
+  /// priming a request), which is what OpenAI bills. See README's token counting.
+  /// @default true
+  pub framing: Option<bool>,
   /// The message format. `auto` detects it from format-specific shapes (tool calls, tool
   /// results, reasoning parts) and refuses to guess when two formats' shapes appear.
   /// @default 'auto'
@@ -43,26 +49,55 @@ impl TokenOptions {
 
   /// The encoding these options select.
   pub(crate) fn encoding(&self) -> CoreResult<Encoding> {
-    Encoding::resolve(self.model.as_deref(), self.encoding.as_deref())
+    Ok(
+      Encoding::resolve(self.model.as_deref(), self.encoding.as_deref())?
+        .with_framing(self.framing),
+    )
   }
 }
 
 /// Reads an options argument: `undefined`/`null` give the defaults, an object is converted,
-/// anything else (or a field of the wrong type) is an `INVALID_OPTION` error.
+/// anything else (or a field of the wrong type) is an `INVALID_OPTION` error, and so is a key
+/// that no field of `T` has (a misspelt option), at any depth of nested options objects.
 pub(crate) fn read_options<T: FromNapiValue + Default>(
   env: &Env,
   value: Option<Unknown<'_>>,
   name: &str,
 ) -> Result<T> {
-  let Some(value) = value else { return Ok(T::default()) };
+  read_checked(env, value, name, |value, proxy| convert(env, value, proxy, name))
+}
+
+/// [`read_options`] for one options object read as two option types (each key must be a field
+/// of one of them), such as `simulate`'s, which takes a `CacheAwareTrimmer`'s options and its
+/// own.
+pub(crate) fn read_options_pair<A: FromNapiValue + Default, B: FromNapiValue + Default>(
+  env: &Env,
+  value: Option<Unknown<'_>>,
+  name: &str,
+) -> Result<(A, B)> {
+  read_checked(env, value, name, |value, proxy| {
+    Ok((convert(env, value, proxy, name)?, convert(env, value, proxy, name)?))
+  })
+}
+
+/// Reads an options argument with `read(original, proxy)`, then fails on a key no field read.
+fn read_checked<R: Default>(
+  env: &Env,
+  value: Option<Unknown<'_>>,
+  name: &str,
+  read: impl FnOnce(&Unknown<'_>, Unknown<'_>) -> Result<R>,
+) -> Result<R> {
+  let Some(value) = value else { return Ok(R::default()) };
   match value.get_type()? {
-    ValueType::Undefined | ValueType::Null => Ok(T::default()),
-    ValueType::Object if !value.is_array()? => T::from_unknown(value).map_err(|e| {
-      let reason = super::read::exception_text(env, e);
-      let error =
-        field_type_error(&value, &reason).unwrap_or_else(|| CoreError::option(name, reason));
-      super::error::throw(env, error)
-    }),
+    ValueType::Undefined | ValueType::Null => Ok(R::default()),
+    ValueType::Object if !value.is_array()? => {
+      let [proxy, unread] = watch(env, value)?;
+      let options = read(&value, proxy)?;
+      match unknown_option(unread)? {
+        Some(error) => Err(super::error::throw(env, error)),
+        None => Ok(options),
+      }
+    }
     _ => Err(super::error::throw(
       env,
       CoreError::option(
@@ -71,6 +106,21 @@ pub(crate) fn read_options<T: FromNapiValue + Default>(
       ),
     )),
   }
+}
+
+/// Converts an options object (through its `proxy`), a field of the wrong type reported as an
+/// `INVALID_OPTION` error naming it.
+fn convert<T: FromNapiValue>(
+  env: &Env,
+  value: &Unknown<'_>,
+  proxy: Unknown<'_>,
+  name: &str,
+) -> Result<T> {
+  T::from_unknown(proxy).map_err(|e| {
+    let reason = super::read::exception_text(env, e);
+    let error = field_type_error(value, &reason).unwrap_or_else(|| CoreError::option(name, reason));
+    super::error::throw(env, error)
+  })
 }
 
 /// napi-rs's message for a field of the wrong type (``Failed to convert napi value Null into
@@ -147,16 +197,26 @@ pub(crate) fn read_nested_options<T: FromNapiValue + Default>(
   name: &str,
   nested: &[Nested],
 ) -> Result<T> {
-  if let Some(value) = &value {
-    check_nested(value, "", nested).map_err(|e| match e {
-      NestedError::Core(e) => super::error::throw(env, e),
-      NestedError::Read(e) => {
-        let reason = super::read::exception_text(env, e);
-        super::error::throw(env, CoreError::option(name, reason))
-      }
-    })?;
-  }
+  check_nested_options(env, value.as_ref(), name, nested)?;
   read_options(env, value, name)
+}
+
+/// The check of [`read_nested_options`] alone: a non-object given for one of the `nested`
+/// options objects, however deep, is an `INVALID_OPTION` error naming its path.
+pub(crate) fn check_nested_options(
+  env: &Env,
+  value: Option<&Unknown<'_>>,
+  name: &str,
+  nested: &[Nested],
+) -> Result<()> {
+  let Some(value) = value else { return Ok(()) };
+  check_nested(value, "", nested).map_err(|e| match e {
+    NestedError::Core(e) => super::error::throw(env, e),
+    NestedError::Read(e) => {
+      let reason = super::read::exception_text(env, e);
+      super::error::throw(env, CoreError::option(name, reason))
+    }
+  })
 }
 
 /// Why [`check_nested`] failed: a field of the wrong type, or a field that could not be read
@@ -233,3 +293,110 @@ fn checked_integer(value: f64, min: f64) -> std::result::Result<usize, String> {
 }
 
 pub(crate) use crate::error::js_number;
+
+/// The JavaScript side of the unknown-option check, compiled once per environment:
+/// `watch(options)` returns `[proxy, unread]`, where `proxy` records every key read from
+/// `options` (and from the plain objects read from it, wrapped the same way), and `unread()`
+/// returns `[path, knownKeys]` for the first own key of a converted object that was never read,
+/// or `null`. napi-rs reads every field of an options struct, absent or not, so the keys read
+/// from an object are exactly the fields of the struct it was converted to; an object nothing
+/// was read from (held as a raw value, such as a pricing table) is left to its own reader.
+pub(crate) const OPTION_KEYS: &str = r#"(function contextTrimOptionKeys(options) {
+  const nodes = [];
+  const proxies = new Map();
+  function plain(v) {
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
+    const proto = Object.getPrototypeOf(v);
+    return proto === Object.prototype || proto === null;
+  }
+  function wrap(target, path) {
+    const known = proxies.get(target);
+    if (known !== undefined) return known;
+    const node = { path, target, read: new Set() };
+    nodes.push(node);
+    const proxy = new Proxy(target, {
+      get(t, k, r) {
+        const v = Reflect.get(t, k, r);
+        if (typeof k !== 'string') return v;
+        node.read.add(k);
+        return plain(v) ? wrap(v, path + k + '.') : v;
+      },
+      has(t, k) {
+        if (typeof k === 'string') node.read.add(k);
+        return Reflect.has(t, k);
+      },
+    });
+    proxies.set(target, proxy);
+    return proxy;
+  }
+  const proxy = wrap(options, '');
+  function unread() {
+    for (const n of nodes) {
+      if (n.read.size === 0) continue;
+      for (const k of Object.keys(n.target)) {
+        if (!n.read.has(k)) return [n.path + k, [...n.read]];
+      }
+    }
+    return null;
+  }
+  return [proxy, unread];
+})"#;
+
+/// The arguments of the `watch` helper: the options object.
+pub(crate) type WatchArgs<'env> = FnArgs<(Unknown<'env>,)>;
+
+/// Wraps `options` so that the keys read from it are recorded (see [`OPTION_KEYS`]).
+fn watch<'env>(env: &'env Env, options: Unknown<'env>) -> Result<[Unknown<'env>; 2]> {
+  let helper = super::instance::instance(env)?.option_keys.borrow_back(env)?;
+  let pair: Array = helper.call((options,).into())?;
+  Ok([pair.get_element(0)?, pair.get_element(1)?])
+}
+
+/// The error for the first key of an options object that is no option, if there is one.
+fn unknown_option(unread: Unknown<'_>) -> Result<Option<CoreError>> {
+  // SAFETY: `unread` is the closure the helper just returned, a function.
+  let unread: Function<(), Unknown> = unsafe { unread.cast() }?;
+  let found = unread.call(())?;
+  if is_nullish(&found) {
+    return Ok(None);
+  }
+  let (path, known) = <(String, Vec<String>)>::from_unknown(found)?;
+  Ok(Some(unknown_option_error(&path, &known)))
+}
+
+/// `path: is not an option (did you mean …?)`, suggesting the known key nearest to the last
+/// segment of `path` when it is close (ignoring case, an edit distance of at most a third of
+/// its length, and at least 2, so that two swapped letters are close); else the list of keys.
+pub(crate) fn unknown_option_error(path: &str, known: &[String]) -> CoreError {
+  let key = path.rsplit('.').next().unwrap_or(path);
+  let nearest = known
+    .iter()
+    .map(|k| (edit_distance(&k.to_lowercase(), &key.to_lowercase()), k))
+    .filter(|(d, k)| *d <= (key.chars().count().max(k.chars().count()) / 3).max(2))
+    .min_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
+  let detail = match nearest {
+    Some((_, k)) => format!("is not an option (did you mean {k}?)"),
+    None => {
+      let mut list: Vec<&str> = known.iter().map(String::as_str).collect();
+      list.sort_unstable();
+      format!("is not an option; the options here are {}", list.join(", "))
+    }
+  };
+  CoreError::option(path, detail)
+}
+
+/// The Levenshtein distance between two strings, in characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+  let b: Vec<char> = b.chars().collect();
+  let mut row: Vec<usize> = (0..=b.len()).collect();
+  for (i, ca) in a.chars().enumerate() {
+    let mut diagonal = row[0];
+    row[0] = i + 1;
+    for (j, cb) in b.iter().enumerate() {
+      let above = row[j + 1];
+      row[j + 1] = (diagonal + usize::from(ca != *cb)).min(above + 1).min(row[j] + 1);
+      diagonal = above;
+    }
+  }
+  row[b.len()]
+}

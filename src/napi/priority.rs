@@ -1,5 +1,6 @@
 //! Priority trimming for JavaScript (seed 000): `ContentPriority`, `classifyMessage`,
-//! `FileTracker`, `trimByPriority`, `trimWithPlaceholders`, `trimConversation`, `trimByAge`.
+//! `FileTracker`, `trimByPriority`, `trimWithPlaceholders`, `trimByAge`, and the trimming
+//! operation `trimConversation` and `enforceContextLimit` share (see `conversation.rs`).
 
 use std::collections::BTreeSet;
 
@@ -20,11 +21,14 @@ use crate::file_ops::{file_operation, file_operations, FileOpKind};
 use crate::file_tracker::{FileReference as CoreReference, FileTracker as CoreTracker};
 use crate::format::Format;
 use crate::message::Message;
+use crate::placeholder::PlaceholderTemplate;
 use crate::strategy::age::trim_by_age as core_trim_by_age;
+use crate::strategy::budget::trim_after_rolling;
 use crate::strategy::priority::{
   trim_by_priority as core_trim_by_priority, trim_with_placeholders as core_trim_with_placeholders,
   PriorityOptions, PriorityTrim,
 };
+use crate::strategy::rolling::TruncationConfig;
 use crate::strategy::summarized::{replace_summary_text, trim_with_summary, Summary};
 use crate::tokens::Encoding;
 
@@ -195,6 +199,12 @@ pub struct ClassificationContext<'env> {
   /// @default 'o200k_base'
   #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
+  /// `false` counts each message as its content, tool-call names and arguments only, with no
+  /// reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+  /// OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
+  /// priming a request), which is what OpenAI bills. See README's token counting.
+  /// @default true
+  pub framing: Option<bool>,
   /// The message format (see {@link TokenOptions.format}).
   /// @default 'auto'
   #[napi(ts_type = "MessageFormat")]
@@ -221,7 +231,9 @@ pub fn classify_message<'env>(
 ) -> Result<Unknown<'env>> {
   let ctx: ClassificationContext = read_options(env, context, "context")?;
   let throw = |e: CoreError| error::throw(env, e);
-  let encoding = Encoding::resolve(ctx.model.as_deref(), ctx.encoding.as_deref()).map_err(throw)?;
+  let encoding = Encoding::resolve(ctx.model.as_deref(), ctx.encoding.as_deref())
+    .map(|e| e.with_framing(ctx.framing))
+    .map_err(throw)?;
   let format = parse_format(ctx.format.as_deref()).map_err(throw)?;
   let options = classify_options(
     ctx.preserve_recent_turns,
@@ -611,9 +623,22 @@ pub struct TrimOptions<'env> {
   /// @default 'o200k_base'
   #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
+  /// `false` counts each message as its content, tool-call names and arguments only, with no
+  /// reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+  /// OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
+  /// priming a request), which is what OpenAI bills. See README's token counting.
+  /// @default true
+  pub framing: Option<bool>,
   /// Your own agent-instruction markers (see {@link ClassificationContext}).
   /// @default []
   pub agent_instruction_markers: Option<Vec<String>>,
+  /// {@link trimWithPlaceholders} only: the text of every placeholder instead of the seed's
+  /// (`[Content truncated - N steps ago - T tokens]`, and the file summary for a file the
+  /// tracker knows). `{age}` (or `{N}`) becomes the result's age in steps, `{tokens}` its
+  /// tokens and `{path}` the file it is about (empty if none), e.g.
+  /// `'[content truncated - {age} steps ago, {tokens} tokens]'`, nanocoder's wording.
+  /// @default undefined (the seed's placeholders)
+  pub placeholder: Option<String>,
   /// The message format (see {@link TokenOptions.format}). Give it for Anthropic
   /// conversations without tool blocks: read as OpenAI (the default detection of plain text),
   /// the result may start with an assistant message, which Anthropic refuses.
@@ -725,6 +750,17 @@ pub fn trim_with_placeholders_async<'env>(
   )
 }
 
+/// What a trimming call returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shape {
+  /// The messages only.
+  Messages,
+  /// A {@link TrimResult}.
+  TrimResult,
+  /// A {@link ContextLimitResult} (`enforceContextLimit`).
+  ContextLimit,
+}
+
 /// Which strategy a trimming call runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Strategy {
@@ -735,29 +771,46 @@ pub(crate) enum Strategy {
 
 /// A trimming call as the task runner runs it (sync or async).
 pub(crate) struct TrimOp {
-  strategy: Strategy,
-  /// Whether the call returns a {@link TrimResult} (or only the messages).
-  full_result: bool,
-  target: usize,
-  classify: ClassifyOptions,
-  tracker: Option<CoreTracker>,
-  encoding: Encoding,
+  pub(super) strategy: Strategy,
+  /// What the call returns.
+  pub(super) shape: Shape,
+  pub(super) target: usize,
+  pub(super) classify: ClassifyOptions,
+  pub(super) tracker: Option<CoreTracker>,
+  pub(super) encoding: Encoding,
   /// The format the messages were read in (its rules shape the plan).
-  format: Format,
-  summary: Option<SummaryRequest>,
+  pub(super) format: Format,
+  pub(super) summary: Option<SummaryRequest>,
+  /// The placeholder template of `trimWithPlaceholders` (`None`: the seed's placeholders).
+  pub(super) placeholder: Option<PlaceholderTemplate>,
+  /// Rolling context's rules, applied first (`trimConversation`, see `strategy::budget`).
+  pub(super) rolling: Option<TruncationConfig>,
   /// The parsed messages, kept for building the result after a summarizer.
-  messages: Vec<std::sync::Arc<super::instance::Cached>>,
+  pub(super) messages: Vec<std::sync::Arc<super::instance::Cached>>,
 }
 
 /// What a trimming call computed.
 pub(crate) struct TrimOutput {
   trim: PriorityTrim,
   summary: Option<Summary>,
+  /// The request's tokens before trimming.
+  original_tokens: usize,
 }
 
 impl TrimOp {
   fn run(&self, conv: &Conversation<'_>, target: usize) -> PriorityTrim {
-    let options = PriorityOptions { target_tokens: target, classify: self.classify.clone() };
+    match &self.rolling {
+      Some(config) => trim_after_rolling(conv, config, target, |c| self.run_strategy(c, target)),
+      None => self.run_strategy(conv, target),
+    }
+  }
+
+  fn run_strategy(&self, conv: &Conversation<'_>, target: usize) -> PriorityTrim {
+    let options = PriorityOptions {
+      target_tokens: target,
+      classify: self.classify.clone(),
+      placeholder: self.placeholder.clone(),
+    };
     let tracker = self.tracker.as_ref();
     match self.strategy {
       Strategy::ByPriority => core_trim_by_priority(conv, tracker, &options),
@@ -796,7 +849,7 @@ impl task::Operation for TrimOp {
     let sources = summary.sources.clone();
     let draft = summary.text.clone();
     let finisher = Finisher {
-      full_result: self.full_result,
+      shape: self.shape,
       target: self.target,
       encoding: self.encoding,
       messages: std::mem::take(&mut self.messages),
@@ -811,12 +864,13 @@ impl task::Operation for TrimOp {
 
 impl task::OnConversation for TrimOp {
   fn compute_on(&mut self, conv: &Conversation<'_>) -> TrimOutput {
+    let original_tokens = conv.total_tokens();
     match &self.summary {
-      None => TrimOutput { trim: self.run(conv, self.target), summary: None },
+      None => TrimOutput { trim: self.run(conv, self.target), summary: None, original_tokens },
       Some(request) => {
         let (trim, summary) =
           trim_with_summary(conv, self.target, &request.options, |t| self.run(conv, t));
-        TrimOutput { trim, summary }
+        TrimOutput { trim, summary, original_tokens }
       }
     }
   }
@@ -832,7 +886,7 @@ impl TrimOp {
     settled: Option<Settled>,
   ) -> Result<Unknown<'env>> {
     let finisher = Finisher {
-      full_result: self.full_result,
+      shape: self.shape,
       target: self.target,
       encoding: self.encoding,
       messages: Vec::new(),
@@ -843,7 +897,7 @@ impl TrimOp {
 
 /// Builds a trimming call's JavaScript result, after the summarizer if there is one.
 struct Finisher {
-  full_result: bool,
+  shape: Shape,
   target: usize,
   encoding: Encoding,
   messages: Vec<std::sync::Arc<super::instance::Cached>>,
@@ -876,10 +930,21 @@ impl Finisher {
     format: Format,
     settled: Option<Settled>,
   ) -> Result<Unknown<'env>> {
-    let TrimOutput { trim, summary } = output;
+    let TrimOutput { trim, summary, original_tokens } = output;
     let messages = write::apply_plan_to(env, objects, format, &trim.outcome.plan)?;
-    if !self.full_result {
-      return messages.into_unknown(env);
+    match self.shape {
+      Shape::Messages => return messages.into_unknown(env),
+      Shape::ContextLimit => {
+        let limit = super::conversation::LimitFigures { original_tokens, target: self.target };
+        return super::conversation::context_limit_result(
+          env,
+          &trim.outcome,
+          messages,
+          objects,
+          limit,
+        );
+      }
+      Shape::TrimResult => {}
     }
     let dropped: Vec<u32> = trim
       .outcome
@@ -943,9 +1008,13 @@ pub(crate) fn trim_op(
   };
   let classify = classify_options(opts.preserve_recent_turns, None, opts.agent_instruction_markers)
     .map_err(throw)?;
-  let encoding =
-    Encoding::resolve_within(opts.model.as_deref(), opts.encoding.as_deref(), fixed.map(|f| f.0))
-      .map_err(throw)?;
+  let encoding = Encoding::resolve_within(
+    opts.model.as_deref(),
+    opts.encoding.as_deref(),
+    opts.framing,
+    fixed.map(|f| f.0),
+  )
+  .map_err(throw)?;
   let format = parse_format(opts.format.as_deref()).map_err(throw)?;
   if let (Some((_, own)), Some(given)) = (fixed, format) {
     if given != own {
@@ -975,22 +1044,28 @@ pub(crate) fn trim_op(
     summarizer_timeout_ms: opts.summarizer_timeout_ms,
   };
   let summary = summary_request(fields, asynchronous).map_err(throw)?;
+  if strategy != Strategy::WithPlaceholders && opts.placeholder.is_some() {
+    let detail = "only trimWithPlaceholders makes placeholders; this call drops whole messages";
+    return Err(throw(CoreError::option("placeholder", detail)));
+  }
   let op = TrimOp {
     strategy,
-    full_result: true,
+    shape: Shape::TrimResult,
     target,
     classify,
     tracker,
     encoding,
     format: fixed.map(|f| f.1).or(format).unwrap_or_default(),
     summary,
+    placeholder: opts.placeholder.as_deref().map(PlaceholderTemplate::new),
+    rolling: None,
     messages: Vec::new(),
   };
   Ok((op, format))
 }
 
 /// The parsed messages when a summarizer may need them after the worker (else nothing).
-fn keep_for_summarizer(
+pub(super) fn keep_for_summarizer(
   input: &read::JsMessages<'_>,
   summary: Option<&SummaryRequest>,
 ) -> Vec<std::sync::Arc<super::instance::Cached>> {
@@ -998,130 +1073,6 @@ fn keep_for_summarizer(
     Some(r) if r.summarizer.is_some() => input.messages.clone(),
     _ => Vec::new(),
   }
-}
-
-/// Options of {@link trimConversation}.
-#[napi(object, object_to_js = false)]
-#[derive(Default)]
-pub struct TrimConversationOptions<'env> {
-  /// `priority-based` runs {@link trimWithPlaceholders}; `age-based` runs {@link trimByAge}.
-  /// @default 'priority-based'
-  #[napi(ts_type = "'age-based' | 'priority-based'")]
-  pub strategy: Option<String>,
-  /// See {@link TrimOptions.preserveRecentTurns} (priority-based only).
-  /// @default 2
-  #[napi(ts_type = "number")]
-  pub preserve_recent_turns: Option<Unknown<'env>>,
-  /// Inserts a summary of what was dropped into the returned messages (see
-  /// {@link TrimOptions.insertSummary}: this function only returns messages, so the summary is
-  /// always inserted).
-  /// @default false
-  pub summarize_dropped: Option<bool>,
-  /// See {@link TrimOptions.maxSummaryTokens}.
-  /// @default 500
-  #[napi(ts_type = "number")]
-  pub max_summary_tokens: Option<Unknown<'env>>,
-  /// {@link trimConversationAsync} only: see {@link TrimOptions.summarizer}.
-  #[napi(ts_type = "(dropped: Message[], draft: string) => Promise<string> | string")]
-  pub summarizer: Option<Unknown<'env>>,
-  /// See {@link TrimOptions.summarizerTimeoutMs}.
-  /// @default 10000
-  #[napi(ts_type = "number")]
-  pub summarizer_timeout_ms: Option<Unknown<'env>>,
-  /// A model name that picks the tokenizer (see {@link countTokens}).
-  pub model: Option<String>,
-  /// The encoding, which wins over `model`.
-  /// @default 'o200k_base'
-  #[napi(ts_type = "TokenEncoding")]
-  pub encoding: Option<String>,
-  /// The message format (see {@link TokenOptions.format}). Give it for Anthropic
-  /// conversations without tool blocks: read as OpenAI (the default detection of plain text),
-  /// the result may start with an assistant message, which Anthropic refuses.
-  /// @default 'auto'
-  #[napi(ts_type = "MessageFormat")]
-  pub format: Option<String>,
-}
-
-/// Trims a conversation to `targetTokens` with the chosen strategy and returns the messages.
-#[napi(
-  catch_unwind,
-  ts_generic_types = "M extends AnyMessage = Message",
-  ts_args_type = "messages: M[], targetTokens: number, options?: TrimConversationOptions",
-  ts_return_type = "M[]"
-)]
-pub fn trim_conversation<'env>(
-  env: &'env Env,
-  messages: Unknown<'env>,
-  target_tokens: Unknown<'env>,
-  options: Option<Unknown<'env>>,
-) -> Result<Unknown<'env>> {
-  let (input, op) = prepare_conversation(env, messages, target_tokens, options, false)?;
-  task::run_sync(env, input, op)
-}
-
-/// {@link trimConversation} on the libuv thread pool; the only way to use a `summarizer` with
-/// it.
-#[napi(
-  catch_unwind,
-  ts_generic_types = "M extends AnyMessage = Message",
-  ts_args_type = "messages: M[], targetTokens: number, options?: TrimConversationOptions",
-  ts_return_type = "Promise<M[]>"
-)]
-pub fn trim_conversation_async<'env>(
-  env: &'env Env,
-  messages: Unknown<'env>,
-  target_tokens: Unknown<'env>,
-  options: Option<Unknown<'env>>,
-) -> Result<Unknown<'env>> {
-  task::spawn_or_reject(env, prepare_conversation(env, messages, target_tokens, options, true))
-}
-
-fn prepare_conversation<'env>(
-  env: &'env Env,
-  messages: Unknown<'env>,
-  target_tokens: Unknown<'env>,
-  options: Option<Unknown<'env>>,
-  asynchronous: bool,
-) -> Result<(read::JsMessages<'env>, TrimOp)> {
-  let throw = |e: CoreError| error::throw(env, e);
-  let opts: TrimConversationOptions = read_options(env, options, "options")?;
-  let format = parse_format(opts.format.as_deref()).map_err(throw)?;
-  let input = read::read_messages_in(env, messages, format)?;
-  let target = target_argument(&target_tokens).map_err(throw)?;
-  let encoding =
-    Encoding::resolve(opts.model.as_deref(), opts.encoding.as_deref()).map_err(throw)?;
-  let strategy = match opts.strategy.as_deref().unwrap_or("priority-based") {
-    "priority-based" => Strategy::WithPlaceholders,
-    "age-based" => Strategy::ByAge,
-    other => {
-      return Err(throw(CoreError::option(
-        "strategy",
-        format!("must be one of age-based, priority-based, got {other:?}"),
-      )))
-    }
-  };
-  let classify = classify_options(opts.preserve_recent_turns, None, None).map_err(throw)?;
-  let fields = SummaryFields {
-    summarize_dropped: opts.summarize_dropped,
-    insert_summary: None,
-    max_summary_tokens: opts.max_summary_tokens,
-    summarizer: opts.summarizer,
-    summarizer_timeout_ms: opts.summarizer_timeout_ms,
-  };
-  let summary = summary_request(fields, asynchronous).map_err(throw)?;
-  let messages = keep_for_summarizer(&input, summary.as_ref());
-  let op = TrimOp {
-    strategy,
-    full_result: false,
-    target,
-    classify,
-    tracker: None,
-    encoding,
-    format: input.format,
-    summary,
-    messages,
-  };
-  Ok((input, op))
 }
 
 /// Phase 1 trimming: drops the oldest messages first (a tool call with its results) until the
@@ -1173,7 +1124,7 @@ fn integer_field(value: Option<Unknown<'_>>, name: &str) -> CoreResult<Option<us
 
 /// The positional `targetTokens` (`INVALID_ARGUMENT`, as every positional argument; the
 /// option of the same name is `INVALID_OPTION`).
-fn target_argument(value: &Unknown<'_>) -> CoreResult<usize> {
+pub(super) fn target_argument(value: &Unknown<'_>) -> CoreResult<usize> {
   integer_argument(value, "targetTokens", 0.0)
 }
 

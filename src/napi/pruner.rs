@@ -74,6 +74,12 @@ pub struct ContextPrunerOptions<'env> {
   /// @default 'o200k_base'
   #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
+  /// `false` counts each message as its content, tool-call names and arguments only, with no
+  /// reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+  /// OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
+  /// priming a request), which is what OpenAI bills. See README's token counting.
+  /// @default true
+  pub framing: Option<bool>,
 }
 
 /// Options of one {@link ContextPruner.prune}: a summary of what is archived.
@@ -115,6 +121,12 @@ pub struct ContextPrunerFileOptions<'env> {
   /// @default 'o200k_base'
   #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
+  /// `false` counts each message as its content, tool-call names and arguments only, with no
+  /// reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+  /// OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
+  /// priming a request), which is what OpenAI bills. See README's token counting.
+  /// @default true
+  pub framing: Option<bool>,
 }
 
 /// A pruner's configuration, every setting filled in.
@@ -282,7 +294,7 @@ impl ContextPruner {
     let config =
       PrunerConfig::from_entries(&entries, &|key, detail| CoreError::option(key, detail))
         .map_err(|e| error::throw(env, e))?;
-    Self::with(env, config, o.now, o.model, o.encoding)
+    Self::with(env, config, o.now, o.model, o.encoding, o.framing)
   }
 
   /// A pruner configured by the JSON file at `path` (relative to the working directory): the
@@ -301,7 +313,7 @@ impl ContextPruner {
       None => pruner::DEFAULT_CONFIG_FILE.to_string(),
     };
     let config = PrunerConfig::load(Path::new(&path)).map_err(|e| error::throw(env, e))?;
-    Self::with(env, config, options.now, options.model, options.encoding)
+    Self::with(env, config, options.now, options.model, options.encoding, options.framing)
   }
 
   fn with(
@@ -310,9 +322,11 @@ impl ContextPruner {
     now: Option<Unknown>,
     model: Option<String>,
     encoding: Option<String>,
+    framing: Option<bool>,
   ) -> Result<Self> {
-    let encoding =
-      Encoding::resolve(model.as_deref(), encoding.as_deref()).map_err(|e| error::throw(env, e))?;
+    let encoding = Encoding::resolve(model.as_deref(), encoding.as_deref())
+      .map(|e| e.with_framing(framing))
+      .map_err(|e| error::throw(env, e))?;
     Ok(ContextPruner { config, encoding, clock: Clock::from_option(env, now)?, last_prune: None })
   }
 

@@ -44,6 +44,12 @@ pub struct MaxContextTokensOptions {
   /// @default 'o200k_base'
   #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
+  /// `false` counts each message as its content, tool-call names and arguments only, with no
+  /// reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+  /// OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
+  /// priming a request), which is what OpenAI bills. See README's token counting.
+  /// @default true
+  pub framing: Option<bool>,
   /// The message format (see {@link TokenOptions.format}).
   /// @default 'auto'
   #[napi(ts_type = "MessageFormat")]
@@ -98,7 +104,9 @@ impl MaxContextTokensOptions {
       keep_first_system: self.keep_first_system.unwrap_or(false),
       min_keep,
     };
-    Ok((options, Encoding::resolve(self.model.as_deref(), self.encoding.as_deref())?))
+    let encoding = Encoding::resolve(self.model.as_deref(), self.encoding.as_deref())?
+      .with_framing(self.framing);
+    Ok((options, encoding))
   }
 }
 
@@ -109,13 +117,16 @@ impl MaxContextTokensOptions {
 /// nothing is reordered. Within the cap the same messages come back. Returns the caller's own
 /// message objects.
 ///
+/// The third argument may also be the `truncationPriority` array alone, as CursorClaw passes
+/// it: `applyMaxContextTokens(messages, 8000, ['assistant', 'user'])`.
+///
 /// ```ts
 /// applyMaxContextTokens(messages, 8000, { truncationPriority: ['assistant', 'user'], keepFirstSystem: true })
 /// ```
 #[napi(
   catch_unwind,
   ts_generic_types = "M extends AnyMessage",
-  ts_args_type = "messages: M[], maxContextTokens: number, options?: MaxContextTokensOptions",
+  ts_args_type = "messages: M[], maxContextTokens: number, options?: MaxContextTokensOptions | Array<'system' | 'developer' | 'user' | 'assistant' | 'tool'>",
   ts_return_type = "M[]"
 )]
 pub fn apply_max_context_tokens<'env>(
@@ -133,7 +144,7 @@ pub fn apply_max_context_tokens<'env>(
 #[napi(
   catch_unwind,
   ts_generic_types = "M extends AnyMessage",
-  ts_args_type = "messages: M[], maxContextTokens: number, options?: MaxContextTokensOptions",
+  ts_args_type = "messages: M[], maxContextTokens: number, options?: MaxContextTokensOptions | Array<'system' | 'developer' | 'user' | 'assistant' | 'tool'>",
   ts_return_type = "Promise<M[]>"
 )]
 pub fn apply_max_context_tokens_async<'env>(
@@ -145,6 +156,25 @@ pub fn apply_max_context_tokens_async<'env>(
   task::spawn_or_reject(env, prepare(env, messages, max_context_tokens, options))
 }
 
+/// The third argument of {@link applyMaxContextTokens}: the options object, or, as
+/// CursorClaw's `applyMaxContextTokens(messages, maxContextTokens, truncationPriority?)` takes
+/// it, the `truncationPriority` array itself.
+fn read_cap_options(env: &Env, options: Option<Unknown<'_>>) -> Result<MaxContextTokensOptions> {
+  match options {
+    Some(list) if list.is_array()? => {
+      let roles = Vec::<Unknown>::from_unknown(list)?;
+      let mut names = Vec::with_capacity(roles.len());
+      for (i, role) in roles.iter().enumerate() {
+        let name = read::string_argument(role, &format!("truncationPriority[{i}]"))
+          .map_err(|e| error::throw(env, e))?;
+        names.push(name);
+      }
+      Ok(MaxContextTokensOptions { truncation_priority: Some(names), ..Default::default() })
+    }
+    other => read_nested_options(env, other, "options", MAX_CONTEXT_NESTED),
+  }
+}
+
 type CapOp = task::PlanOnly<Box<dyn FnMut(&crate::Conversation<'_>) -> crate::Plan + Send>>;
 
 fn prepare<'env>(
@@ -153,8 +183,7 @@ fn prepare<'env>(
   max_context_tokens: Unknown<'env>,
   options: Option<Unknown<'env>>,
 ) -> Result<(read::JsMessages<'env>, CapOp)> {
-  let options: MaxContextTokensOptions =
-    read_nested_options(env, options, "options", MAX_CONTEXT_NESTED)?;
+  let options = read_cap_options(env, options)?;
   let format =
     super::options::parse_format(options.format.as_deref()).map_err(|e| error::throw(env, e))?;
   let input = read::read_messages_in(env, messages, format)?;

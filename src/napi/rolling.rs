@@ -31,8 +31,9 @@ pub struct TruncationConfig {
   /// the middle saying how many tokens were cut. At least 32.
   /// @default 2000
   pub max_tokens_per_output: Option<f64>,
-  /// The content of a truncated result: `{age}` (or `{N}`) becomes its age in steps and
-  /// `{tokens}` the tokens of the original content.
+  /// The content of a truncated result: `{age}` (or `{N}`) becomes its age in steps,
+  /// `{tokens}` the tokens of the original content and `{path}` the file its call names (the
+  /// first `path`, `file_path`… argument; empty if none).
   /// @default '[content truncated - {age} steps ago]'
   pub placeholder: Option<String>,
   /// Tool results with fewer tokens than this are never truncated nor cut.
@@ -48,12 +49,22 @@ pub struct TruncationConfig {
   /// valid (see docs/prompt-caching-policy.md). Off by default: the seed writes the current age.
   /// @default false
   pub stable_placeholders: Option<bool>,
+  /// Keep error outputs whole (flagged `is_error`/`isError`, or reading as an error report),
+  /// whatever their age and size. Off, they are truncated and cut like any other output.
+  /// @default true
+  pub preserve_errors: Option<bool>,
   /// A model name that picks the encoding tokens are counted in (see `TokenOptions.model`).
   pub model: Option<String>,
   /// The encoding tokens are counted in, which wins over `model`.
   /// @default 'o200k_base'
   #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
+  /// `false` counts each message as its content, tool-call names and arguments only, with no
+  /// reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+  /// OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
+  /// priming a request), which is what OpenAI bills. See README's token counting.
+  /// @default true
+  pub framing: Option<bool>,
 }
 
 impl TruncationConfig {
@@ -88,10 +99,15 @@ impl TruncationConfig {
       )?,
       min_quoted_chars: int(self.min_quoted_chars, "minQuotedChars", 1, DEFAULT_MIN_QUOTED_CHARS)?,
       stable_placeholders: self.stable_placeholders.unwrap_or(false),
+      preserve_errors: self.preserve_errors.unwrap_or(true),
     };
     config.validate()?;
-    let encoding =
-      Encoding::resolve_within(self.model.as_deref(), self.encoding.as_deref(), fixed)?;
+    let encoding = Encoding::resolve_within(
+      self.model.as_deref(),
+      self.encoding.as_deref(),
+      self.framing,
+      fixed,
+    )?;
     Ok((config, encoding))
   }
 }
@@ -104,7 +120,7 @@ pub struct ResolvedTruncationConfig<'a> {
   pub max_age: u32,
   /// Tokens above which a younger tool result is cut to its head and tail.
   pub max_tokens_per_output: u32,
-  /// The content of a truncated result (`{age}`, `{N}`, `{tokens}` filled in).
+  /// The content of a truncated result (`{age}`, `{N}`, `{tokens}`, `{path}` filled in).
   pub placeholder: &'a str,
   /// Tool results with fewer tokens are never truncated.
   pub small_output_tokens: u32,
@@ -112,6 +128,8 @@ pub struct ResolvedTruncationConfig<'a> {
   pub min_quoted_chars: u32,
   /// Whether placeholders carry the age at which they were first truncated (`maxAge + 1`).
   pub stable_placeholders: bool,
+  /// Whether error outputs are kept whole.
+  pub preserve_errors: bool,
 }
 
 impl<'a> From<&'a rolling::TruncationConfig> for ResolvedTruncationConfig<'a> {
@@ -123,13 +141,15 @@ impl<'a> From<&'a rolling::TruncationConfig> for ResolvedTruncationConfig<'a> {
       small_output_tokens: saturate(c.small_output_tokens),
       min_quoted_chars: saturate(c.min_quoted_chars),
       stable_placeholders: c.stable_placeholders,
+      preserve_errors: c.preserve_errors,
     }
   }
 }
 
 /// The defaults of {@link TruncationConfig}, as the rolling-context design names them:
 /// `{ maxAge: 5, maxTokensPerOutput: 2000, placeholder: '[content truncated - {age} steps ago]',
-/// smallOutputTokens: 100, minQuotedChars: 40, stablePlaceholders: false }`. A copy: changing it changes no default.
+/// smallOutputTokens: 100, minQuotedChars: 40, stablePlaceholders: false, preserveErrors: true }`.
+/// A copy: changing it changes no default.
 #[napi]
 pub const DEFAULT_CONFIG: ResolvedTruncationConfig<'static> = ResolvedTruncationConfig {
   max_age: DEFAULT_MAX_AGE as u32,
@@ -138,6 +158,7 @@ pub const DEFAULT_CONFIG: ResolvedTruncationConfig<'static> = ResolvedTruncation
   small_output_tokens: DEFAULT_SMALL_OUTPUT_TOKENS as u32,
   min_quoted_chars: DEFAULT_MIN_QUOTED_CHARS as u32,
   stable_placeholders: false,
+  preserve_errors: true,
 };
 
 /// Replaces tool outputs older than `maxAge` steps with a placeholder, and cuts younger ones
@@ -212,6 +233,22 @@ pub(crate) fn truncate_op(
     Box::new(move |conv| rolling::truncate_old_tool_outputs(conv, &config));
   Ok(task::PlanOnly { encoding, format: crate::Format::default(), plan })
 }
+
+/// The description of the `/rolling-context` command (nanocoder's).
+const COMMAND_DESCRIPTION: &str = "Toggle rolling context management (prevents context overflow)";
+
+/// Builds the command object around a `RollingContext`: the handler runs `handleCommand` with
+/// its first argument and replies with one of the two words given.
+const COMMAND: &str = r#"(function rollingContextCommand(context, description, enabled, disabled) {
+  return {
+    name: 'rolling-context',
+    description,
+    handler: async (args) => {
+      context.handleCommand(args == null ? undefined : args[0]);
+      return context.enabled ? enabled : disabled;
+    },
+  };
+})"#;
 
 /// Options of a {@link RollingContext}.
 #[napi(object, object_to_js = false)]
@@ -322,6 +359,21 @@ impl RollingContext {
       Some(v) => Some(read::string_argument(&v, "arg").map_err(|e| error::throw(env, e))?),
     };
     self.inner.handle_command(arg.as_deref()).map_err(|e| error::throw(env, e))
+  }
+
+  /// The `/rolling-context` command for a chat app's command registry (nanocoder's
+  /// `rollingContextCommand`): `{ name: 'rolling-context', description, handler(args) }`.
+  /// `handler(['on'])` runs {@link RollingContext.handleCommand} with the first argument and
+  /// resolves to `Rolling context enabled.` or `Rolling context disabled.`; it rejects with the
+  /// same `INVALID_ARGUMENT` error for a word it does not know, changing nothing.
+  #[napi(getter, catch_unwind, ts_return_type = "RollingContextCommand")]
+  pub fn command<'env>(&self, env: &'env Env, this: This<'env>) -> Result<Unknown<'env>> {
+    let make: Function<FnArgs<(Object, &str, &str, &str)>, Unknown> = env.run_script(COMMAND)?;
+    let enabled = rolling::RollingContext { enabled: true, ..Default::default() };
+    let disabled = rolling::RollingContext::default();
+    make.call(
+      (this.object, COMMAND_DESCRIPTION, enabled.command_reply(), disabled.command_reply()).into(),
+    )
   }
 
   /// The status line `handleCommand` returns, without changing anything.

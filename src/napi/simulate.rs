@@ -13,7 +13,7 @@ use crate::message::Message;
 use crate::simulate::{self as core, PolicyKind, Pricing, SimulateOptions as CoreOptions};
 
 use super::cache_policy::{CacheAwareTrimmerOptions, CACHE_AWARE_NESTED};
-use super::options::{integer_option, read_nested_options, read_options};
+use super::options::{check_nested_options, integer_option, read_options_pair};
 use super::{error, read, saturate, task};
 
 /// Prompt-cache prices in US dollars per million input tokens.
@@ -209,9 +209,9 @@ fn prepare<'env>(
   options: Unknown<'env>,
 ) -> Result<(read::JsMessages<'env>, SimulateOp)> {
   let throw = |e: CoreError| error::throw(env, e);
-  let policy: CacheAwareTrimmerOptions =
-    read_nested_options(env, Some(options), "options", CACHE_AWARE_NESTED)?;
-  let extra: SimulateOptions = read_options(env, Some(options), "options")?;
+  check_nested_options(env, Some(&options), "options", CACHE_AWARE_NESTED)?;
+  let (policy, extra): (CacheAwareTrimmerOptions, SimulateOptions) =
+    read_options_pair(env, Some(options), "options")?;
   let setup = policy.normalize().map_err(throw)?;
   let pricing = pricing(extra.pricing).map_err(throw)?;
   let window = setup.options.context_window;

@@ -77,6 +77,27 @@ export type TrimResultOf<M extends AnyMessage> = Omit<TrimResult, 'messages' | '
   droppedMessages: Array<ClassifiedMessageOf<M>>
 }
 
+/** A {@link ContextLimitResult} whose messages are typed as the ones passed. */
+export type ContextLimitResultOf<M extends AnyMessage> = Omit<ContextLimitResult, 'messages' | 'droppedMessages'> & {
+  messages: M[]
+  droppedMessages?: M[]
+}
+
+/** The `/rolling-context` command of a {@link RollingContext}, for a chat app's command registry. */
+export interface RollingContextCommand {
+  /** `'rolling-context'`. */
+  name: 'rolling-context'
+  /** What the command does, for the app's help. */
+  description: string
+  /**
+   * Runs the command with its words: `on`/`enable`, `off`/`disable`, `toggle` or none to
+   * toggle, `status` (case ignored). Resolves to `Rolling context enabled.` or
+   * `Rolling context disabled.`; rejects with an `INVALID_ARGUMENT` error for any other word.
+   * Extra arguments (a chat handler's messages and metadata) are ignored.
+   */
+  handler(args?: string[], ...rest: unknown[]): Promise<string>
+}
+
 /** A {@link ClassifiedMessage} whose `message` is typed as the one passed. */
 export type ClassifiedMessageOf<M extends AnyMessage> = Omit<ClassifiedMessage, 'message'> & { message: M }
 

@@ -1,6 +1,7 @@
 //! Trimming strategies: each reads a [`Conversation`] and returns a [`Plan`] with what it cost.
 
 pub mod age;
+pub mod budget;
 pub mod priority;
 pub mod roles;
 pub mod rolling;
@@ -8,7 +9,7 @@ pub mod summarized;
 
 use crate::conversation::Conversation;
 use crate::plan::{Action, Plan};
-use crate::tokens::REPLY_PRIMING;
+use crate::tokens::reply_priming;
 
 /// The units every budget strategy returns whatever the budget, by unit: those holding a
 /// `system`/`developer` message and the unit of the last message. A budget is met whenever
@@ -70,17 +71,20 @@ pub struct Tally {
   sum: usize,
   /// How many messages are returned.
   kept: usize,
+  /// The request's reply priming (see [`reply_priming`]).
+  priming: usize,
 }
 
 impl Tally {
   /// The tally of a plan keeping everything.
   pub fn keep_all(conv: &Conversation<'_>) -> Self {
-    Tally { sum: conv.all_tokens().iter().sum(), kept: conv.len() }
+    let priming = reply_priming(conv.encoding());
+    Tally { sum: conv.all_tokens().iter().sum(), kept: conv.len(), priming }
   }
 
   /// The tally of what `plan` returns.
   pub fn of(conv: &Conversation<'_>, plan: &Plan) -> Self {
-    let mut tally = Tally { sum: 0, kept: 0 };
+    let mut tally = Tally { sum: 0, kept: 0, priming: reply_priming(conv.encoding()) };
     for i in (0..conv.len()).filter(|&i| !plan.is_dropped(i)) {
       tally.sum += plan.tokens_of(conv, i);
       tally.kept += 1;
@@ -94,7 +98,7 @@ impl Tally {
     if self.kept == 0 {
       0
     } else {
-      self.sum + REPLY_PRIMING
+      self.sum + self.priming
     }
   }
 

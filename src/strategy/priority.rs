@@ -30,6 +30,7 @@ use crate::cut::{cut_middle, MIN_CUT_BUDGET};
 use crate::file_ops::file_operations;
 use crate::file_tracker::FileTracker;
 use crate::message::Role;
+use crate::placeholder::{PlaceholderFields, PlaceholderTemplate};
 use crate::plan::{replacement, Action, MetaValue, Plan, Replacement};
 use crate::strategy::{anchored_units, Outcome, Tally};
 use crate::tokens::{message_content_tokens, REPLY_PRIMING};
@@ -44,6 +45,9 @@ pub struct PriorityOptions {
   pub target_tokens: usize,
   /// How to classify messages.
   pub classify: ClassifyOptions,
+  /// The placeholder of [`trim_with_placeholders`] for every tool result; `None` for the seed's
+  /// (see [`placeholder`]).
+  pub placeholder: Option<PlaceholderTemplate>,
 }
 
 /// The outcome of a priority strategy with the classification it was based on.
@@ -283,8 +287,15 @@ pub fn trim_with_placeholders(
   let (classification, tracker) = prepare(conv, tracker, &options.classify);
   let target = options.target_tokens;
   let order = trim_order(conv, &classification);
-  let shorten =
-    Shorten { conv, order: &order, classification: &classification, tracker: &tracker, target };
+  let template = options.placeholder.as_ref();
+  let shorten = Shorten {
+    conv,
+    order: &order,
+    classification: &classification,
+    tracker: &tracker,
+    template,
+    target,
+  };
   // 1. Down the list: placeholders for tool results, removal of units without any.
   let (mut plan, mut tally) = shorten.from(0);
   if tally.total() > target {
@@ -312,6 +323,7 @@ struct Shorten<'s, 'c> {
   order: &'s [usize],
   classification: &'s [Classification],
   tracker: &'s FileTracker,
+  template: Option<&'s PlaceholderTemplate>,
   target: usize,
 }
 
@@ -338,7 +350,7 @@ impl Shorten<'_, '_> {
         continue;
       }
       for i in results {
-        let r = placeholder(conv, i, &self.classification[i], self.tracker);
+        let r = placeholder(conv, i, &self.classification[i], self.tracker, self.template);
         if r.tokens < conv.tokens(i) {
           tally.replace(conv, &mut plan, i, r);
         }
@@ -410,29 +422,32 @@ pub fn trim_order_keeping(
 /// The placeholder that replaces tool result `i`, with `_truncated: true` and
 /// `_originalTokens`.
 ///
-/// A result about a file the tracker knows gets [`file_placeholder`]; any other result
-/// `[Content truncated - file: P - N steps ago - T tokens]` (the file part only when the result
-/// is about a file), where N is the result's age and T its tokens.
+/// With a `template`, that template rendered with the result's age, tokens and file path.
+/// Without, the seed's: a result about a file the tracker knows gets [`file_placeholder`]; any
+/// other result `[Content truncated - file: P - N steps ago - T tokens]` (the file part only
+/// when the result is about a file), where N is the result's age and T its tokens.
 pub fn placeholder(
   conv: &Conversation<'_>,
   i: usize,
   classification: &Classification,
   tracker: &FileTracker,
+  template: Option<&PlaceholderTemplate>,
 ) -> Replacement {
   let tokens = conv.tokens(i);
   let age = conv.age(i);
   let path = classification.metadata.file_path.as_deref();
-  let text = match (path, path.and_then(|p| tracker.get(p))) {
-    (Some(path), Some(reference)) => file_placeholder(
+  let text = match (template, path, path.and_then(|p| tracker.get(p))) {
+    (Some(template), ..) => template.render(&PlaceholderFields { age, tokens, path }),
+    (None, Some(path), Some(reference)) => file_placeholder(
       path,
       &conv.messages()[i].content_text(),
       conv.current_step().saturating_sub(reference.last_access_step),
       reference.was_modified,
     ),
-    (Some(path), None) => {
+    (None, Some(path), None) => {
       format!("[Content truncated - file: {path} - {age} steps ago - {tokens} tokens]")
     }
-    (None, _) => format!("[Content truncated - {age} steps ago - {tokens} tokens]"),
+    (None, None, _) => format!("[Content truncated - {age} steps ago - {tokens} tokens]"),
   };
   let meta = vec![
     ("_truncated", MetaValue::Bool(true)),
@@ -475,6 +490,7 @@ mod tests {
         preserve_recent_turns: turns,
         ..ClassifyOptions::default()
       },
+      placeholder: None,
     }
   }
 
@@ -693,11 +709,33 @@ mod tests {
       step: 1,
       metadata: crate::classify::Metadata { file_path: Some("/x".into()), ..Default::default() },
     };
-    let r = placeholder(&conv, 1, &c, &FileTracker::new());
+    let r = placeholder(&conv, 1, &c, &FileTracker::new(), None);
     assert_eq!(
       r.content,
       format!("[Content truncated - file: /x - 0 steps ago - {} tokens]", conv.tokens(1))
     );
+  }
+
+  #[test]
+  fn a_template_replaces_both_seed_placeholders() {
+    let msgs = session();
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    let template =
+      PlaceholderTemplate::new("[content truncated - {age} steps ago, {tokens} tokens{path}]");
+    let o = PriorityOptions { placeholder: Some(template), ..options(conv.total_tokens() - 1, 0) };
+    let t = trim_with_placeholders(&conv, None, &o);
+    // The read of /w/a.ts (a file the tracker knows) and the bash output both use the template.
+    let texts: Vec<String> = (0..msgs.len())
+      .filter_map(|i| match t.outcome.plan.action(i) {
+        Action::Replace(r) => Some(r.content.clone()),
+        _ => None,
+      })
+      .collect();
+    assert_eq!(
+      texts[0],
+      format!("[content truncated - 3 steps ago, {} tokens/w/a.ts]", conv.tokens(3))
+    );
+    assert!(texts.iter().all(|t| t.starts_with("[content truncated - ")), "{texts:?}");
   }
 
   #[test]

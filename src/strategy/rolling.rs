@@ -39,6 +39,7 @@ use crate::conversation::Conversation;
 use crate::cut::{cut_middle, Cut, MIN_CUT_BUDGET};
 use crate::error::{Error, ErrorKind, Result};
 use crate::message::{quote, Message, Role};
+use crate::placeholder::{PlaceholderFields, PlaceholderTemplate};
 use crate::plan::{replacement, MetaValue, Plan};
 use crate::span_index::{Marks, Matches, SpanIndex};
 use crate::tokens::{message_content_tokens, Encoding};
@@ -69,8 +70,9 @@ pub struct TruncationConfig {
   /// Content tokens above which a younger tool result is cut to its head and tail (at least
   /// [`MIN_CUT_BUDGET`]).
   pub max_tokens_per_output: usize,
-  /// The placeholder; `{age}` (or `{N}`) is replaced by the age in steps and `{tokens}` by the
-  /// original content's tokens, every occurrence.
+  /// The placeholder; `{age}` (or `{N}`) is replaced by the age in steps, `{tokens}` by the
+  /// original content's tokens and `{path}` by the file its call names (empty if none), every
+  /// occurrence (see [`crate::placeholder`]).
   pub placeholder: String,
   /// Tool results with fewer content tokens are never truncated.
   pub small_output_tokens: usize,
@@ -80,6 +82,9 @@ pub struct TruncationConfig {
   /// current age into the placeholder and `_truncatedAt`, so that a truncated result reads the
   /// same on every later call. Off by default, as the seed writes the current age.
   pub stable_placeholders: bool,
+  /// Keep error reports whole ([`Rule::Error`]). On by default; off, an error report is
+  /// truncated and cut like any other output (nanocoder's `preserveErrors: false`).
+  pub preserve_errors: bool,
 }
 
 impl Default for TruncationConfig {
@@ -91,6 +96,7 @@ impl Default for TruncationConfig {
       small_output_tokens: DEFAULT_SMALL_OUTPUT_TOKENS,
       min_quoted_chars: DEFAULT_MIN_QUOTED_CHARS,
       stable_placeholders: false,
+      preserve_errors: true,
     }
   }
 }
@@ -118,61 +124,18 @@ impl TruncationConfig {
     Ok(())
   }
 
-  /// The placeholder for a result `age` steps old whose content had `tokens` tokens.
+  /// The placeholder for a result `age` steps old whose content had `tokens` tokens (and
+  /// about no known file).
   pub fn placeholder_for(&self, age: usize, tokens: usize) -> String {
-    let age = age.to_string();
-    self
-      .placeholder
-      .replace("{age}", &age)
-      .replace("{N}", &age)
-      .replace("{tokens}", &tokens.to_string())
+    PlaceholderTemplate::new(&self.placeholder).render(&PlaceholderFields {
+      age,
+      tokens,
+      path: None,
+    })
   }
 }
 
-/// The placeholders a template produces: the template with a number (at most 20 digits) in
-/// place of each `{age}`, `{N}` and `{tokens}`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PlaceholderPattern {
-  /// The literal text around the fields.
-  parts: Vec<String>,
-  /// The longest text that can match.
-  max_len: usize,
-}
-
-impl PlaceholderPattern {
-  /// The pattern of `template`.
-  pub fn new(template: &str) -> Self {
-    let template = template.replace("{N}", "{age}").replace("{tokens}", "{age}");
-    let parts: Vec<String> = template.split("{age}").map(str::to_string).collect();
-    let max_len = parts.iter().map(String::len).sum::<usize>() + 20 * (parts.len() - 1);
-    PlaceholderPattern { parts, max_len }
-  }
-
-  /// Whether `text` is one of the placeholders.
-  pub fn matches(&self, text: &str) -> bool {
-    // Long texts, the usual tool output, are rejected at once.
-    if text.len() > self.max_len || !text.starts_with(self.parts[0].as_str()) {
-      return false;
-    }
-    // The positions in `text` where a match of the parts so far can end (a set, so adjacent
-    // fields such as `{age}{tokens}` cost no backtracking).
-    let mut ends = vec![self.parts[0].len()];
-    for part in &self.parts[1..] {
-      let mut next = Vec::new();
-      for &at in &ends {
-        let digits = text[at..].bytes().take_while(u8::is_ascii_digit).count();
-        for k in 1..=digits {
-          let end = at + k + part.len();
-          if text[at + k..].starts_with(part.as_str()) && !next.contains(&end) {
-            next.push(end);
-          }
-        }
-      }
-      ends = next;
-    }
-    ends.contains(&text.len())
-  }
-}
+pub use crate::placeholder::PlaceholderPattern;
 
 /// What happens to one message, and why.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -216,7 +179,7 @@ pub fn rules(conv: &Conversation<'_>, config: &TruncationConfig) -> Vec<Rule> {
   for (i, m) in messages.iter().enumerate() {
     let rule = if !m.is_tool_result() {
       Rule::NotToolResult
-    } else if m.is_error || m.is_error_output() {
+    } else if config.preserve_errors && (m.is_error || m.is_error_output()) {
       Rule::Error
     } else if message_content_tokens(m, conv.encoding()) < config.small_output_tokens {
       Rule::Small
@@ -265,6 +228,7 @@ pub fn rules(conv: &Conversation<'_>, config: &TruncationConfig) -> Vec<Rule> {
 /// results stay paired.
 pub fn truncate_old_tool_outputs(conv: &Conversation<'_>, config: &TruncationConfig) -> Plan {
   let mut plan = Plan::keep_all(conv.len());
+  let template = PlaceholderTemplate::new(&config.placeholder);
   for (i, rule) in rules(conv, config).into_iter().enumerate() {
     let m = &conv.messages()[i];
     match rule {
@@ -276,7 +240,9 @@ pub fn truncate_old_tool_outputs(conv: &Conversation<'_>, config: &TruncationCon
           ("_originalLength", MetaValue::Number(m.content_utf16_len() as f64)),
           ("_truncatedAt", MetaValue::Number(age as f64)),
         ];
-        plan.replace(i, replacement(conv, i, config.placeholder_for(age, tokens), meta));
+        let path = template.uses_path().then(|| result_path(conv, i)).flatten();
+        let text = template.render(&PlaceholderFields { age, tokens, path: path.as_deref() });
+        plan.replace(i, replacement(conv, i, text, meta));
       }
       Rule::Cut => {
         if let Some(cut) = cut_content(m, config.max_tokens_per_output, conv.encoding()) {
@@ -296,6 +262,12 @@ pub fn truncate_old_tool_outputs(conv: &Conversation<'_>, config: &TruncationCon
     }
   }
   plan
+}
+
+/// The file the call answered by tool result `i` names (the first of [`argument_paths`]).
+fn result_path(conv: &Conversation<'_>, i: usize) -> Option<String> {
+  let arguments: Value = serde_json::from_str(conv.call_arguments(i)?).ok()?;
+  argument_paths(&arguments).into_iter().next()
 }
 
 /// [`cut_middle`] of the content text of `m`, memoised in the message for the first limit and
@@ -582,13 +554,13 @@ fn same_path(a: &str, b: &str) -> bool {
 /// An argument of the `/rolling-context` command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Command {
-  /// `on`: enable.
+  /// `on` or `enable`: enable.
   On,
-  /// `off`: disable.
+  /// `off` or `disable`: disable.
   Off,
   /// `status`: report without changing anything.
   Status,
-  /// No argument: flip.
+  /// `toggle` or no argument: flip.
   Toggle,
 }
 
@@ -602,15 +574,18 @@ impl Command {
   pub fn parse(arg: Option<&str>) -> Result<Command> {
     let arg = arg.map(str::trim).unwrap_or_default();
     Ok(match arg.to_ascii_lowercase().as_str() {
-      "" => Command::Toggle,
-      "on" => Command::On,
-      "off" => Command::Off,
+      "" | "toggle" => Command::Toggle,
+      "on" | "enable" => Command::On,
+      "off" | "disable" => Command::Off,
       "status" => Command::Status,
       _ => {
         return Err(Error::new(
           ErrorKind::InvalidArgument,
           "arg",
-          format!("must be on, off, status or nothing, got {}", quote(arg)),
+          format!(
+            "must be on, off, enable, disable, toggle, status or nothing, got {}",
+            quote(arg)
+          ),
         ))
       }
     })
@@ -650,6 +625,15 @@ impl RollingContext {
       Command::Status => {}
     }
     Ok(self.status_line())
+  }
+
+  /// nanocoder's reply to `/rolling-context`: `Rolling context enabled.` or
+  /// `Rolling context disabled.`
+  pub fn command_reply(&self) -> &'static str {
+    match self.enabled {
+      true => "Rolling context enabled.",
+      false => "Rolling context disabled.",
+    }
   }
 
   /// One line saying whether rolling context is on, and with which limits.
@@ -1198,7 +1182,14 @@ mod tests {
     assert_eq!(ctx.handle_command(Some("")).unwrap(), on);
     assert_eq!(ctx.handle_command(Some("off")).unwrap(), off);
     let err = ctx.handle_command(Some("maybe")).unwrap_err();
-    assert_eq!(err.to_string(), "arg: must be on, off, status or nothing, got \"maybe\"");
+    assert_eq!(
+      err.to_string(),
+      "arg: must be on, off, enable, disable, toggle, status or nothing, got \"maybe\""
+    );
+    assert_eq!(ctx.handle_command(Some("Enable")).unwrap(), on);
+    assert_eq!(ctx.handle_command(Some("toggle")).unwrap(), off);
+    assert_eq!(ctx.handle_command(Some("disable")).unwrap(), off);
+    assert!(!ctx.enabled);
     assert_eq!(err.code(), "INVALID_ARGUMENT");
     assert!(!ctx.enabled);
   }

@@ -29,7 +29,7 @@ use crate::plan::{Inserted, MetaValue, Plan};
 use crate::strategy::priority::PriorityTrim;
 use crate::strategy::Outcome;
 use crate::summary::{Digest, MIN_SUMMARY_TOKENS};
-use crate::tokens::{count_tokens, message_tokens, prefix_within, Encoding, REPLY_PRIMING};
+use crate::tokens::{count_tokens, message_tokens, prefix_within, Encoding};
 
 /// How many times a strategy is run again to make room for a summary of its own size before
 /// room for a summary of the full budget is made.
@@ -123,7 +123,7 @@ pub fn trim_with_summary<T: Trimmed>(
       return (result, Some(summary));
     }
     let base = plan.total_tokens(conv);
-    let base = if base == 0 { REPLY_PRIMING } else { base };
+    let base = if base == 0 { crate::tokens::reply_priming(encoding) } else { base };
     let cost = if options.reserve_max { max_cost } else { summary_message(&text, encoding).tokens };
     let fits = base + cost <= target;
     // Once the strategy cannot meet its own target, dropping more is impossible.
@@ -268,7 +268,11 @@ mod tests {
 
   fn by_priority<'c>(conv: &'c Conversation<'c>) -> impl FnMut(usize) -> PriorityTrim + 'c {
     move |target| {
-      let options = PriorityOptions { target_tokens: target, classify: ClassifyOptions::default() };
+      let options = PriorityOptions {
+        target_tokens: target,
+        classify: ClassifyOptions::default(),
+        placeholder: None,
+      };
       trim_by_priority(conv, None, &options)
     }
   }

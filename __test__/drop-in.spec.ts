@@ -1,0 +1,338 @@
+// Apps written against the seeds' source projects keep their call sites: nanocoder's
+// `trimConversation`, `enforceContextLimit` and `/rolling-context` command (its
+// `experimental/rolling-context` branch), and CursorClaw's `applyMaxContextTokens`. Each test
+// states the public behaviour it checks (see docs/migrating.md).
+import test from 'ava'
+
+import { ct, snapshot } from './helpers.js'
+import type { Message } from '../index.js'
+
+/** nanocoder writes tool calls with object arguments and no `type`. */
+function call(id: string, name: string, args: Record<string, unknown> = {}): Message {
+  return { role: 'assistant', content: `calling ${name}`, tool_calls: [{ id, function: { name, arguments: args } }] } as unknown as Message
+}
+
+function result(id: string, content: string): Message {
+  return { role: 'tool', tool_call_id: id, content }
+}
+
+/** About `lines` × 8 tokens, unique to `seed`. */
+function big(seed: string, lines = 60): string {
+  return Array.from({ length: lines }, (_, i) => `${seed}-${String(i).padStart(4, '0')} payload line\n`).join('')
+}
+
+/** A task, then `steps` steps of `read_file` on /src/f<k>.ts, each with a big output. */
+function session(steps: number, output: (k: number) => string = (k) => big(`out${k}`)): Message[] {
+  const messages: Message[] = [{ role: 'system', content: 'You are a coding agent.' }, { role: 'user', content: 'Fix the build.' }]
+  for (let k = 1; k <= steps; k++) messages.push(call(String(k), 'read_file', { path: `/src/f${k}.ts` }), result(String(k), output(k)))
+  messages.push({ role: 'user', content: 'Go on.' })
+  return messages
+}
+
+const NANOCODER = /^\[content truncated - \d+ steps ago, \d+ tokens\]$/
+
+function contents(messages: Message[]): string[] {
+  return messages.map((m) => (typeof m.content === 'string' ? m.content : ''))
+}
+
+// 1. Placeholders
+
+test('trimConversation writes nanocoder\'s lower-case placeholder by default', (t) => {
+  const messages = session(3)
+  const out = ct.trimConversation(messages, 400)
+  const placeholders = contents(out).filter((c) => c.startsWith('[content truncated'))
+  t.true(placeholders.length > 0)
+  for (const p of placeholders) t.regex(p, NANOCODER)
+  t.true(ct.estimateTokens(out) <= 400)
+})
+
+test('trimWithPlaceholders keeps seed 000\'s wording by default and takes a placeholder template', (t) => {
+  const messages = session(3)
+  const seed = ct.trimWithPlaceholders(messages, { targetTokens: 400 })
+  t.true(contents(seed.messages).some((c) => c.startsWith('[Content truncated') || c.startsWith('[File: ')))
+  t.false(contents(seed.messages).some((c) => c.startsWith('[content truncated')))
+  const own = ct.trimWithPlaceholders(messages, { targetTokens: 400, placeholder: '[content truncated - {age} steps ago, {tokens} tokens]' })
+  const placeholders = contents(own.messages).filter((c) => c.startsWith('[content truncated'))
+  t.true(placeholders.length > 0)
+  for (const p of placeholders) t.regex(p, NANOCODER)
+  // The same decisions, only the text differs.
+  const positions = (r: typeof seed) => r.droppedMessages.map((d) => messages.indexOf(d.message))
+  t.true(positions(seed).length > 0 && positions(seed).every((i) => i >= 0))
+  t.deepEqual(positions(own), positions(seed))
+})
+
+test('{path} names the file a placeholder stands for, in both strategies', (t) => {
+  const messages = session(8)
+  const priority = ct.trimWithPlaceholders(messages, { targetTokens: 300, placeholder: '[{path}: {age} steps ago]' })
+  t.true(contents(priority.messages).includes('[/src/f1.ts: 7 steps ago]'))
+  const rolling = ct.truncateOldToolOutputs(messages, { placeholder: '[{path}: {age} steps ago]' })
+  t.is(rolling[3].content, '[/src/f1.ts: 7 steps ago]')
+  t.is(rolling[5].content, '[/src/f2.ts: 6 steps ago]')
+})
+
+test('CacheAwareTrimmer\'s placeholders strategy takes the template too', (t) => {
+  const messages = session(8)
+  const contextWindow = Math.floor(ct.estimateTokens(messages) / 2)
+  const trimmer = new ct.CacheAwareTrimmer({ contextWindow, strategy: 'placeholders', placeholder: '[gone: {path}]' })
+  const out = trimmer.trim(messages).messages
+  t.true(contents(out).includes('[gone: /src/f1.ts]'))
+  t.throws(() => new ct.CacheAwareTrimmer({ contextWindow, placeholder: '[x]' }), {
+    code: 'INVALID_OPTION',
+    message: 'placeholder: applies to strategy placeholders (truncate takes truncation.placeholder) only, the strategy is "priority"',
+  })
+  t.throws(() => new ct.CacheAwareTrimmer({ contextWindow, strategy: 'truncate', truncation: { framing: false } }), {
+    code: 'INVALID_OPTION',
+    message: 'truncation.framing: cannot be set here: set it on the options themselves',
+  })
+})
+
+test('a placeholder given to a function that makes none is an error, not ignored', (t) => {
+  t.throws(() => ct.trimByPriority(session(2), { targetTokens: 100, placeholder: '[x]' }), {
+    code: 'INVALID_OPTION',
+    message: 'placeholder: only trimWithPlaceholders makes placeholders; this call drops whole messages',
+  })
+})
+
+// 2. Options are checked, and nanocoder's are honoured
+
+test('a misspelt option name fails loudly, naming the option meant', (t) => {
+  t.throws(() => ct.trimConversation(session(1), 100, { preserveRecentTurn: 2 } as never), {
+    instanceOf: TypeError,
+    code: 'INVALID_OPTION',
+    message: 'preserveRecentTurn: is not an option (did you mean preserveRecentTurns?)',
+  })
+  t.throws(() => ct.countTokens('hello', { modle: 'gpt-4' } as never), {
+    code: 'INVALID_OPTION',
+    message: 'modle: is not an option (did you mean model?)',
+  })
+  t.throws(() => ct.applyMaxContextTokens(session(1), 100, { minKeep: { usr: 1 } } as never), {
+    code: 'INVALID_OPTION',
+    message: 'minKeep.usr: is not an option (did you mean user?)',
+  })
+  t.throws(() => ct.truncateOldToolOutputs(session(1), { frobnicate: true } as never), {
+    code: 'INVALID_OPTION',
+    message: /^frobnicate: is not an option; the options here are .*maxAge/,
+  })
+})
+
+test('nanocoder\'s options change what trimConversation does', (t) => {
+  // Eight steps: with maxAge 5 the two oldest outputs become placeholders.
+  const messages = session(8)
+  const total = ct.estimateTokens(messages)
+  const budget = total - 10
+  const byDefault = ct.trimConversation(messages, budget)
+  t.deepEqual(
+    byDefault.flatMap((m, i) => (NANOCODER.test(String(m.content)) ? [i] : [])),
+    [3, 5],
+  )
+  const younger = ct.trimConversation(messages, budget, { maxAge: 2 })
+  t.is(younger.filter((m) => NANOCODER.test(String(m.content))).length, 5)
+  const own = ct.trimConversation(messages, budget, { placeholder: '<gone {N}>' })
+  t.is(own[3].content, '<gone 7>')
+  // maxTokensPerOutput cuts the recent ones around a marker.
+  const cut = ct.trimConversation(messages, budget, { maxTokensPerOutput: 100 })
+  t.true(cut.slice(7).every((m) => m.role !== 'tool' || ct.countTokens(String(m.content)) <= 100))
+})
+
+test('preserveErrors and preserveSmallOutputs decide whether errors and small outputs are kept', (t) => {
+  // Ten steps: outputs 1 to 4 are older than maxAge; 1 is an error report, 2 is small.
+  const messages = session(10, (k) => (k === 1 ? `Error: build failed\n${big('err', 40)}` : k === 2 ? 'ok' : big(`out${k}`)))
+  const budget = ct.estimateTokens(messages) - 10
+  const kept = ct.trimConversation(messages, budget)
+  t.is(kept[3], messages[3], 'the old error is kept whole')
+  t.is(kept[5], messages[5], 'the old small output is kept whole')
+  const shortened = ct.trimConversation(messages, budget, { preserveErrors: false, preserveSmallOutputs: false })
+  t.regex(String(shortened[3].content), NANOCODER)
+  t.regex(String(shortened[5].content), NANOCODER)
+  const threshold = ct.trimConversation(messages, budget, { preserveErrors: false, smallOutputThreshold: 0 })
+  t.regex(String(threshold[5].content), NANOCODER)
+})
+
+test('preserveRecentTurns defaults to nanocoder\'s 5', (t) => {
+  // Shell outputs and file reads in turn: which go first depends on what counts as recent.
+  const messages = session(8)
+  for (let k = 1; k <= 8; k += 2) {
+    messages[2 * k] = call(String(k), 'bash', { command: `make target${k}` })
+  }
+  const replaced = (options: object) =>
+    ct.trimConversation(messages, ct.estimateTokens(messages) - 1200, { maxAge: 100, ...options }).flatMap((m, i) => (m === messages[i] ? [] : [i]))
+  t.deepEqual(replaced({}), replaced({ preserveRecentTurns: 5 }))
+  t.notDeepEqual(replaced({}), replaced({ preserveRecentTurns: 0 }))
+  t.notDeepEqual(replaced({}), replaced({ preserveRecentTurns: 2 }))
+})
+
+test('providerName picks how tokens are counted', (t) => {
+  const messages = session(2)
+  const anthropic = ct.enforceContextLimit(messages, 1_000_000, { providerName: 'anthropic', model: 'claude-3-5-sonnet-20241022' })
+  t.is(anthropic.originalTokens, ct.estimateTokens(messages, { encoding: 'approximate' }))
+  const openai = ct.enforceContextLimit(messages, 1_000_000, { providerName: 'openai', model: 'gpt-4' })
+  t.is(openai.originalTokens, ct.estimateTokens(messages, { model: 'gpt-4' }))
+  const given = ct.enforceContextLimit(messages, 1_000_000, { providerName: 'anthropic', encoding: 'cl100k_base' })
+  t.is(given.originalTokens, ct.estimateTokens(messages, { encoding: 'cl100k_base' }))
+})
+
+test('trimConversation leaves a request that fits alone and never mutates its input', (t) => {
+  const messages = session(8)
+  const before = snapshot(messages)
+  const out = ct.trimConversation(messages, 1_000_000)
+  t.is(out.length, messages.length)
+  out.forEach((m, i) => t.is(m, messages[i]))
+  ct.trimConversation(messages, 50)
+  t.deepEqual(messages, before)
+})
+
+// 3. enforceContextLimit
+
+test('enforceContextLimit within the limit returns the messages untouched, as nanocoder\'s', (t) => {
+  const messages: Message[] = [{ role: 'user', content: 'Hello' }]
+  const r = ct.enforceContextLimit(messages, 10_000)
+  t.deepEqual(Object.keys(r).sort(), ['droppedCount', 'finalTokens', 'messages', 'originalTokens', 'truncated'])
+  t.false(r.truncated)
+  t.is(r.droppedCount, 0)
+  t.is(r.messages[0], messages[0])
+  t.is(r.originalTokens, ct.estimateTokens(messages))
+  t.is(r.finalTokens, r.originalTokens)
+  t.is(r.droppedMessages, undefined)
+})
+
+test('enforceContextLimit over the limit trims and reports what it removed', (t) => {
+  const messages = session(8)
+  const max = 600
+  const r = ct.enforceContextLimit(messages, max)
+  t.true(r.truncated)
+  t.is(r.originalTokens, ct.estimateTokens(messages))
+  t.is(r.finalTokens, ct.estimateTokens(r.messages))
+  t.true(r.finalTokens <= max)
+  t.is(r.droppedCount, messages.length - r.messages.length)
+  t.deepEqual(r.messages, ct.trimConversation(messages, max))
+  // droppedMessages: the originals not returned as they were, by identity, in order.
+  const kept = new Set(r.messages)
+  t.deepEqual(r.droppedMessages, messages.filter((m) => !kept.has(m)))
+  t.is(r.messages[r.messages.length - 1], messages[messages.length - 1])
+})
+
+test('enforceContextLimit checks its arguments like every entry point', async (t) => {
+  t.throws(() => ct.enforceContextLimit(session(1), -1), {
+    code: 'INVALID_ARGUMENT',
+    message: 'maxInputTokens: must be an integer of at least 0, got -1',
+  })
+  t.throws(() => ct.enforceContextLimit(session(1), 10, { strategy: 'newest' as never }), {
+    code: 'INVALID_OPTION',
+    message: 'strategy: must be one of age-based, priority-based, got "newest"',
+  })
+  const r = await ct.enforceContextLimitAsync(session(8), 600, { strategy: 'age-based' })
+  t.true(r.truncated)
+  t.deepEqual(r.messages, ct.enforceContextLimit(session(8), 600, { strategy: 'age-based' }).messages.map((m) => m))
+})
+
+// 4. /rolling-context
+
+test('RollingContext#command is a command a chat handler registers, with nanocoder\'s words', async (t) => {
+  const rolling = new ct.RollingContext()
+  const command = rolling.command
+  t.is(command.name, 'rolling-context')
+  t.true(command.description.toLowerCase().includes('context'))
+  const pending = command.handler([])
+  t.true(pending instanceof Promise)
+  t.is(await pending, 'Rolling context enabled.')
+  t.true(rolling.enabled)
+  // A chat handler passes its messages and metadata after the arguments.
+  t.is(await command.handler(['off'], [], { provider: 'test' }), 'Rolling context disabled.')
+  t.is(await command.handler(['enable']), 'Rolling context enabled.')
+  t.is(await command.handler(['status']), 'Rolling context enabled.')
+  t.true(rolling.enabled)
+  t.is(await command.handler(['DISABLE']), 'Rolling context disabled.')
+  t.is(await command.handler(['toggle']), 'Rolling context enabled.')
+  await t.throwsAsync(command.handler(['maybe']), {
+    code: 'INVALID_ARGUMENT',
+    message: 'arg: must be on, off, enable, disable, toggle, status or nothing, got "maybe"',
+  })
+  t.true(rolling.enabled)
+})
+
+test('handleCommand takes nanocoder\'s enable and disable', (t) => {
+  const rolling = new ct.RollingContext()
+  rolling.handleCommand('enable')
+  t.true(rolling.enabled)
+  rolling.handleCommand('disable')
+  t.false(rolling.enabled)
+  rolling.handleCommand('toggle')
+  t.true(rolling.enabled)
+})
+
+// 5. CursorClaw's positional truncationPriority
+
+test('applyMaxContextTokens takes CursorClaw\'s truncationPriority array as its third argument', (t) => {
+  const messages: Message[] = [
+    { role: 'system', content: 'x'.repeat(200) },
+    { role: 'user', content: 'u'.repeat(200) },
+    { role: 'assistant', content: 'a'.repeat(200) },
+    { role: 'user', content: 'v'.repeat(200) },
+  ]
+  const cap = ct.estimateTokens(messages) - 1
+  const positional = ct.applyMaxContextTokens(messages, cap, ['assistant', 'user', 'system'])
+  t.deepEqual(positional, ct.applyMaxContextTokens(messages, cap, { truncationPriority: ['assistant', 'user', 'system'] }))
+  t.deepEqual(positional.map((m) => m.role), ['system', 'user', 'user'], 'assistant dropped first')
+  t.deepEqual(ct.applyMaxContextTokens(messages, cap, []), ct.applyMaxContextTokens(messages, cap))
+  t.throws(() => ct.applyMaxContextTokens(messages, cap, ['assistant', 3] as never), {
+    code: 'INVALID_ARGUMENT',
+    message: 'truncationPriority[1]: must be a string, got number',
+  })
+})
+
+// 6. Counting as they count
+
+/** CursorClaw's estimate: ceil(chars / 4) of each message's content, nothing else. */
+function cursorClaw(messages: Message[]): number {
+  return messages.reduce((sum, m) => sum + Math.ceil(String(m.content).length / 4), 0)
+}
+
+test('framing: false counts content only, so a CursorClaw cap keeps what CursorClaw keeps', (t) => {
+  const counting = { encoding: 'approximate', framing: false } as const
+  const messages: Message[] = [
+    { role: 'system', content: 'x'.repeat(200) },
+    { role: 'system', content: 'y'.repeat(200) },
+    { role: 'user', content: 'z'.repeat(199) },
+  ]
+  t.is(ct.estimateTokens(messages, counting), cursorClaw(messages))
+  for (const m of messages) t.is(ct.estimateMessageTokens(m, counting), Math.ceil(String(m.content).length / 4))
+  // A cap of 100 tokens: 50 + 50 + 50 is over it, and dropping the oldest is enough.
+  const capped = ct.applyMaxContextTokens(messages, 100, counting)
+  t.deepEqual(capped, messages.slice(1))
+  t.true(cursorClaw(capped) <= 100)
+  // With the cookbook's framing each message costs its role and 3 tokens more, and the request
+  // 3 of reply priming: the same cap keeps one message less.
+  t.deepEqual(ct.applyMaxContextTokens(messages, 100, { encoding: 'approximate' }), messages.slice(2))
+})
+
+test('framing: false counts tool-call names and arguments, but no name, role or priming', (t) => {
+  const message: Message = {
+    role: 'assistant',
+    name: 'agent',
+    content: 'abcd',
+    tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a.ts"}' } }],
+  }
+  const counting = { encoding: 'approximate', framing: false } as const
+  t.is(ct.estimateMessageTokens(message, counting), 1 + Math.ceil(9 / 4) + Math.ceil(15 / 4))
+  t.is(ct.estimateTokens([message], counting), ct.estimateMessageTokens(message, counting))
+  // Framing: 3 a message, the role (3), the name (2 + 1), 1 for the call, 3 of reply priming.
+  t.is(ct.estimateTokens([message], { encoding: 'approximate' }) - ct.estimateTokens([message], counting), 3 + 3 + 3 + 1 + 3)
+  t.is(ct.estimateTokens([message], { framing: true }), ct.estimateTokens([message]))
+  t.is(ct.countTokens('hello world', { framing: false }), ct.countTokens('hello world'))
+})
+
+test('framing is taken wherever model and encoding are', (t) => {
+  const messages = session(8)
+  const counting = { encoding: 'approximate', framing: false } as const
+  const total = ct.estimateTokens(messages, counting)
+  t.true(ct.trimByPriority(messages, { targetTokens: total, ...counting }).droppedMessages.length === 0)
+  t.true(ct.trimByPriority(messages, { targetTokens: total, encoding: 'approximate' }).droppedMessages.length > 0)
+  const limit = ct.enforceContextLimit(messages, total, counting)
+  t.false(limit.truncated)
+  t.is(limit.originalTokens, total)
+  const window = new ct.ContextWindow(counting)
+  window.append(messages)
+  t.is(window.totalTokens, total)
+  t.throws(() => window.trim({ targetTokens: 10, framing: true }), { code: 'INVALID_OPTION', message: /^framing: the window counts without framing/ })
+  t.is(ct.truncateOldToolOutputs(messages, { ...counting, maxAge: 100 }).length, messages.length)
+})

@@ -1,0 +1,129 @@
+//! `trimConversation`'s pipeline: rolling context's rules first (old tool outputs become
+//! placeholders, long ones are cut, errors and small outputs are kept), then, if the request
+//! still does not fit, a budget strategy on what they left.
+//!
+//! Nothing changes when the request already fits, as in nanocoder's `trimConversation`.
+
+use crate::conversation::Conversation;
+use crate::message::Message;
+use crate::plan::{replaced_message, Action, Plan};
+use crate::strategy::priority::PriorityTrim;
+use crate::strategy::rolling::{truncate_old_tool_outputs, TruncationConfig};
+use crate::strategy::Outcome;
+
+/// Trims `conv` to `target` tokens: unchanged when it fits; else [`truncate_old_tool_outputs`]
+/// with `rolling`, and `strategy` on its result when that still does not fit. The strategy's
+/// decisions win: a message it keeps keeps what the rolling pass made of it; one it replaces
+/// or drops is replaced or dropped.
+pub fn trim_after_rolling(
+  conv: &Conversation<'_>,
+  rolling: &TruncationConfig,
+  target: usize,
+  strategy: impl FnOnce(&Conversation<'_>) -> PriorityTrim,
+) -> PriorityTrim {
+  let untouched = |plan: Plan| PriorityTrim {
+    outcome: Outcome::new(conv, plan, target),
+    classification: Vec::new(),
+  };
+  if conv.total_tokens() <= target {
+    return untouched(Plan::keep_all(conv.len()));
+  }
+  let rolled = truncate_old_tool_outputs(conv, rolling);
+  if rolled.is_identity() {
+    return strategy(conv);
+  }
+  if rolled.total_tokens(conv) <= target {
+    return untouched(rolled);
+  }
+  let replaced: Vec<Option<Message>> = rolled
+    .actions()
+    .iter()
+    .enumerate()
+    .map(|(i, a)| match a {
+      Action::Replace(r) => Some(replaced_message(conv.message(i), &r.content)),
+      Action::Keep | Action::Drop => None,
+    })
+    .collect();
+  let refs = conv.messages().iter().zip(&replaced).map(|(m, r)| r.as_ref().unwrap_or(m)).collect();
+  let after = Conversation::from_refs(refs, conv.encoding()).with_format(conv.format());
+  let second = strategy(&after);
+  let mut plan = Plan::keep_all(conv.len());
+  for (i, action) in second.outcome.plan.actions().iter().enumerate() {
+    match action {
+      Action::Keep => {
+        if let Action::Replace(r) = rolled.action(i) {
+          plan.replace(i, r.clone());
+        }
+      }
+      Action::Replace(r) => plan.replace(i, r.clone()),
+      Action::Drop => plan.drop_message(i),
+    }
+  }
+  for (at, message) in second.outcome.plan.insertions() {
+    plan.insert_before(*at, message.clone());
+  }
+  PriorityTrim { outcome: Outcome::new(conv, plan, target), classification: second.classification }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use crate::message::{Message, Role};
+  use crate::strategy::priority::{trim_with_placeholders, PriorityOptions};
+  use crate::testing::{call, result};
+  use crate::tokens::Encoding;
+
+  fn session(steps: usize) -> Vec<Message> {
+    let mut m = vec![Message::text(Role::User, "do the task")];
+    for k in 0..steps {
+      let id = k.to_string();
+      m.push(call(&id, "bash", r#"{"command":"make"}"#));
+      m.push(result(&id, &format!("build line {k} of many\n").repeat(60)));
+    }
+    m.push(Message::text(Role::User, "go on"));
+    m
+  }
+
+  fn priority(target: usize) -> impl FnOnce(&Conversation<'_>) -> PriorityTrim {
+    move |c| {
+      trim_with_placeholders(
+        c,
+        None,
+        &PriorityOptions { target_tokens: target, ..Default::default() },
+      )
+    }
+  }
+
+  #[test]
+  fn a_request_that_fits_is_left_alone() {
+    let msgs = session(8);
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    let t =
+      trim_after_rolling(&conv, &TruncationConfig::default(), conv.total_tokens(), priority(0));
+    assert!(t.outcome.plan.is_identity());
+  }
+
+  #[test]
+  fn old_outputs_become_placeholders_before_the_strategy_runs() {
+    let msgs = session(8);
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    let config = TruncationConfig::default();
+    let rolled = truncate_old_tool_outputs(&conv, &config);
+    // A budget the rolling pass meets alone: its plan, untouched.
+    let t = trim_after_rolling(&conv, &config, rolled.total_tokens(&conv), priority(0));
+    assert_eq!(t.outcome.plan, {
+      let mut p = rolled.clone();
+      p.conform(&conv);
+      p
+    });
+    // A tighter one: the strategy shortens the recent outputs too, keeping the old placeholders.
+    let target = rolled.total_tokens(&conv) - 100;
+    let t = trim_after_rolling(&conv, &config, target, priority(target));
+    assert!(t.outcome.total_tokens <= target);
+    for i in rolled.replaced() {
+      assert!(matches!(t.outcome.plan.action(i), Action::Replace(_)), "{i}");
+    }
+    assert!(t.outcome.plan.replaced().len() > rolled.replaced().len());
+    assert_eq!(t.outcome.total_tokens, t.outcome.plan.total_tokens(&conv));
+  }
+}
