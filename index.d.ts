@@ -592,6 +592,53 @@ export interface ClassifiedMessage {
 export declare function classifyMessage<M extends AnyMessage = Message>(message: M, context?: ClassificationContext): ClassifiedMessageOf<M>
 
 /**
+ * Classifies every message of a conversation in one pass: entry `i` is what
+ * `classifyMessage(messages[i], { messages, index: i, ...options })` returns, at the cost of one
+ * call instead of one analysis of the whole conversation per message.
+ *
+ * ```ts
+ * const tiers = classifyMessages(messages).map((c) => c.priority)
+ * ```
+ */
+export declare function classifyMessages<M extends AnyMessage = Message>(messages: M[], options?: ClassifyMessagesOptions): ClassifiedMessageOf<M>[]
+
+/** The options of {@link classifyMessages}. Every field is optional. */
+export interface ClassifyMessagesOptions {
+  /**
+   * Paths modified in this session.
+   * @default the files `messages` modified
+   */
+  modifiedFiles?: Set<string> | string[]
+  /**
+   * Tool results at most this many steps old are recent.
+   * @default preserveRecentTurns
+   */
+  recentThreshold?: number
+  /**
+   * Other messages at most this many steps old are recent turns.
+   * @default 2
+   */
+  preserveRecentTurns?: number
+  /**
+   * Your own agent-instruction markers (see {@link ClassificationContext.agentInstructionMarkers}).
+   * @default []
+   */
+  agentInstructionMarkers?: Array<string>
+  /** A model name that picks the tokenizer (see {@link countTokens}). */
+  model?: string
+  /**
+   * The encoding, which wins over `model`.
+   * @default 'o200k_base'
+   */
+  encoding?: TokenEncoding
+  /**
+   * The message format (see {@link TokenOptions.format}).
+   * @default 'auto'
+   */
+  format?: MessageFormat
+}
+
+/**
  * How much a message matters; higher values are kept longer. The four highest
  * (`MODIFIED_FILES` and up) are never dropped.
  */
