@@ -810,8 +810,13 @@ report.unshift(
   '',
 )
 
-const markdown = `${report.join('\n').replace(/\n{3,}/g, '\n\n').trim()}\n`
+let markdown = `${report.join('\n').replace(/\n{3,}/g, '\n\n').trim()}\n`
 if (options.out) {
+  // The Scale section is written by benchmark/scale.ts (`npm run bench:scale`): keep it.
+  const previous = existsSync(options.out) ? readFileSync(options.out, 'utf8') : ''
+  const start = previous.indexOf('<!-- scale.ts: start -->')
+  const end = previous.indexOf('<!-- scale.ts: end -->')
+  if (start !== -1 && end > start) markdown += `\n${previous.slice(start, end + '<!-- scale.ts: end -->'.length)}\n`
   writeFileSync(options.out, markdown)
   log(`wrote ${relative(process.cwd(), options.out)} (${duration(totalMs)} wall, ${duration(cpuMs)} CPU)`)
 } else {
