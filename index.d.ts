@@ -1092,7 +1092,9 @@ export interface MessageCacheOptions {
 /**
  * The message cache's statistics. Every message object read once is remembered (by identity,
  * checked against a snapshot of the values read from it), so an unchanged history does not
- * cross the boundary again on the next turn.
+ * cross the boundary again on the next turn. An object seen once is held in probation, an
+ * eighth of the bounds, and moves to the rest when it comes back: objects parsed afresh on
+ * every call (a stateless server) never hold more than that eighth nor evict the others.
  */
 export declare function messageCacheStats(): MessageCacheStats
 
@@ -1108,7 +1110,10 @@ export interface MessageCacheStats {
    * derived from them later included, is about twice this (see docs/robustness.md).
    */
   bytes: number
-  /** The bound on `bytes`. A message estimated at more than half of it is not kept. */
+  /**
+   * The bound on `bytes`. A message estimated at more than 7/16 of it (half the main part)
+   * is not kept.
+   */
   maxBytes: number
   /** Messages taken from the cache since the last reset. */
   hits: number
