@@ -650,6 +650,58 @@ export interface ClassifiedMessage {
 export declare function classifyMessage<M extends AnyMessage = Message>(message: M, context?: ClassificationContext): ClassifiedMessageOf<M>
 
 /**
+ * Classifies every message of a conversation in one pass: entry `i` is what
+ * `classifyMessage(messages[i], { messages, index: i, ...options })` returns, at the cost of one
+ * call instead of one analysis of the whole conversation per message.
+ *
+ * ```ts
+ * const tiers = classifyMessages(messages).map((c) => c.priority)
+ * ```
+ */
+export declare function classifyMessages<M extends AnyMessage = Message>(messages: M[], options?: ClassifyMessagesOptions): ClassifiedMessageOf<M>[]
+
+/** The options of {@link classifyMessages}. Every field is optional. */
+export interface ClassifyMessagesOptions {
+  /**
+   * Paths modified in this session.
+   * @default the files `messages` modified
+   */
+  modifiedFiles?: Set<string> | string[]
+  /**
+   * Tool results at most this many steps old are recent.
+   * @default preserveRecentTurns
+   */
+  recentThreshold?: number
+  /**
+   * Other messages at most this many steps old are recent turns.
+   * @default 2
+   */
+  preserveRecentTurns?: number
+  /**
+   * Your own agent-instruction markers (see {@link ClassificationContext.agentInstructionMarkers}).
+   * @default []
+   */
+  agentInstructionMarkers?: Array<string>
+  /** A model name that picks the tokenizer (see {@link countTokens}). */
+  model?: string
+  /**
+   * The encoding, which wins over `model`.
+   * @default 'o200k_base'
+   */
+  encoding?: TokenEncoding
+  /**
+   * Whether counts include the chat framing (see {@link TokenOptions.framing}).
+   * @default true
+   */
+  framing?: boolean
+  /**
+   * The message format (see {@link TokenOptions.format}).
+   * @default 'auto'
+   */
+  format?: MessageFormat
+}
+
+/**
  * How much a message matters; higher values are kept longer. The system prompt is never
  * dropped; the three tiers below it and `MODIFIED_FILES` are dropped only when nothing lower
  * is left (see docs/priority-trimming.md).
@@ -1177,7 +1229,9 @@ export interface MessageCacheOptions {
 /**
  * The message cache's statistics. Every message object read once is remembered (by identity,
  * checked against a snapshot of the values read from it), so an unchanged history does not
- * cross the boundary again on the next turn.
+ * cross the boundary again on the next turn. An object seen once is held in probation, an
+ * eighth of the bounds, and moves to the rest when it comes back: objects parsed afresh on
+ * every call (a stateless server) never hold more than that eighth nor evict the others.
  */
 export declare function messageCacheStats(): MessageCacheStats
 
@@ -1193,7 +1247,10 @@ export interface MessageCacheStats {
    * derived from them later included, is about twice this (see docs/robustness.md).
    */
   bytes: number
-  /** The bound on `bytes`. A message estimated at more than half of it is not kept. */
+  /**
+   * The bound on `bytes`. A message estimated at more than 7/16 of it (half the main part)
+   * is not kept.
+   */
   maxBytes: number
   /** Messages taken from the cache since the last reset. */
   hits: number

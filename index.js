@@ -864,6 +864,7 @@ module.exports.__testPanic = nativeBinding.__testPanic
 module.exports.applyMaxContextTokens = nativeBinding.applyMaxContextTokens
 module.exports.applyMaxContextTokensAsync = nativeBinding.applyMaxContextTokensAsync
 module.exports.classifyMessage = nativeBinding.classifyMessage
+module.exports.classifyMessages = nativeBinding.classifyMessages
 module.exports.ContentPriority = nativeBinding.ContentPriority
 module.exports.ConversationProblemKind = nativeBinding.ConversationProblemKind
 module.exports.ConversationRepairAction = nativeBinding.ConversationRepairAction

@@ -72,6 +72,14 @@ export const messageEntryPoints: EntryPoint[] = [
     counts: false,
     returned: (r) => (r as Array<{ message: unknown }>).map((x) => x.message),
   },
+  {
+    name: 'classifyMessages',
+    call: (m, o) => ct.classifyMessages(m as never, o as never),
+    options: 'options',
+    formats: true,
+    counts: true,
+    returned: (r) => (r as Array<{ message: unknown }>).map((x) => x.message),
+  },
   { name: 'validateConversation', call: (m, o) => ct.validateConversation(m as never, o as never), options: 'options', formats: true, counts: false },
   { name: 'repairConversation', call: (m, o) => ct.repairConversation(m as never, o as never), options: 'options', formats: true, counts: false, returned: trimmed },
   {

@@ -1,5 +1,6 @@
 import test from 'ava'
 
+import { toAiSdk, toAnthropic } from './convert.js'
 import { ct, snapshot, transcript, transcripts } from './helpers.js'
 import type { Message, TrimResult } from '../index.js'
 
@@ -447,5 +448,55 @@ test('trim options are validated', (t) => {
   ]
   for (const [call, code, message] of cases) {
     t.throws(call, { instanceOf: TypeError, code, message })
+  }
+})
+
+test('classifyMessages gives every message what classifyMessage gives it, on every transcript in every format', (t) => {
+  const optionSets = [{}, { preserveRecentTurns: 0 }, { preserveRecentTurns: 5, recentThreshold: 1 }, { agentInstructionMarkers: ['You are'] }]
+  for (const [name, openai] of transcripts()) {
+    const formats: Array<[string, object[]]> = [
+      ['openai', openai],
+      ['anthropic', toAnthropic(openai)],
+      ['ai-sdk', toAiSdk(openai)],
+    ]
+    for (const [format, messages] of formats) {
+      const before = snapshot(messages)
+      for (const options of optionSets) {
+        const all = ct.classifyMessages(messages as Message[], options)
+        const one = messages.map((m, index) => ct.classifyMessage(m as Message, { messages: messages as Message[], index, ...options }))
+        t.deepEqual(all, one, `${name} ${format} ${JSON.stringify(options)}`)
+        t.true(
+          all.every((c, i) => c.message === messages[i]),
+          `${name} ${format}: the caller's objects`,
+        )
+      }
+      // Modified files given by the caller win over the ones read from the conversation.
+      const read = ct.classifyMessages(messages as Message[]).find((c) => c.metadata.filePath !== undefined && !c.metadata.wasModified)
+      if (read) {
+        const modifiedFiles = new Set([read.metadata.filePath!])
+        const all = ct.classifyMessages(messages as Message[], { modifiedFiles })
+        t.deepEqual(
+          all,
+          messages.map((m, index) => ct.classifyMessage(m as Message, { messages: messages as Message[], index, modifiedFiles })),
+        )
+        t.true(all.some((c) => c.metadata.filePath === read.metadata.filePath && c.priority === P.MODIFIED_FILES))
+      }
+      t.deepEqual(messages, before, `${name} ${format}: not mutated`)
+    }
+  }
+})
+
+test('classifyMessages on an empty conversation is empty, and bad input is a coded error', (t) => {
+  t.deepEqual(ct.classifyMessages([]), [])
+  const messages = transcript('openhands-sdk-hello-world.json')
+  const cases: Array<[() => unknown, string, string]> = [
+    [() => ct.classifyMessages(5 as never), 'INVALID_MESSAGES', 'messages: must be an array, got number'],
+    [() => ct.classifyMessages([{ role: 'user', content: 'x' }, 7 as never]), 'INVALID_MESSAGE', 'messages[1]: must be an object, got number'],
+    [() => ct.classifyMessages(messages, { preserveRecentTurns: -1 }), 'INVALID_OPTION', 'preserveRecentTurns: must be an integer of at least 0, got -1'],
+    [() => ct.classifyMessages(messages, { modifiedFiles: 5 as never }), 'INVALID_OPTION', 'modifiedFiles: must be a Set or an array of strings'],
+    [() => ct.classifyMessages(messages, 'x' as never), 'INVALID_OPTION', 'options: must be an object, got string'],
+  ]
+  for (const [call, code, message] of cases) {
+    t.throws(call, { code, message })
   }
 })

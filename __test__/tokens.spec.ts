@@ -201,7 +201,9 @@ test.serial('the message cache is bounded in bytes too, and refuses a message he
     const held = ct.messageCacheStats()
     t.true(held.bytes > 0 && held.bytes <= 20_000, String(held.bytes))
     t.true(held.entries > 0 && held.entries < 200, String(held.entries))
-    const last = light.slice(-5)
+    // Seen once, they went to probation, an eighth of the bounds (2,500 bytes here): the newest
+    // that fit are held.
+    const last = light.slice(-2)
     const misses = held.misses
     ct.estimateTokens(last)
     t.is(ct.messageCacheStats().misses, misses, 'the newest messages are still held')
@@ -213,6 +215,34 @@ test.serial('the message cache is bounded in bytes too, and refuses a message he
     }
     t.throws(() => ct.setMessageCacheCapacity(50, 5 as never), { instanceOf: TypeError, code: 'INVALID_OPTION' })
     t.like(ct.messageCacheStats(), { capacity: 50, maxBytes: 20_000 }, 'a refused call changes nothing')
+  } finally {
+    ct.setMessageCacheCapacity(defaults.capacity, { maxBytes: defaults.maxBytes })
+  }
+})
+
+test.serial('objects seen once stay in probation: they hold at most an eighth of the bounds and never evict a reused history', (t) => {
+  const defaults = ct.messageCacheStats()
+  try {
+    ct.setMessageCacheCapacity(100_000, { maxBytes: 4_000_000 })
+    const reused = transcript('openhands-ponyc-4595.json')
+    ct.estimateTokens(reused)
+    ct.estimateTokens(reused) // came back: moved out of probation
+    const afterReuse = ct.messageCacheStats()
+    t.is(afterReuse.hits, reused.length)
+    // A stateless server: every call brings freshly parsed copies of another history.
+    const text = JSON.stringify(transcript('openhands-ponyc-4593.json'))
+    for (let call = 0; call < 20; call++) {
+      const fresh = JSON.parse(text) as Message[]
+      fresh[1].content = `${fresh[1].content} ${call}`
+      ct.estimateTokens(fresh)
+    }
+    const afterFresh = ct.messageCacheStats()
+    t.true(afterFresh.bytes - afterReuse.bytes <= 4_000_000 / 8, `${afterFresh.bytes - afterReuse.bytes} bytes held for objects seen once`)
+    // The reused history is still held whole.
+    ct.estimateTokens(reused)
+    const again = ct.messageCacheStats()
+    t.is(again.misses, afterFresh.misses)
+    t.is(again.hits - afterFresh.hits, reused.length)
   } finally {
     ct.setMessageCacheCapacity(defaults.capacity, { maxBytes: defaults.maxBytes })
   }

@@ -152,3 +152,15 @@ export function buildSessions(sizes: readonly number[] = SESSION_SIZES): Session
 export function mb(bytes: number): string {
   return `${(bytes / 1e6).toFixed(bytes < 1e6 ? 3 : 2)} MB`
 }
+
+/**
+ * A long run made of one transcript replayed `replays` times with fresh tool-call ids (the
+ * texts repeat, as when an agent loops on the same task), one system message at the start: the
+ * shape of issue 20's 50 MB run (`openhands-ponyc-4595.json` 556 times: 25,577 messages).
+ */
+export function buildReplayRun(file: string, replays: number): Message[] {
+  const transcript = JSON.parse(readFileSync(join(transcriptsDir, file), 'utf8')) as Message[]
+  const out: Message[] = []
+  for (let k = 0; k < replays; k++) out.push(...replay(transcript, k, 0, k === 0))
+  return out
+}

@@ -55,7 +55,10 @@ export function analyse(ct, messages, { model, format } = {}) {
   const steps = ct.tagMessagesWithStep(messages).map((t) => t.step)
   const tools = toolsOf(messages)
   const tierNames = new Map(tiers(ct).map((t) => [t.value, t.name]))
-  const classify = typeof ct.classifyMessage === 'function'
+  // One pass for every message's tier: classifyMessage with { messages, index } analyses the
+  // whole conversation on each call.
+  const classify = typeof ct.classifyMessages === 'function'
+  const classes = classify ? ct.classifyMessages(messages, tokenOptions) : null
   const rows = messages.map((message, index) => {
     const row = {
       index,
@@ -65,8 +68,8 @@ export function analyse(ct, messages, { model, format } = {}) {
       calls: tools[index].calls,
       answers: tools[index].answers,
     }
-    if (classify) {
-      const c = ct.classifyMessage(message, clean({ messages, index, model, format }))
+    if (classes) {
+      const c = classes[index]
       row.priority = c.priority
       row.tier = tierNames.get(c.priority) ?? String(c.priority)
       row.reason = reasonOf(c.metadata, row)

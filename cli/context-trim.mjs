@@ -254,9 +254,9 @@ function printStats(report, analysis, messages, out, colour) {
   }
   chart('Tokens by role', report.byRole.map((r) => ({ label: r.role, count: plural(r.messages, 'message'), tokens: r.tokens })), (e) => ROLE_COLOURS[e.label])
   if (report.byPriority) {
-    chart('Tokens by priority tier (classifyMessage)', report.byPriority.map((t) => ({ label: t.tier, count: plural(t.messages, 'message'), tokens: t.tokens })), (e) => TIER_COLOURS[e.label])
+    chart('Tokens by priority tier (classifyMessages)', report.byPriority.map((t) => ({ label: t.tier, count: plural(t.messages, 'message'), tokens: t.tokens })), (e) => TIER_COLOURS[e.label])
   } else {
-    lines.push('', s.bold('Tokens by priority tier'), `  ${s.dim('not available in this build (the addon has no classifyMessage)')}`)
+    lines.push('', s.bold('Tokens by priority tier'), `  ${s.dim('not available in this build (the addon has no classifyMessages)')}`)
   }
   if (report.byTool.length) {
     chart('Tool output tokens by tool', report.byTool.map((t) => ({ label: t.tool, count: plural(t.results, 'result'), tokens: t.tokens })), () => 'yellow')

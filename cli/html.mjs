@@ -122,7 +122,7 @@ export function renderHtmlReport(report, messages, result) {
 <section class="cards" id="summary">${cards.join('')}</section>
 ${problems}
 <h2>Tokens per priority tier, before and after</h2>
-<div class="chart" id="tier-chart">${report.byPriority ? tierChart(report.byPriority) : '<p class="meta">Priority tiers are not available in this build (the addon has no classifyMessage).</p>'}</div>
+<div class="chart" id="tier-chart">${report.byPriority ? tierChart(report.byPriority) : '<p class="meta">Priority tiers are not available in this build (the addon has no classifyMessages).</p>'}</div>
 <h2>Timeline</h2>
 <ul class="tiers">${presentTiers.map((t) => `<li><i style="background:${TIER_HEX[t] ?? NO_TIER}"></i>${esc(t)}</li>`).join('')}</ul>
 <div class="filters" role="group" aria-label="Show">

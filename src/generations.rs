@@ -53,6 +53,17 @@ impl<K: Hash + Eq, V, S: BuildHasher + Default> GenerationalMap<K, V, S> {
     Some(value)
   }
 
+  /// Removes `key`, returning its value and weight if it was held.
+  pub fn remove(&mut self, key: &K) -> Option<(V, usize)> {
+    if let Some((value, weight)) = self.new.remove(key) {
+      self.new_weight -= weight;
+      return Some((value, weight));
+    }
+    let (value, weight) = self.old.remove(key)?;
+    self.old_weight -= weight;
+    Some((value, weight))
+  }
+
   /// Whether an entry of `weight` can be held at all: the bounds are not 0 and the weight is
   /// at most half the weight bound (a generation's share).
   pub fn admits(&self, weight: usize) -> bool {
@@ -181,18 +192,25 @@ mod tests {
   }
 
   proptest! {
-    /// Under any sequence of inserts and lookups the bounds hold, the recorded weight is the
-    /// sum of what is held, and what the map returns is what was last stored under the key.
+    /// Under any sequence of inserts, lookups and removals the bounds hold, the recorded weight
+    /// is the sum of what is held, and what the map returns is what was last stored under the
+    /// key (and nothing once removed).
     #[test]
     fn bounds_and_contents_hold(
       max_entries in 0usize..12,
       max_weight in 0usize..200,
-      ops in prop::collection::vec((any::<bool>(), 0u32..16, 0usize..60), 0..200),
+      ops in prop::collection::vec((0u8..3, 0u32..16, 0usize..60), 0..200),
     ) {
       let mut m = Map::new(max_entries, max_weight);
       let mut last = std::collections::HashMap::new();
-      for (i, (insert, key, weight)) in ops.into_iter().enumerate() {
-        if insert {
+      for (i, (op, key, weight)) in ops.into_iter().enumerate() {
+        if op == 2 {
+          let removed = m.remove(&key).map(|(v, _)| v);
+          let held = m.len();
+          prop_assert_eq!(removed, last.remove(&key).and_then(|(v, _)| removed.and(Some(v))));
+          prop_assert!(m.get(&key).is_none());
+          prop_assert_eq!(held, m.len());
+        } else if op == 0 {
           let stored = m.insert(key, i as u32, weight);
           prop_assert_eq!(stored, max_entries > 0 && weight <= max_weight / 2);
           if stored {

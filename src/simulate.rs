@@ -29,13 +29,13 @@
 use std::hash::{Hash, Hasher};
 
 use crate::cache_policy::{fit_window, CachePolicy, CachePolicyOptions, Decision};
-use crate::conversation::Conversation;
+use crate::conversation::{Conversation, Layout};
 use crate::dedup::{deduplicate, DedupOptions};
 use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::message::{quote, Message, Role};
 use crate::plan::{Action, MetaValue, Plan};
-use crate::tokens::Encoding;
+use crate::tokens::{message_tokens, Encoding};
 
 /// Prompt-cache prices, in US dollars per million input tokens.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -254,6 +254,11 @@ pub fn turn_ends(messages: &[&Message]) -> Vec<usize> {
 /// Replays `messages` turn by turn under each policy of `options` (see the [module
 /// docs](self)).
 ///
+/// The session is analysed once, message by message ([`Layout::push`]), and every turn's
+/// request is a view of it: the simulator's own work per turn is the new messages, plus, for a
+/// request that sends everything, nothing more. What a strategy does on a turn is the
+/// strategy's cost (a trim reads the whole request).
+///
 /// # Errors
 ///
 /// The errors of [`CachePolicyOptions::validate`] and [`Pricing::validate`].
@@ -261,53 +266,114 @@ pub fn simulate(messages: &[&Message], options: &SimulateOptions) -> Result<Simu
   options.policy.validate()?;
   options.pricing.validate()?;
   let ends = turn_ends(messages);
-  let runs = options
+  let mut runners = options
     .policies
     .iter()
-    .map(|&kind| run(messages, &ends, kind, options))
+    .map(|&kind| Runner::new(kind, options, ends.len()))
     .collect::<Result<Vec<_>>>()?;
-  Ok(Simulation { runs })
+  let mut layout = Layout::default();
+  // prefix[i]: the tokens of messages[..i].
+  let mut prefix = vec![0];
+  for &end in &ends {
+    for m in &messages[layout.len()..end] {
+      let tokens = message_tokens(m, options.encoding);
+      layout.push(m, tokens);
+      prefix.push(prefix[prefix.len() - 1] + tokens);
+    }
+    let conv = Conversation::with_layout(messages[..end].to_vec(), options.encoding, &layout)
+      .with_format(options.format);
+    for runner in &mut runners {
+      runner.turn(&conv, &prefix, options);
+    }
+  }
+  Ok(Simulation { runs: runners.into_iter().map(|r| r.finish(options)).collect() })
 }
 
-fn run(
-  messages: &[&Message],
-  ends: &[usize],
+/// What the previous request of a policy sent.
+enum Sent {
+  /// Every message of the session up to this index, unchanged.
+  All(usize),
+  /// Each sent message's key (see [`sent_messages`]).
+  Keys(Vec<u64>),
+}
+
+/// One policy's replay, a turn at a time.
+struct Runner {
   kind: PolicyKind,
-  options: &SimulateOptions,
-) -> Result<PolicyRun> {
-  let window = options.policy.context_window;
-  let budget = options.every_turn_budget.min(window);
-  let mut policy = CachePolicy::new(options.policy.clone())?;
-  let dedup = DedupOptions {
-    threshold_tokens: DedupOptions::threshold_from(Some(window), None)?,
-    ..DedupOptions::default()
-  };
-  let mut previous: Vec<u64> = Vec::new();
-  let mut turns = Vec::with_capacity(ends.len());
-  let mut totals = Totals::default();
-  for &end in ends {
-    let conv = Conversation::from_refs(messages[..end].to_vec(), options.encoding)
-      .with_format(options.format);
-    let (plan, decision) = match kind {
-      PolicyKind::None => (Plan::keep_all(conv.len()), None),
+  policy: CachePolicy,
+  dedup: DedupOptions,
+  previous: Sent,
+  turns: Vec<Turn>,
+  totals: Totals,
+}
+
+impl Runner {
+  fn new(kind: PolicyKind, options: &SimulateOptions, turns: usize) -> Result<Runner> {
+    let window = options.policy.context_window;
+    Ok(Runner {
+      kind,
+      policy: CachePolicy::new(options.policy.clone())?,
+      dedup: DedupOptions {
+        threshold_tokens: DedupOptions::threshold_from(Some(window), None)?,
+        ..DedupOptions::default()
+      },
+      previous: Sent::All(0),
+      turns: Vec::with_capacity(turns),
+      totals: Totals::default(),
+    })
+  }
+
+  /// The request of the turn whose messages are `conv` (`prefix`: the sums of their tokens).
+  fn turn(&mut self, conv: &Conversation<'_>, prefix: &[usize], options: &SimulateOptions) {
+    let window = options.policy.context_window;
+    let budget = options.every_turn_budget.min(window);
+    let (plan, decision) = match self.kind {
+      PolicyKind::None => (None, None),
       PolicyKind::EveryTurn => {
-        let mut plan =
-          fit_window(&conv, options.policy.strategy.plan(&conv, budget), window, budget);
-        plan.conform(&conv);
-        (plan, None)
+        let mut plan = fit_window(conv, options.policy.strategy.plan(conv, budget), window, budget);
+        plan.conform(conv);
+        (Some(plan), None)
       }
       PolicyKind::HighLow => {
-        let step = policy.step(&conv);
-        (step.plan, Some(step.decision))
+        let step = self.policy.step(conv);
+        (Some(step.plan), Some(step.decision))
       }
-      PolicyKind::Dedup => (deduplicate(&conv, &dedup).plan, None),
+      PolicyKind::Dedup => (Some(deduplicate(conv, &self.dedup).plan), None),
     };
-    let sent = sent_messages(&conv, &plan);
-    let common = sent.iter().zip(&previous).take_while(|((key, _), before)| key == *before).count();
-    let cached_tokens: usize = sent[..common].iter().map(|(_, tokens)| tokens).sum();
-    let input_tokens = plan.total_tokens(&conv);
+    let plan = plan.filter(|p| !p.is_identity());
+    let (sent, input_tokens, cached_tokens, now) = match &plan {
+      // Everything is sent: its keys are the messages' fingerprints, and the prefix it shares
+      // with a request that also sent everything is the shorter one.
+      None => {
+        let common = match &self.previous {
+          Sent::All(n) => (*n).min(conv.len()),
+          Sent::Keys(keys) => (0..conv.len())
+            .zip(keys)
+            .take_while(|(i, key)| conv.message(*i).fingerprint() == **key)
+            .count(),
+        };
+        (conv.len(), conv.total_tokens(), prefix[common], Sent::All(conv.len()))
+      }
+      Some(plan) => {
+        let sent = sent_messages(conv, plan);
+        let common = match &self.previous {
+          Sent::All(n) => sent
+            .iter()
+            .zip(0..*n)
+            .take_while(|((key, _), i)| conv.message(*i).fingerprint() == *key)
+            .count(),
+          Sent::Keys(keys) => {
+            sent.iter().zip(keys).take_while(|((key, _), before)| key == *before).count()
+          }
+        };
+        let cached: usize = sent[..common].iter().map(|(_, tokens)| tokens).sum();
+        let keys = sent.iter().map(|(key, _)| *key).collect();
+        (sent.len(), plan.total_tokens(conv), cached, Sent::Keys(keys))
+      }
+    };
     let written_tokens = input_tokens - cached_tokens.min(input_tokens);
     let cost = options.pricing.cost(cached_tokens, written_tokens);
+    let totals = &mut self.totals;
     totals.input_tokens += input_tokens;
     totals.cached_tokens += cached_tokens;
     totals.written_tokens += written_tokens;
@@ -315,13 +381,13 @@ fn run(
     totals.max_input_tokens = totals.max_input_tokens.max(input_tokens);
     let over_window = input_tokens > window;
     totals.over_window_turns += usize::from(over_window);
-    totals.replans += usize::from(match (kind, decision) {
+    totals.replans += usize::from(match (self.kind, decision) {
       (PolicyKind::HighLow, Some(d)) => d.replanned(),
-      _ => !plan.is_identity(),
+      _ => plan.is_some(),
     });
-    turns.push(Turn {
-      reply: end,
-      messages: sent.len(),
+    self.turns.push(Turn {
+      reply: conv.len(),
+      messages: sent,
       input_tokens,
       cached_tokens,
       written_tokens,
@@ -330,10 +396,13 @@ fn run(
       over_window,
       decision,
     });
-    previous = sent.into_iter().map(|(key, _)| key).collect();
+    self.previous = now;
   }
-  totals.cost_without_cache = totals.input_tokens as f64 * options.pricing.input / 1e6;
-  Ok(PolicyRun { kind, turns, totals })
+
+  fn finish(mut self, options: &SimulateOptions) -> PolicyRun {
+    self.totals.cost_without_cache = self.totals.input_tokens as f64 * options.pricing.input / 1e6;
+    PolicyRun { kind: self.kind, turns: self.turns, totals: self.totals }
+  }
 }
 
 /// The messages a plan sends, each as (a key equal for identically serialised messages, its

@@ -16,6 +16,12 @@
 //! - Rust side, a bounded two-generation map from cache id to the parsed message (with its
 //!   memoised token counts), [`DEFAULT_MESSAGE_CACHE_CAPACITY`] messages by default.
 //!
+//! Admission: a message object seen for the first time goes to a probation map, an eighth of
+//! the bounds; it moves to the main map (the rest of the bounds) when the same object comes
+//! back. A server that parses every request afresh brings objects that never come back: they
+//! churn the probation map only, so they neither hold more than an eighth of the bounds nor
+//! evict the working set of the callers that do reuse their objects.
+//!
 //! A message mutated in place deeper than what is snapshotted (e.g. a key inside a tool call's
 //! `arguments` object, or a field added to an existing content part or tool call) is not
 //! noticed: replace the object, or empty the cache with `setMessageCacheCapacity`. Changing or deleting a field the
@@ -136,27 +142,45 @@ pub(crate) struct Cached {
   pub message: Message,
 }
 
-/// The bounded map from cache id to parsed message, weighed by [`Message::footprint`].
+/// The bounded map from cache id to parsed message, weighed by [`Message::footprint`], with
+/// its probation map for objects seen once (see the module docs).
 pub(crate) struct MessageCache {
-  entries: GenerationalMap<u64, Arc<Cached>, rustc_hash::FxBuildHasher>,
+  entries: Entries,
+  probation: Entries,
+  capacity: usize,
+  max_bytes: usize,
   next_id: u64,
   hits: u64,
   misses: u64,
 }
 
+type Entries = GenerationalMap<u64, Arc<Cached>, rustc_hash::FxBuildHasher>;
+
+/// The probation map's share of the bounds: one part in this many.
+const PROBATION_SHARE: usize = 8;
+
 impl MessageCache {
   fn new() -> Self {
-    MessageCache {
-      entries: GenerationalMap::new(DEFAULT_MESSAGE_CACHE_CAPACITY, DEFAULT_MESSAGE_CACHE_BYTES),
+    let mut cache = MessageCache {
+      entries: GenerationalMap::new(0, 0),
+      probation: GenerationalMap::new(0, 0),
+      capacity: 0,
+      max_bytes: 0,
       next_id: 1,
       hits: 0,
       misses: 0,
-    }
+    };
+    cache.reset(DEFAULT_MESSAGE_CACHE_CAPACITY, DEFAULT_MESSAGE_CACHE_BYTES);
+    cache
   }
 
-  /// The entry of `id`, if still held.
+  /// The entry of `id`, if still held (moved out of probation: its object came back).
   pub fn get(&mut self, id: u64) -> Option<Arc<Cached>> {
-    let entry = self.entries.get(&id);
+    let entry = self.entries.get(&id).or_else(|| {
+      let (entry, bytes) = self.probation.remove(&id)?;
+      self.entries.insert(id, Arc::clone(&entry), bytes);
+      Some(entry)
+    });
     if entry.is_some() {
       self.hits += 1;
     }
@@ -164,25 +188,33 @@ impl MessageCache {
   }
 
   /// Stores an entry and returns its new id (0 when it is not kept: the cache is disabled or
-  /// the message alone weighs more than half the byte bound).
-  pub fn insert(&mut self, entry: Arc<Cached>) -> u64 {
+  /// the message alone weighs more than half the main map's byte bound). `seen` says that its
+  /// object was read before (on an earlier call, then evicted, or in another format): it goes
+  /// to the main map; a first sighting goes to probation, unless it is too heavy for it.
+  pub fn insert(&mut self, entry: Arc<Cached>, seen: bool) -> u64 {
     self.misses += 1;
     let id = self.next_id;
     let bytes = entry.message.footprint();
-    if !self.entries.insert(id, entry, bytes) {
+    let probation = !seen && self.probation.admits(bytes);
+    let kept = if probation {
+      self.probation.insert(id, entry, bytes)
+    } else {
+      self.entries.insert(id, entry, bytes)
+    };
+    if !kept {
       return 0;
     }
     self.next_id += 1;
     id
   }
 
-  /// Its statistics.
+  /// Its statistics (the main and probation maps together).
   pub fn stats(&self) -> MessageCacheFigures {
     MessageCacheFigures {
-      entries: self.entries.len(),
-      capacity: self.entries.max_entries(),
-      bytes: self.entries.weight(),
-      max_bytes: self.entries.max_weight(),
+      entries: self.entries.len() + self.probation.len(),
+      capacity: self.capacity,
+      bytes: self.entries.weight() + self.probation.weight(),
+      max_bytes: self.max_bytes,
       hits: self.hits,
       misses: self.misses,
     }
@@ -190,7 +222,12 @@ impl MessageCache {
 
   /// Sets the bounds and empties the cache.
   pub fn reset(&mut self, capacity: usize, max_bytes: usize) {
-    self.entries.reset(capacity, max_bytes);
+    let (probation_entries, probation_bytes) =
+      (capacity / PROBATION_SHARE, max_bytes / PROBATION_SHARE);
+    self.probation.reset(probation_entries, probation_bytes);
+    self.entries.reset(capacity - probation_entries, max_bytes - probation_bytes);
+    self.capacity = capacity;
+    self.max_bytes = max_bytes;
     self.hits = 0;
     self.misses = 0;
   }

@@ -190,7 +190,8 @@ pub struct MessageCacheStats {
   /// with a fixed allowance per message, part and call. The process's memory for them, values
   /// derived from them later included, is about twice this (see docs/robustness.md).
   pub bytes: f64,
-  /// The bound on `bytes`. A message estimated at more than half of it is not kept.
+  /// The bound on `bytes`. A message estimated at more than 7/16 of it (half the main part)
+  /// is not kept.
   pub max_bytes: f64,
   /// Messages taken from the cache since the last reset.
   pub hits: f64,
@@ -210,7 +211,9 @@ pub struct MessageCacheOptions {
 
 /// The message cache's statistics. Every message object read once is remembered (by identity,
 /// checked against a snapshot of the values read from it), so an unchanged history does not
-/// cross the boundary again on the next turn.
+/// cross the boundary again on the next turn. An object seen once is held in probation, an
+/// eighth of the bounds, and moves to the rest when it comes back: objects parsed afresh on
+/// every call (a stateless server) never hold more than that eighth nor evict the others.
 #[napi(catch_unwind)]
 pub fn message_cache_stats(env: &Env) -> Result<MessageCacheStats> {
   let figures = instance::instance(env)?.cache.stats();

@@ -229,25 +229,12 @@ pub fn classify_message<'env>(
   message: Unknown<'env>,
   context: Option<Unknown<'env>>,
 ) -> Result<Unknown<'env>> {
-  let ctx: ClassificationContext = read_options(env, context, "context")?;
+  let mut ctx: ClassificationContext = read_options(env, context, "context")?;
   let throw = |e: CoreError| error::throw(env, e);
-  let encoding = Encoding::resolve(ctx.model.as_deref(), ctx.encoding.as_deref())
-    .map(|e| e.with_framing(ctx.framing))
-    .map_err(throw)?;
-  let format = parse_format(ctx.format.as_deref()).map_err(throw)?;
-  let options = classify_options(
-    ctx.preserve_recent_turns,
-    ctx.recent_threshold,
-    ctx.agent_instruction_markers.clone(),
-  )
-  .map_err(throw)?;
+  let Settings { encoding, format, options, modified } = settings(env, &mut ctx).map_err(throw)?;
   let message_step = integer_field(ctx.message_step, "messageStep").map_err(throw)?;
   let current_step = integer_field(ctx.current_step, "currentStep").map_err(throw)?;
   let index = integer_field(ctx.index, "index").map_err(throw)?;
-  let modified = match ctx.modified_files {
-    Some(v) if !is_nullish(&v) => Some(string_set(env, v, "modifiedFiles").map_err(throw)?),
-    _ => None,
-  };
   let messages = ctx.messages.filter(|v| !is_nullish(v));
   let Some(messages) = messages else {
     if index.is_some() {
@@ -301,14 +288,122 @@ pub fn classify_message<'env>(
     )));
   }
   let conv = input.conversation(encoding);
-  let mut classes = match modified {
-    Some(set) => {
-      classify_with_operations(&conv, &file_operations(&conv), &|p| set.contains(p), &options)
-    }
-    None => classify_conversation(&conv, None, &options),
-  };
-  let c = classes.swap_remove(index);
+  let c = classify_all(&conv, modified.as_ref(), &options).swap_remove(index);
   classified(env, *object, &c)
+}
+
+/// The options of {@link classifyMessages}. Every field is optional.
+#[napi(object, object_to_js = false)]
+#[derive(Default)]
+pub struct ClassifyMessagesOptions<'env> {
+  /// Paths modified in this session.
+  /// @default the files `messages` modified
+  #[napi(ts_type = "Set<string> | string[]")]
+  pub modified_files: Option<Unknown<'env>>,
+  /// Tool results at most this many steps old are recent.
+  /// @default preserveRecentTurns
+  #[napi(ts_type = "number")]
+  pub recent_threshold: Option<Unknown<'env>>,
+  /// Other messages at most this many steps old are recent turns.
+  /// @default 2
+  #[napi(ts_type = "number")]
+  pub preserve_recent_turns: Option<Unknown<'env>>,
+  /// Your own agent-instruction markers (see {@link ClassificationContext.agentInstructionMarkers}).
+  /// @default []
+  pub agent_instruction_markers: Option<Vec<String>>,
+  /// A model name that picks the tokenizer (see {@link countTokens}).
+  pub model: Option<String>,
+  /// The encoding, which wins over `model`.
+  /// @default 'o200k_base'
+  #[napi(ts_type = "TokenEncoding")]
+  pub encoding: Option<String>,
+  /// Whether counts include the chat framing (see {@link TokenOptions.framing}).
+  /// @default true
+  pub framing: Option<bool>,
+  /// The message format (see {@link TokenOptions.format}).
+  /// @default 'auto'
+  #[napi(ts_type = "MessageFormat")]
+  pub format: Option<String>,
+}
+
+/// Classifies every message of a conversation in one pass: entry `i` is what
+/// `classifyMessage(messages[i], { messages, index: i, ...options })` returns, at the cost of one
+/// call instead of one analysis of the whole conversation per message.
+///
+/// ```ts
+/// const tiers = classifyMessages(messages).map((c) => c.priority)
+/// ```
+#[napi(
+  catch_unwind,
+  ts_generic_types = "M extends AnyMessage = Message",
+  ts_args_type = "messages: M[], options?: ClassifyMessagesOptions",
+  ts_return_type = "ClassifiedMessageOf<M>[]"
+)]
+pub fn classify_messages<'env>(
+  env: &'env Env,
+  messages: Unknown<'env>,
+  options: Option<Unknown<'env>>,
+) -> Result<Array<'env>> {
+  let opts: ClassifyMessagesOptions = read_options(env, options, "options")?;
+  let mut ctx = ClassificationContext {
+    modified_files: opts.modified_files,
+    recent_threshold: opts.recent_threshold,
+    preserve_recent_turns: opts.preserve_recent_turns,
+    agent_instruction_markers: opts.agent_instruction_markers,
+    model: opts.model,
+    encoding: opts.encoding,
+    framing: opts.framing,
+    format: opts.format,
+    ..ClassificationContext::default()
+  };
+  let Settings { encoding, format, options, modified } =
+    settings(env, &mut ctx).map_err(|e| error::throw(env, e))?;
+  let input = read::read_messages_in(env, messages, format)?;
+  let conv = input.conversation(encoding);
+  let classes = classify_all(&conv, modified.as_ref(), &options);
+  // The handles read, not `messages` again: a getter or `toJSON` may have changed the array.
+  let objects = Array::from_vec(env, input.objects.clone())?;
+  classified_list(env, objects, classes.iter())
+}
+
+/// What {@link classifyMessage} and {@link classifyMessages} read from their options alike.
+struct Settings {
+  encoding: Encoding,
+  format: Option<Format>,
+  options: ClassifyOptions,
+  modified: Option<BTreeSet<String>>,
+}
+
+/// Reads the [`Settings`] of `ctx` (taking its markers and modified files).
+fn settings(env: &Env, ctx: &mut ClassificationContext<'_>) -> CoreResult<Settings> {
+  let encoding =
+    Encoding::resolve(ctx.model.as_deref(), ctx.encoding.as_deref())?.with_framing(ctx.framing);
+  let format = parse_format(ctx.format.as_deref())?;
+  let options = classify_options(
+    ctx.preserve_recent_turns,
+    ctx.recent_threshold,
+    ctx.agent_instruction_markers.take(),
+  )?;
+  let modified = match ctx.modified_files.take() {
+    Some(v) if !is_nullish(&v) => Some(string_set(env, v, "modifiedFiles")?),
+    _ => None,
+  };
+  Ok(Settings { encoding, format, options, modified })
+}
+
+/// Every message's classification, with `modified` as the modified files when given (else the
+/// files the conversation modified).
+fn classify_all(
+  conv: &Conversation<'_>,
+  modified: Option<&BTreeSet<String>>,
+  options: &ClassifyOptions,
+) -> Vec<crate::classify::Classification> {
+  match modified {
+    Some(set) => {
+      classify_with_operations(conv, &file_operations(conv), &|p| set.contains(p), options)
+    }
+    None => classify_conversation(conv, None, options),
+  }
 }
 
 /// Builds `ClassifiedMessage` objects for `objects` and their `classes` in one call of the

@@ -176,6 +176,9 @@ fn read_all<'env>(
   let mut messages = Vec::with_capacity(len);
   let mut fresh = Vec::new();
   for i in 0..len {
+    // An object the scan knew was read on an earlier call (evicted since, or read in another
+    // format): it comes back, so it is admitted to the main cache.
+    let seen = ids.get(i).is_some_and(|&id| id > 0.0);
     if let Some(entry) = cached[i].take().filter(|e| e.format == format) {
       messages.push(entry);
       continue;
@@ -191,7 +194,7 @@ fn read_all<'env>(
     };
     let message = format.parse_message(&value, i)?;
     let entry = Arc::new(Cached { format, signals: signals[i], message });
-    let id = cache.insert(Arc::clone(&entry));
+    let id = cache.insert(Arc::clone(&entry), seen);
     if id != 0 {
       fresh.push((i, id));
     }

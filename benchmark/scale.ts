@@ -1,0 +1,230 @@
+/**
+ * How the CLI and `classifyMessages` scale with the length of a history (issue 20, part 1).
+ * Run with `npm run bench:scale`; replaces the "Scale" section of `benchmark/RESULTS.md`
+ * (`--no-write` to only print, `--sizes 1000,4000` for other sessions, `--timeout S` for the
+ * longest a CLI run may take, default 600, `--no-50mb` to skip the 50 MB run).
+ *
+ * - Sessions of 1,000, 4,000 and 25,000 messages replayed from the transcripts (benchmark/data.ts),
+ *   and the 50 MB run: `openhands-ponyc-4595.json` replayed 556 times with fresh tool-call ids.
+ * - Each CLI command (`stats --json`, `trim --budget 50% -o FILE --json`, `simulate --json`) runs
+ *   in its own process, as a user runs it: the wall time, and the peak RSS that process reports
+ *   on exit (benchmark/rss.cjs). Its fixed cost (Node's start, loading the addon and the encoding)
+ *   is measured by the same command on a 2-message file (the fastest of three runs) and taken off before dividing by the
+ *   number of messages.
+ * - `classifyMessages` in this process: cold (the addon's token and message caches emptied, so
+ *   every message is read and tokenised) and warm (the same objects again).
+ *
+ * A command that does not finish within the timeout is reported as such, with no figure.
+ */
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import os from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+import type { Message } from '../index.js'
+import { buildMessages, buildReplayRun, mb } from './data.js'
+import { duration, ratio, table } from './stats.js'
+
+const here = dirname(fileURLToPath(import.meta.url))
+const root = join(here, '..')
+const require = createRequire(import.meta.url)
+const ct: typeof import('../index.js') = require('../index.js')
+
+/** Where the section goes in RESULTS.md, between these two lines. */
+export const SCALE_START = '<!-- scale.ts: start -->'
+export const SCALE_END = '<!-- scale.ts: end -->'
+
+const args = process.argv.slice(2)
+const flag = (name: string) => args.includes(name)
+const value = (name: string) => {
+  const i = args.indexOf(name)
+  return i === -1 ? undefined : args[i + 1]
+}
+const sizes = (value('--sizes') ?? '1000,4000,25000').split(',').map(Number)
+const timeoutMs = Number(value('--timeout') ?? 600) * 1000
+const log = (s: string) => process.stderr.write(`${s}\n`)
+
+const COMMANDS: Array<{ name: string; args: (file: string, out: string) => string[] }> = [
+  { name: 'stats', args: (file) => ['stats', file, '--json'] },
+  { name: 'trim', args: (file, out) => ['trim', file, '--budget', '50%', '-o', out, '--json'] },
+  { name: 'simulate', args: (file) => ['simulate', file, '--json'] },
+]
+
+interface Run {
+  ms: number
+  rss: number
+  finished: boolean
+}
+
+const dir = mkdtempSync(join(os.tmpdir(), 'context-trim-scale-'))
+
+function cli(argv: string[]): Run {
+  const rssFile = join(dir, 'rss')
+  rmSync(rssFile, { force: true })
+  const start = performance.now()
+  const r = spawnSync(process.execPath, ['-r', join(here, 'rss.cjs'), join(root, 'cli', 'context-trim.mjs'), ...argv], {
+    env: { ...process.env, CONTEXT_TRIM_RSS_FILE: rssFile, NO_COLOR: '1' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+    timeout: timeoutMs,
+    maxBuffer: 1 << 26,
+  })
+  const ms = performance.now() - start
+  if (r.error || r.signal) return { ms, rss: NaN, finished: false }
+  if (r.status !== 0) throw new Error(`context-trim ${argv.join(' ')} exited with ${r.status}: ${r.stderr}`)
+  return { ms, rss: Number(readFileSync(rssFile, 'utf8')), finished: true }
+}
+
+function write(name: string, messages: Message[]): { file: string; bytes: number } {
+  const file = join(dir, `${name}.json`)
+  const text = JSON.stringify(messages)
+  writeFileSync(file, text)
+  return { file, bytes: Buffer.byteLength(text) }
+}
+
+const cacheCapacity = ct.tokenCacheStats().capacity
+const messageCacheCapacity = ct.messageCacheStats().capacity
+const emptyCaches = () => {
+  ct.setTokenCacheCapacity(cacheCapacity)
+  ct.setMessageCacheCapacity(messageCacheCapacity)
+}
+
+function time<T>(f: () => T): [T, number] {
+  const start = performance.now()
+  const out = f()
+  return [out, performance.now() - start]
+}
+
+const loadStart = os.loadavg()
+const wallStart = performance.now()
+ct.countTokens('load the encoding')
+
+// Fixed cost of every command: the same command on a 2-message history.
+const tiny = write('tiny', buildMessages(2))
+// The fastest of three runs: the others waited for the cores.
+const fixed = new Map(COMMANDS.map((c) => [c.name, Math.min(...[0, 1, 2].map(() => cli(c.args(tiny.file, join(dir, 'out.json'))).ms))]))
+log(`fixed cost: ${COMMANDS.map((c) => `${c.name} ${duration(fixed.get(c.name)!)}`).join(', ')}`)
+
+interface Row {
+  size: number
+  bytes: number
+  runs: Map<string, Run>
+  classifyCold: number
+  classifyWarm: number
+}
+const rows: Row[] = []
+for (const size of sizes) {
+  const messages = buildMessages(size)
+  const { file, bytes } = write(`session-${size}`, messages)
+  const runs = new Map<string, Run>()
+  for (const c of COMMANDS) {
+    const run = cli(c.args(file, join(dir, 'out.json')))
+    runs.set(c.name, run)
+    log(`${size} ${c.name}: ${run.finished ? duration(run.ms) : `not finished in ${duration(timeoutMs)}`}`)
+  }
+  const fresh = JSON.parse(readFileSync(file, 'utf8')) as Message[]
+  emptyCaches()
+  const [classes, classifyCold] = time(() => ct.classifyMessages(fresh))
+  if (classes.length !== size) throw new Error(`classifyMessages gave ${classes.length} entries for ${size} messages`)
+  const [, classifyWarm] = time(() => ct.classifyMessages(fresh))
+  log(`${size} classifyMessages: cold ${duration(classifyCold)}, warm ${duration(classifyWarm)}`)
+  rows.push({ size, bytes, runs, classifyCold, classifyWarm })
+}
+
+// The 50 MB run.
+let big: { messages: number; bytes: number; runs: Map<string, Run> } | undefined
+if (!flag('--no-50mb')) {
+  const messages = buildReplayRun('openhands-ponyc-4595.json', 556)
+  const { file, bytes } = write('run-50mb', messages)
+  const runs = new Map<string, Run>()
+  for (const c of COMMANDS.filter((c) => c.name !== 'simulate')) {
+    const run = cli(c.args(file, join(dir, 'out.json')))
+    runs.set(c.name, run)
+    log(`50 MB ${c.name}: ${run.finished ? `${duration(run.ms)}, ${mb(run.rss)} RSS` : `not finished in ${duration(timeoutMs)}`}`)
+  }
+  big = { messages: messages.length, bytes, runs }
+}
+rmSync(dir, { recursive: true, force: true })
+
+// ---------------------------------------------------------------------------------------------
+// Report.
+
+const perMessage = (run: Run, name: string, size: number) => (run.finished ? Math.max(run.ms - fixed.get(name)!, 0) / size : NaN)
+const spread = (values: number[]) => {
+  const finite = values.filter(Number.isFinite)
+  if (finite.length < values.length) return 'not every size finished'
+  return ratio(Math.max(...finite) / Math.min(...finite))
+}
+const shown = (run: Run) => (run.finished ? duration(run.ms) : `not finished in ${duration(timeoutMs)}`)
+
+const lines: string[] = [
+  SCALE_START,
+  '## Scale: the CLI and classifyMessages from 1,000 to 25,000 messages (issue 20)',
+  '',
+  `Written by \`npm run bench:scale\` (benchmark/scale.ts) in ${duration(performance.now() - wallStart)}; load average ${loadStart.map((l) => l.toFixed(2)).join(', ')} at the start and ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(', ')} at the end (2 cores: a load above 2 means the runs shared them, so read the ratios). Method: [docs/benchmark.md](../docs/benchmark.md#scale-benchmarkscalets).`,
+  '',
+  `Each command runs in its own process. Fixed cost (the command on 2 messages: Node, the addon, the encoding): ${COMMANDS.map((c) => `${c.name} ${duration(fixed.get(c.name)!)}`).join(', ')}; it is taken off before dividing by the messages.`,
+  '',
+  table(
+    ['messages', 'JSON', ...COMMANDS.map((c) => `${c.name}`), ...COMMANDS.map((c) => `${c.name} per message`), 'classifyMessages cold', 'per message', 'warm', 'per message'],
+    rows.map((r) => [
+      r.size.toLocaleString('en-US'),
+      mb(r.bytes),
+      ...COMMANDS.map((c) => shown(r.runs.get(c.name)!)),
+      ...COMMANDS.map((c) => duration(perMessage(r.runs.get(c.name)!, c.name, r.size))),
+      duration(r.classifyCold),
+      duration(r.classifyCold / r.size),
+      duration(r.classifyWarm),
+      duration(r.classifyWarm / r.size),
+    ]),
+  ),
+  '',
+  'Largest over smallest time per message across the sizes (target: at most 2×):',
+  '',
+  table(
+    ['stats', 'trim', 'simulate', 'classifyMessages cold', 'classifyMessages warm'],
+    [
+      [
+        ...COMMANDS.map((c) => spread(rows.map((r) => perMessage(r.runs.get(c.name)!, c.name, r.size)))),
+        spread(rows.map((r) => r.classifyCold / r.size)),
+        spread(rows.map((r) => r.classifyWarm / r.size)),
+      ],
+    ],
+  ),
+  '',
+  'Peak RSS of each command:',
+  '',
+  table(
+    ['messages', ...COMMANDS.map((c) => c.name)],
+    rows.map((r) => [r.size.toLocaleString('en-US'), ...COMMANDS.map((c) => (r.runs.get(c.name)!.finished ? mb(r.runs.get(c.name)!.rss) : '—'))]),
+  ),
+]
+if (big) {
+  lines.push(
+    '',
+    `The 50 MB run: \`openhands-ponyc-4595.json\` replayed 556 times with fresh tool-call ids, ${big.messages.toLocaleString('en-US')} messages, ${mb(big.bytes)} of JSON (targets: 10 s and 1.5 GB each).`,
+    '',
+    table(
+      ['command', 'time', 'peak RSS', 'within 10 s and 1.5 GB'],
+      [...big.runs].map(([name, run]) => [name, shown(run), run.finished ? mb(run.rss) : '—', run.finished && run.ms <= 10_000 && run.rss <= 1.5e9 ? 'yes' : 'no']),
+    ),
+  )
+}
+lines.push(SCALE_END)
+const section = lines.join('\n')
+
+if (flag('--no-write')) {
+  console.log(section)
+} else {
+  const file = join(here, 'RESULTS.md')
+  const current = readFileSync(file, 'utf8')
+  const start = current.indexOf(SCALE_START)
+  const end = current.indexOf(SCALE_END)
+  const next = start !== -1 && end > start ? `${current.slice(0, start)}${section}${current.slice(end + SCALE_END.length)}` : `${current.trimEnd()}\n\n${section}\n`
+  writeFileSync(file, next)
+  log(`wrote benchmark/RESULTS.md (Scale section)`)
+}
