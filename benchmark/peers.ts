@@ -25,6 +25,8 @@ export interface Trimmer {
   make: (budget: number) => (history: Message[]) => Message[] | Promise<Message[]>
   /** Called on every turn (it keeps state across turns), not only on those over the budget. */
   everyTurn?: boolean
+  /** It may drop the system prompt (so its refusals are not compared with those that keep it). */
+  dropsSystem?: boolean
 }
 
 const REPLY_PRIMING = 3

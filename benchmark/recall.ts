@@ -14,8 +14,8 @@
  * next assistant message (text, or string values inside tool-call arguments) that appears
  * verbatim in an earlier tool result or user message and not in a system message. Recall is the
  * evidence characters still present verbatim in the trimmed history over all evidence
- * characters; a trimmed history over the budget, or with an unpaired tool call or result, is
- * refused by a provider and counts as nothing kept.
+ * characters; a trimmed history over the budget (or empty), or with an unpaired tool call or
+ * result, is refused by a provider and counts as nothing kept.
  */
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -50,7 +50,8 @@ const LIBRARY: Trimmer[] = [
   { name: 'trimConversation', make: (b) => (h) => ct.trimConversation(h, b) },
   { name: "trimConversation 'age-based'", make: (b) => (h) => ct.trimConversation(h, b, { strategy: 'age-based' }) },
   { name: 'trimByAge', make: (b) => (h) => ct.trimByAge(h, b) },
-  { name: 'applyMaxContextTokens', make: (b) => (h) => ct.applyMaxContextTokens(h, b) },
+  // Its default drops system messages like any other role (keepFirstSystem: false).
+  { name: 'applyMaxContextTokens', make: (b) => (h) => ct.applyMaxContextTokens(h, b), dropsSystem: true },
   {
     name: "CacheAwareTrimmer 'priority'",
     make: (b) => {
@@ -170,8 +171,15 @@ export function paired(messages: Message[]): boolean {
   return open.size === 0
 }
 
+/** Whether `a` is `b` whole: the same role, text and calls. */
 function sameMessage(a: Message | undefined, b: Message): boolean {
   return a !== undefined && a.role === b.role && contentText(a) === contentText(b) &&
+    JSON.stringify(a.tool_calls ?? []) === JSON.stringify(b.tool_calls ?? [])
+}
+
+/** Whether `a` stands for `b`: `b` whole, or `b` with its content shortened (the same role, and for a tool result the same call). */
+function standsFor(a: Message | undefined, b: Message): boolean {
+  return a !== undefined && a.role === b.role && (a.tool_call_id ?? null) === (b.tool_call_id ?? null) &&
     JSON.stringify(a.tool_calls ?? []) === JSON.stringify(b.tool_calls ?? [])
 }
 
@@ -187,12 +195,13 @@ interface Score {
   withEvidence: number
   allKept: number
   lastKept: number
+  lastWhole: number
   refused: number
   overBudget: number
   unpaired: number
 }
 
-const emptyScore = (): Score => ({ evidence: 0, kept: 0, turns: 0, withEvidence: 0, allKept: 0, lastKept: 0, refused: 0, overBudget: 0, unpaired: 0 })
+const emptyScore = (): Score => ({ evidence: 0, kept: 0, turns: 0, withEvidence: 0, allKept: 0, lastKept: 0, lastWhole: 0, refused: 0, overBudget: 0, unpaired: 0 })
 
 interface Loss {
   run: string
@@ -222,9 +231,11 @@ async function measure(runs: Run[], trimmers: Trimmer[], details: Loss[] | null)
           const out = await trim(history)
           if (fits) continue
           score.turns++
-          const over = ct.estimateTokens(out) > budget
+          // An empty request is refused by every provider, like one over the budget.
+          const over = out.length === 0 || ct.estimateTokens(out) > budget
           const unpaired = !paired(out)
-          if (sameMessage(out.at(-1), history.at(-1)!)) score.lastKept++
+          if (standsFor(out.at(-1), history.at(-1)!)) score.lastKept++
+          if (sameMessage(out.at(-1), history.at(-1)!)) score.lastWhole++
           if (over) score.overBudget++
           if (unpaired) score.unpaired++
           const refused = over || unpaired
@@ -260,16 +271,34 @@ function report(runs: Run[], trimmers: Trimmer[], scores: Map<string, Score>): s
   )
   for (const f of FRACTIONS) {
     lines.push(`### Budget ${Math.round(f * 100)}% of each run's tokens`, '')
-    lines.push('| strategy | recall | turns with all evidence kept | last message kept | refused (over budget / unpaired) |')
+    lines.push('| strategy | recall | turns with all evidence kept | last message kept (whole) | refused (over budget / unpaired) |')
     lines.push('| --- | --- | --- | --- | --- |')
     for (const t of trimmers) {
       const s = scores.get(`${t.name}\u0000${f}`) ?? emptyScore()
       lines.push(
-        `| ${t.name}${t.source ? ` (${t.source})` : ''} | ${pct(s.kept, s.evidence)} | ${s.allKept}/${s.withEvidence} | ${pct(s.lastKept, s.turns)} | ${pct(s.refused, s.turns)} (${s.overBudget} / ${s.unpaired} of ${s.turns}) |`,
+        `| ${t.name}${t.source ? ` (${t.source})` : ''} | ${pct(s.kept, s.evidence)} | ${s.allKept}/${s.withEvidence} | ${pct(s.lastKept, s.turns)} (${pct(s.lastWhole, s.turns)}) | ${pct(s.refused, s.turns)} (${s.overBudget} / ${s.unpaired} of ${s.turns}) |`,
       )
     }
     lines.push('')
   }
+  lines.push('### The criteria of issue 18', '')
+  lines.push('Recall against the best other strategy; refusals against the fewest of any other strategy that keeps the system prompt; the last message returned (whole, or cut only when the system messages and the last unit alone exceed the budget).', '')
+  lines.push('| strategy | budget | recall | best other | refused | fewest refused (keeping system) | last message kept |')
+  lines.push('| --- | --- | --- | --- | --- | --- | --- |')
+  for (const name of ['trimByPriority', 'trimWithPlaceholders']) {
+    for (const f of FRACTIONS) {
+      const own = scores.get(`${name}\u0000${f}`) ?? emptyScore()
+      const others = trimmers.filter((t) => t.name !== name)
+      const recallOf = (t: Trimmer) => { const x = scores.get(`${t.name}\u0000${f}`) ?? emptyScore(); return x.evidence ? x.kept / x.evidence : 0 }
+      const best = others.reduce((a, b) => (recallOf(b) > recallOf(a) ? b : a))
+      const keeping = others.filter((t) => !t.dropsSystem)
+      const fewest = keeping.reduce((a, b) => ((scores.get(`${b.name}\u0000${f}`)?.refused ?? 0) < (scores.get(`${a.name}\u0000${f}`)?.refused ?? 0) ? b : a))
+      const bestScore = scores.get(`${best.name}\u0000${f}`) ?? emptyScore()
+      const fewestScore = scores.get(`${fewest.name}\u0000${f}`) ?? emptyScore()
+      lines.push(`| ${name} | ${Math.round(f * 100)}% | ${pct(own.kept, own.evidence)} | ${pct(bestScore.kept, bestScore.evidence)} (${best.name}) | ${own.refused} | ${fewestScore.refused} (${fewest.name}) | ${pct(own.lastKept, own.turns)} |`)
+    }
+  }
+  lines.push('')
   return lines.join('\n')
 }
 
