@@ -338,14 +338,6 @@ export declare class RollingContext {
 }
 
 /**
- * Test hook proving that a panic inside the addon becomes a JavaScript error instead of
- * aborting the process. It panics only when the environment variable
- * `CONTEXT_TRIM_TEST_PANIC` is `1`; otherwise it throws. Not part of the supported API.
- * @internal
- */
-export declare function __testPanic(): void
-
-/**
  * Caps a conversation at `maxContextTokens` (the estimate of {@link estimateTokens}, reply
  * priming included) by dropping whole messages: oldest first, or by role with
  * `truncationPriority` (**listed first, dropped first**). The last message is always kept,

@@ -161,19 +161,27 @@ fn saturate(n: usize) -> u32 {
   u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-/// Test hook proving that a panic inside the addon becomes a JavaScript error instead of
-/// aborting the process. It panics only when the environment variable
-/// `CONTEXT_TRIM_TEST_PANIC` is `1`; otherwise it throws. Not part of the supported API.
-/// @internal
-#[napi(catch_unwind, js_name = "__testPanic")]
-pub fn test_panic() -> Result<()> {
-  if std::env::var("CONTEXT_TRIM_TEST_PANIC").as_deref() == Ok("1") {
-    panic!("context-trim test panic");
+/// The environment variable that keeps [`panic_for_tests`] on the native binding when it is `1`
+/// in the process's environment at load time.
+const TEST_PANIC_VARIABLE: &str = "CONTEXT_TRIM_TEST_PANIC";
+
+/// A panic inside a `catch_unwind` entry point, for `__test__/no-panic.spec.ts` to prove that it
+/// becomes a JavaScript `Error` and the process lives on. Not part of the API: `skip_typescript`
+/// keeps it out of `index.d.ts`, and [`hide_test_hook`] removes it from the exports unless the
+/// process was started with `CONTEXT_TRIM_TEST_PANIC=1`, as the test's child process is.
+#[napi(catch_unwind, skip_typescript, js_name = "panicForTests")]
+pub fn panic_for_tests() -> Result<()> {
+  panic!("context-trim test panic");
+}
+
+/// Runs when the module is registered in an environment, after every function was added to
+/// `exports`: takes the test hook away again unless its variable is set.
+#[napi(module_exports)]
+pub fn hide_test_hook(mut exports: Object) -> Result<()> {
+  if std::env::var(TEST_PANIC_VARIABLE).as_deref() != Ok("1") {
+    exports.delete_named_property("panicForTests")?;
   }
-  Err(napi::Error::new(
-    Status::GenericFailure,
-    "__testPanic panics only when CONTEXT_TRIM_TEST_PANIC=1",
-  ))
+  Ok(())
 }
 
 /// Statistics of the message cache (see {@link setMessageCacheCapacity}).
