@@ -209,10 +209,7 @@ impl Plan {
     if !conv.format().rules().first_must_be_user {
       return;
     }
-    let is_turn = |i: usize| {
-      let m = conv.message(i);
-      m.role == crate::message::Role::User && m.answers.is_empty()
-    };
+    let is_turn = |i: usize| is_turn(conv.message(i));
     let first =
       (0..conv.len()).find(|&i| !self.is_dropped(i) && !conv.message(i).role.is_instruction());
     let Some(first) = first else { return };
@@ -228,6 +225,75 @@ impl Plan {
     if let Some(user) = (0..first).rev().find(|&i| is_turn(i)) {
       self.keep_unit(conv, conv.unit_of(user));
     }
+  }
+
+  /// The tokens [`Plan::conform`] would bring back to this plan: those of the opening user
+  /// message's unit, when the plan dropped it and starts with another message. `opening`
+  /// remembers where the scan got to, so a strategy that only adds drops asks after each one in
+  /// O(1) amortised and counts the opening before deciding what else to drop.
+  pub fn conform_tokens(&self, conv: &Conversation<'_>, opening: &mut Opening) -> usize {
+    if !opening.active {
+      return 0;
+    }
+    let n = conv.len().min(self.actions.len());
+    while opening.first < n
+      && (self.is_dropped(opening.first) || conv.message(opening.first).role.is_instruction())
+    {
+      opening.first += 1;
+    }
+    let first = opening.first;
+    if first >= n || is_turn(conv.message(first)) {
+      return 0;
+    }
+    if let Some((_, m)) = self.inserted.iter().find(|(p, _)| *p <= first) {
+      if m.role == crate::message::Role::User {
+        return 0;
+      }
+    }
+    match opening.latest_turn_before.get(first).copied().flatten() {
+      Some(u) if self.is_dropped(u) => conv.units()[conv.unit_of(u)]
+        .members
+        .iter()
+        .filter(|&&i| self.is_dropped(i))
+        .map(|&i| conv.tokens(i))
+        .sum(),
+      _ => 0,
+    }
+  }
+
+  /// When the opening [`Plan::conform`] would bring back costs more than `room` tokens, keeps
+  /// instead the latest earlier user message whose unit fits in `room` (an older, shorter turn
+  /// opens the request as validly), so that `conform` has nothing left to add. Returns the
+  /// tokens the plan gained: those of the kept opening, or 0 when none fits or none is needed.
+  /// Call it once a strategy has dropped what it drops; O(n).
+  pub fn open_within(
+    &mut self,
+    conv: &Conversation<'_>,
+    opening: &mut Opening,
+    room: usize,
+  ) -> usize {
+    let needed = self.conform_tokens(conv, opening);
+    if needed == 0 || needed <= room {
+      return 0;
+    }
+    let cost = |plan: &Plan, u: usize| -> usize {
+      conv.units()[conv.unit_of(u)]
+        .members
+        .iter()
+        .filter(|&&i| plan.is_dropped(i))
+        .map(|&i| conv.tokens(i))
+        .sum()
+    };
+    let mut candidate = opening.latest_turn_before.get(opening.first).copied().flatten();
+    while let Some(u) = candidate {
+      let c = cost(self, u);
+      if c <= room {
+        self.keep_unit(conv, conv.unit_of(u));
+        return c;
+      }
+      candidate = opening.latest_turn_before.get(u).copied().flatten();
+    }
+    0
   }
 
   /// Checks that no unit is split: every unit is either wholly dropped or wholly returned.
@@ -323,6 +389,42 @@ pub fn replacement(
   };
   let tokens = conv.tokens(i) - old.min(conv.tokens(i)) + added;
   Replacement { content, meta, tokens }
+}
+
+/// A user message that opens a turn (not a tool result): what a format that wants a user
+/// message first wants first.
+fn is_turn(m: &crate::message::Message) -> bool {
+  m.role == crate::message::Role::User && m.answers.is_empty()
+}
+
+/// The state of [`Plan::conform_tokens`] for one conversation: for each message the latest user
+/// turn before it, and how far the first returned message is known to be.
+#[derive(Debug, Clone)]
+pub struct Opening {
+  /// Whether the format wants a user message first (otherwise `conform` adds nothing).
+  active: bool,
+  latest_turn_before: Vec<Option<usize>>,
+  first: usize,
+}
+
+impl Opening {
+  /// The state for `conv`, before any drop. O(n) when the format wants a user message first,
+  /// nothing otherwise.
+  pub fn new(conv: &Conversation<'_>) -> Self {
+    let active = conv.format().rules().first_must_be_user;
+    let mut latest_turn_before = Vec::new();
+    if active {
+      latest_turn_before.reserve(conv.len());
+      let mut latest = None;
+      for i in 0..conv.len() {
+        latest_turn_before.push(latest);
+        if is_turn(conv.message(i)) {
+          latest = Some(i);
+        }
+      }
+    }
+    Opening { active, latest_turn_before, first: 0 }
+  }
 }
 
 #[cfg(test)]
