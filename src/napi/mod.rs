@@ -50,7 +50,7 @@ pub fn count_tokens(env: &Env, text: Unknown, options: Option<Unknown>) -> Resul
 
 /// Estimates the tokens of one message: content, name, tool calls and the per-message
 /// framing of the OpenAI cookbook (3 per message, 1 per name, 1 per tool call).
-#[napi(catch_unwind, ts_args_type = "message: AnyMessage, options?: TokenOptions")]
+#[napi(catch_unwind, ts_args_type = "message: AnyMessageInput, options?: TokenOptions")]
 pub fn estimate_message_tokens(
   env: &Env,
   message: Unknown,
@@ -62,7 +62,7 @@ pub fn estimate_message_tokens(
 }
 
 /// Estimates the tokens of a whole request: every message plus 3 tokens of reply priming.
-#[napi(catch_unwind, ts_args_type = "messages: AnyMessage[], options?: TokenOptions")]
+#[napi(catch_unwind, ts_args_type = "messages: AnyMessageInput[], options?: TokenOptions")]
 pub fn estimate_tokens(env: &Env, messages: Unknown, options: Option<Unknown>) -> Result<u32> {
   let (encoding, format) = token_options(env, options)?;
   let input = read::read_messages_in(env, messages, format)?;
@@ -70,7 +70,7 @@ pub fn estimate_tokens(env: &Env, messages: Unknown, options: Option<Unknown>) -
 }
 
 /// Counts the steps of a conversation: assistant messages with tool calls.
-#[napi(catch_unwind, ts_args_type = "messages: AnyMessage[]")]
+#[napi(catch_unwind, ts_args_type = "messages: AnyMessageInput[]")]
 pub fn count_steps(env: &Env, messages: Unknown) -> Result<u32> {
   let input = read::read_messages(env, messages)?;
   Ok(saturate(input.messages.iter().filter(|c| c.message.has_tool_calls()).count()))
@@ -88,7 +88,7 @@ pub struct TaggedMessage<'env> {
 }
 
 /// Tags every message with its step (see {@link countSteps}).
-#[napi(catch_unwind, ts_args_type = "messages: AnyMessage[]")]
+#[napi(catch_unwind, ts_args_type = "messages: AnyMessageInput[]")]
 pub fn tag_messages_with_step<'env>(
   env: &'env Env,
   messages: Unknown<'env>,

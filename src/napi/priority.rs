@@ -204,7 +204,7 @@ pub struct ClassificationContext<'env> {
 /// ```
 #[napi(
   catch_unwind,
-  ts_generic_types = "M extends AnyMessage = Message",
+  ts_generic_types = "M extends AnyMessageInput = Message",
   ts_args_type = "message: M, context?: ClassificationContext",
   ts_return_type = "ClassifiedMessageOf<M>"
 )]
@@ -529,7 +529,7 @@ impl FileTracker {
   #[napi(
     factory,
     catch_unwind,
-    ts_args_type = "messages: AnyMessage[], options?: FromMessagesOptions"
+    ts_args_type = "messages: AnyMessageInput[], options?: FromMessagesOptions"
   )]
   pub fn from_messages(env: &Env, messages: Unknown, options: Option<Unknown>) -> Result<Self> {
     let options: FromMessagesOptions = read_options(env, options, "options")?;
@@ -648,7 +648,7 @@ pub struct TrimResult<'env> {
 /// dropped: when they alone exceed the budget, `overBudget` is true.
 #[napi(
   catch_unwind,
-  ts_generic_types = "M extends AnyMessage = Message",
+  ts_generic_types = "M extends AnyMessageInput = Message",
   ts_args_type = "messages: M[], options: TrimOptions",
   ts_return_type = "TrimResultOf<M>"
 )]
@@ -664,7 +664,7 @@ pub fn trim_by_priority<'env>(
 /// {@link trimByPriority} on the libuv thread pool; the only way to use a `summarizer`.
 #[napi(
   catch_unwind,
-  ts_generic_types = "M extends AnyMessage = Message",
+  ts_generic_types = "M extends AnyMessageInput = Message",
   ts_args_type = "messages: M[], options: TrimOptions",
   ts_return_type = "Promise<TrimResultOf<M>>"
 )]
@@ -681,7 +681,7 @@ pub fn trim_by_priority_async<'env>(
 /// when they alone do not fit, the lowest units are removed whole.
 #[napi(
   catch_unwind,
-  ts_generic_types = "M extends AnyMessage = Message",
+  ts_generic_types = "M extends AnyMessageInput = Message",
   ts_args_type = "messages: M[], options: TrimOptions",
   ts_return_type = "TrimResultOf<M>"
 )]
@@ -697,7 +697,7 @@ pub fn trim_with_placeholders<'env>(
 /// {@link trimWithPlaceholders} on the libuv thread pool; the only way to use a `summarizer`.
 #[napi(
   catch_unwind,
-  ts_generic_types = "M extends AnyMessage = Message",
+  ts_generic_types = "M extends AnyMessageInput = Message",
   ts_args_type = "messages: M[], options: TrimOptions",
   ts_return_type = "Promise<TrimResultOf<M>>"
 )]
@@ -1032,7 +1032,7 @@ pub struct TrimConversationOptions<'env> {
 /// Trims a conversation to `targetTokens` with the chosen strategy and returns the messages.
 #[napi(
   catch_unwind,
-  ts_generic_types = "M extends AnyMessage = Message",
+  ts_generic_types = "M extends AnyMessageInput = Message",
   ts_args_type = "messages: M[], targetTokens: number, options?: TrimConversationOptions",
   ts_return_type = "M[]"
 )]
@@ -1050,7 +1050,7 @@ pub fn trim_conversation<'env>(
 /// it.
 #[napi(
   catch_unwind,
-  ts_generic_types = "M extends AnyMessage = Message",
+  ts_generic_types = "M extends AnyMessageInput = Message",
   ts_args_type = "messages: M[], targetTokens: number, options?: TrimConversationOptions",
   ts_return_type = "Promise<M[]>"
 )]
@@ -1115,7 +1115,7 @@ fn prepare_conversation<'env>(
 /// request fits `targetTokens`, keeping system messages and the last message.
 #[napi(
   catch_unwind,
-  ts_generic_types = "M extends AnyMessage = Message",
+  ts_generic_types = "M extends AnyMessageInput = Message",
   ts_args_type = "messages: M[], targetTokens: number, options?: TokenOptions",
   ts_return_type = "M[]"
 )]

@@ -45,6 +45,7 @@ pub enum ConversationProblemKind {
   EmptyMessage,
   ConsecutiveSameRole,
   FirstMessageNotUser,
+  EmptyConversation,
 }
 
 impl From<ProblemKind> for ConversationProblemKind {
@@ -59,6 +60,7 @@ impl From<ProblemKind> for ConversationProblemKind {
       ProblemKind::EmptyMessage => ConversationProblemKind::EmptyMessage,
       ProblemKind::ConsecutiveSameRole => ConversationProblemKind::ConsecutiveSameRole,
       ProblemKind::FirstMessageNotUser => ConversationProblemKind::FirstMessageNotUser,
+      ProblemKind::EmptyConversation => ConversationProblemKind::EmptyConversation,
     }
   }
 }
@@ -118,7 +120,7 @@ pub struct RepairedConversation<'env> {
 /// validateConversation([{ role: 'tool', tool_call_id: 'call_1', content: '42' }])
 /// // [{ index: 0, kind: 'orphan-result', message: 'tool result for call "call_1" answers no earlier tool call' }]
 /// ```
-#[napi(catch_unwind, ts_args_type = "messages: AnyMessage[], options?: ValidationOptions")]
+#[napi(catch_unwind, ts_args_type = "messages: AnyMessageInput[], options?: ValidationOptions")]
 pub fn validate_conversation(
   env: &Env,
   messages: Unknown,
@@ -145,7 +147,11 @@ pub fn validate_conversation(
 /// drops an assistant message whose calls are not all answered together with its results, and
 /// gives a tool result with `content: null` an empty string. Never reorders; kept messages are
 /// the caller's own objects, and a valid conversation comes back whole with no repair.
-#[napi(catch_unwind, ts_args_type = "messages: AnyMessage[], options?: ValidationOptions")]
+///
+/// Throws an `Error` with code `EMPTY_CONVERSATION` instead of returning a conversation no
+/// provider accepts: when no message is given, when every message would be dropped, or (in
+/// Anthropic format) when only the instructions would be left.
+#[napi(catch_unwind, ts_args_type = "messages: AnyMessageInput[], options?: ValidationOptions")]
 pub fn repair_conversation<'env>(
   env: &'env Env,
   messages: Unknown<'env>,
@@ -155,6 +161,7 @@ pub fn repair_conversation<'env>(
   let format = options.format().map_err(|e| error::throw(env, e))?;
   let input = read::read_messages_in(env, messages, format)?;
   let repaired = repair(&input.refs(), input.format);
+  repaired.check_not_empty().map_err(|e| error::throw(env, e))?;
   let messages = write::apply_plan(env, &input, &repaired.plan)?;
   let repairs = repaired
     .repairs
