@@ -204,7 +204,8 @@ impl Plan {
   /// before the first returned one is kept again (so the request may exceed the strategy's
   /// budget by that message, which a strategy's result reports). Nothing else changes; when
   /// the input itself starts with another role, or an inserted user message comes first,
-  /// nothing is done.
+  /// nothing is done. When only instructions are returned, the latest user message is kept
+  /// again too: the instructions travel apart, and a request needs a message besides them.
   pub fn conform(&mut self, conv: &Conversation<'_>) {
     if !conv.format().rules().first_must_be_user {
       return;
@@ -212,7 +213,17 @@ impl Plan {
     let is_turn = |i: usize| is_turn(conv.message(i));
     let first =
       (0..conv.len()).find(|&i| !self.is_dropped(i) && !conv.message(i).role.is_instruction());
-    let Some(first) = first else { return };
+    let Some(first) = first else {
+      // Nothing but instructions returned: where they travel apart (Anthropic's `system`
+      // parameter) the request would have no message, so the latest user message comes back.
+      let inserted_user = self.inserted.iter().any(|(_, m)| m.role == crate::message::Role::User);
+      if conv.format().rules().instructions_apart && !inserted_user {
+        if let Some(user) = (0..conv.len()).rev().find(|&i| is_turn(i)) {
+          self.keep_unit(conv, conv.unit_of(user));
+        }
+      }
+      return;
+    };
     if is_turn(first) {
       return;
     }
@@ -242,15 +253,20 @@ impl Plan {
       opening.first += 1;
     }
     let first = opening.first;
-    if first >= n || is_turn(conv.message(first)) {
+    if first >= n {
+      // Only instructions are returned (see `conform`).
+      let inserted_user = self.inserted.iter().any(|(_, m)| m.role == crate::message::Role::User);
+      if !opening.instructions_apart || inserted_user {
+        return 0;
+      }
+    } else if is_turn(conv.message(first)) {
       return 0;
-    }
-    if let Some((_, m)) = self.inserted.iter().find(|(p, _)| *p <= first) {
+    } else if let Some((_, m)) = self.inserted.iter().find(|(p, _)| *p <= first) {
       if m.role == crate::message::Role::User {
         return 0;
       }
     }
-    match opening.latest_turn_before.get(first).copied().flatten() {
+    match opening.candidate(first) {
       Some(u) if self.is_dropped(u) => conv.units()[conv.unit_of(u)]
         .members
         .iter()
@@ -284,7 +300,7 @@ impl Plan {
         .map(|&i| conv.tokens(i))
         .sum()
     };
-    let mut candidate = opening.latest_turn_before.get(opening.first).copied().flatten();
+    let mut candidate = opening.candidate(opening.first);
     while let Some(u) = candidate {
       let c = cost(self, u);
       if c <= room {
@@ -403,6 +419,9 @@ fn is_turn(m: &crate::message::Message) -> bool {
 pub struct Opening {
   /// Whether the format wants a user message first (otherwise `conform` adds nothing).
   active: bool,
+  /// Whether the instructions travel apart, so that instructions alone need an opening too.
+  instructions_apart: bool,
+  /// For each message the latest user turn before it, and at the end the latest of all.
   latest_turn_before: Vec<Option<usize>>,
   first: usize,
 }
@@ -414,7 +433,7 @@ impl Opening {
     let active = conv.format().rules().first_must_be_user;
     let mut latest_turn_before = Vec::new();
     if active {
-      latest_turn_before.reserve(conv.len());
+      latest_turn_before.reserve(conv.len() + 1);
       let mut latest = None;
       for i in 0..conv.len() {
         latest_turn_before.push(latest);
@@ -422,8 +441,16 @@ impl Opening {
           latest = Some(i);
         }
       }
+      latest_turn_before.push(latest);
     }
-    Opening { active, latest_turn_before, first: 0 }
+    let instructions_apart = conv.format().rules().instructions_apart;
+    Opening { active, instructions_apart, latest_turn_before, first: 0 }
+  }
+
+  /// The user message `conform` brings back when the first returned message (not an
+  /// instruction) is `first` (`n` when there is none): the latest user turn before it.
+  fn candidate(&self, first: usize) -> Option<usize> {
+    self.latest_turn_before.get(first).copied().flatten()
   }
 }
 
@@ -523,6 +550,23 @@ mod tests {
     let expected =
       Conversation::new(&[Message::text(Role::Tool, "[cut]")], Encoding::O200kBase).tokens(0);
     assert_eq!(r.tokens, expected);
+  }
+
+  #[test]
+  fn conform_brings_back_a_user_message_when_only_instructions_are_left() {
+    let msgs = vec![
+      Message::text(Role::User, "early"),
+      Message::text(Role::User, "task"),
+      Message::text(Role::System, "late instructions"),
+    ];
+    let conv = Conversation::new(&msgs, Encoding::O200kBase).with_format(crate::Format::Anthropic);
+    let mut plan = Plan::keep_all(3);
+    plan.drop_unit(&conv, conv.unit_of(0));
+    plan.drop_unit(&conv, conv.unit_of(1));
+    let mut opening = Opening::new(&conv);
+    assert_eq!(plan.conform_tokens(&conv, &mut opening), conv.tokens(1));
+    plan.conform(&conv);
+    assert_eq!(plan.dropped(), vec![0]);
   }
 
   #[test]

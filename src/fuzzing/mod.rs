@@ -296,7 +296,10 @@ fn check_strategy(
     format!("changed {touched:?} at budget {budget}")
   })?;
   if input_valid {
-    let problems = validate_plan(messages, &plan, format);
+    let mut problems = validate_plan(messages, &plan, format);
+    if s.promises.may_return_nothing {
+      problems.retain(|p| p.kind != ProblemKind::EmptyConversation);
+    }
     ensure(problems.is_empty(), s.name, "valid input gives valid output", || {
       format!("{} at budget {budget}: {problems:?}", format.as_str())
     })?;
@@ -429,8 +432,12 @@ fn is_order_problem(kind: ProblemKind) -> bool {
 pub fn check_validator(messages: &[Message], format: Format) -> Result<(), Violation> {
   let n = messages.len();
   let problems = validate(messages, format);
-  let bad: Vec<_> =
-    problems.iter().filter(|p| p.index >= n || p.related.is_some_and(|r| r >= n)).collect();
+  // An empty conversation is reported at index 0, the index its first message would have.
+  let names_nothing = |p: &&crate::validate::Problem| {
+    (p.index >= n && !(p.kind == ProblemKind::EmptyConversation && p.index == 0))
+      || p.related.is_some_and(|r| r >= n)
+  };
+  let bad: Vec<_> = problems.iter().filter(names_nothing).collect();
   ensure(bad.is_empty(), "validate", "problems name existing messages", || format!("{bad:?}"))?;
   ensure(validate(messages, format) == problems, "validate", "deterministic", || {
     "a second run gave other problems".into()
@@ -455,10 +462,18 @@ pub fn check_validator(messages: &[Message], format: Format) -> Result<(), Viola
       format!("changed {changed:?}")
     })?;
   }
+  // A repair that leaves nothing says so (`nothing_left`, thrown as EMPTY_CONVERSATION by the
+  // binding), and then the empty conversation is its output's one problem.
   let left: Vec<_> = validate_plan(messages, plan, format)
     .into_iter()
     .filter(|p| !is_order_problem(p.kind))
+    .filter(|p| !(repaired.nothing_left.is_some() && p.kind == ProblemKind::EmptyConversation))
     .collect();
+  let empty =
+    validate_plan(messages, plan, format).iter().any(|p| p.kind == ProblemKind::EmptyConversation);
+  ensure(empty == repaired.nothing_left.is_some(), "repair", "says when nothing is left", || {
+    format!("nothing_left {:?}, output empty: {empty}", repaired.nothing_left)
+  })?;
   ensure(left.is_empty(), "repair", "the output has no problem but order problems", || {
     format!("{}: {left:?}", format.as_str())
   })?;
