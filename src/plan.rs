@@ -206,7 +206,14 @@ impl Plan {
   /// the input itself starts with another role, or an inserted user message comes first,
   /// nothing is done. When only instructions are returned, the latest user message is kept
   /// again too: the instructions travel apart, and a request needs a message besides them.
+  ///
+  /// In every format a request needs a message: a plan that returns nothing of a non-empty
+  /// conversation (and inserts nothing) keeps the last message's unit again.
   pub fn conform(&mut self, conv: &Conversation<'_>) {
+    let n = conv.len().min(self.actions.len());
+    if n > 0 && self.inserted.is_empty() && (0..n).all(|i| self.is_dropped(i)) {
+      self.keep_unit(conv, conv.unit_of(n - 1));
+    }
     if !conv.format().rules().first_must_be_user {
       return;
     }
@@ -550,6 +557,28 @@ mod tests {
     let expected =
       Conversation::new(&[Message::text(Role::Tool, "[cut]")], Encoding::O200kBase).tokens(0);
     assert_eq!(r.tokens, expected);
+  }
+
+  #[test]
+  fn conform_never_returns_nothing_of_a_conversation() {
+    let mut call = Message::text(Role::Assistant, "");
+    call.tool_calls.push(crate::message::ToolCall {
+      id: "a".into(),
+      name: "x".into(),
+      arguments: "{}".into(),
+    });
+    let mut res = Message::text(Role::Tool, "r");
+    res.answers.push("a".into());
+    let msgs = vec![call, res];
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    let mut plan = Plan::keep_all(2);
+    plan.drop_unit(&conv, conv.unit_of(1));
+    plan.conform(&conv);
+    assert!(plan.is_identity(), "the last message comes back with its call");
+    let empty = Conversation::new(&[], Encoding::O200kBase);
+    let mut nothing = Plan::keep_all(0);
+    nothing.conform(&empty);
+    assert!(nothing.is_identity());
   }
 
   #[test]

@@ -296,10 +296,7 @@ fn check_strategy(
     format!("changed {touched:?} at budget {budget}")
   })?;
   if input_valid {
-    let mut problems = validate_plan(messages, &plan, format);
-    if s.promises.may_return_nothing {
-      problems.retain(|p| p.kind != ProblemKind::EmptyConversation);
-    }
+    let problems = validate_plan(messages, &plan, format);
     ensure(problems.is_empty(), s.name, "valid input gives valid output", || {
       format!("{} at budget {budget}: {problems:?}", format.as_str())
     })?;
@@ -383,8 +380,17 @@ fn has_meta(r: &crate::plan::Replacement, key: &str) -> bool {
   r.meta.iter().any(|(k, _)| *k == key)
 }
 
-/// The unit of the user message [`Plan::conform`] keeps first in a format that wants one.
+/// The unit [`Plan::conform`] keeps again: the last message's when a strategy returned nothing
+/// else, or the user message it keeps first in a format that wants one.
 fn restored_unit(conv: &Conversation<'_>, plan: &Plan) -> Option<usize> {
+  // A request needs a message: `Plan::conform` keeps the last message's unit again when a
+  // strategy returned nothing.
+  let last = conv.len().checked_sub(1).map(|i| conv.unit_of(i));
+  let returned_only_last =
+    (0..conv.len()).filter(|&i| !plan.is_dropped(i)).all(|i| Some(conv.unit_of(i)) == last);
+  if last.is_some() && returned_only_last {
+    return last;
+  }
   if !conv.format().rules().first_must_be_user {
     return None;
   }

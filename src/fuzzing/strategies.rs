@@ -44,12 +44,6 @@ pub struct Promises {
   /// cut changes what an output holds (the referenced span may go, the marker may hold one),
   /// so a second run may truncate an output at or before the step of the first run's last cut.
   pub retruncates_before_cuts: bool,
-  /// A known gap, not a promise: it may return no message at all from a valid input (found
-  /// when issue 19 made an empty conversation a problem: `trim_by_priority` at budget 0 drops
-  /// an assistant call with its result when they are the whole conversation). Such an output
-  /// is allowed its `EmptyConversation` problem, and only that one. Left to the rewrite of the
-  /// priority strategies; remove it with the fix.
-  pub may_return_nothing: bool,
 }
 
 /// A strategy under test.
@@ -70,7 +64,6 @@ const BUDGETED: Promises = Promises {
   fits_unless_protected: true,
   idempotent: true,
   retruncates_before_cuts: false,
-  may_return_nothing: false,
 };
 
 /// Every strategy of the crate.
@@ -95,7 +88,7 @@ pub const STRATEGIES: &[Strategy] = &[
       trim_by_priority(conv, None, &priority_options(budget, bits)).outcome.plan
     },
     guards: priority_guards,
-    promises: Promises { may_return_nothing: true, ..BUDGETED },
+    promises: BUDGETED,
   },
   Strategy {
     name: "trim_with_placeholders",
@@ -103,7 +96,7 @@ pub const STRATEGIES: &[Strategy] = &[
       trim_with_placeholders(conv, None, &priority_options(budget, bits)).outcome.plan
     },
     guards: priority_guards,
-    promises: Promises { drops_only: false, may_return_nothing: true, ..BUDGETED },
+    promises: Promises { drops_only: false, ..BUDGETED },
   },
   Strategy {
     name: "truncate_old_tool_outputs",
@@ -136,7 +129,6 @@ const REWRITES: Promises = Promises {
   fits_unless_protected: false,
   idempotent: true,
   retruncates_before_cuts: false,
-  may_return_nothing: false,
 };
 
 /// The plan as the binding returns it (see [`Plan::conform`]).
