@@ -94,7 +94,9 @@ const rejected: Array<[string, unknown, string]> = [
   ['a tool call without name', [{ role: 'assistant', tool_calls: [{ id: '1', function: { arguments: '{}' } }] }], 'messages[0].tool_calls[0].function.name: is required'],
   ['numeric arguments', [{ role: 'assistant', tool_calls: [call('1', 1)] }], 'messages[0].tool_calls[0].function.arguments: must be a JSON string or an object, got number'],
   ['circular arguments', [{ role: 'assistant', tool_calls: [call('1', circular)] }], /^messages\[0\]\.tool_calls\[0\]\.function\.arguments: could not be serialized to JSON: (TypeError: )?Converting circular structure to JSON/.source],
-  ['arguments 10,000 levels deep', [{ role: 'assistant', tool_calls: [call('1', deep(10_000))] }], /^messages\[0\]\.tool_calls\[0\]\.function\.arguments: could not be serialized to JSON: (RangeError: )?Maximum call stack size exceeded$/.source],
+  // Deep enough to overflow JSON.stringify's stack in a worker thread too (ava runs the suite
+  // in workers, whose stack is larger than the main thread's: 10,000 levels serialise there).
+  ['arguments 100,000 levels deep', [{ role: 'assistant', tool_calls: [call('1', deep(100_000))] }], /^messages\[0\]\.tool_calls\[0\]\.function\.arguments: could not be serialized to JSON: (RangeError: )?Maximum call stack size exceeded$/.source],
   ['a function as content', [{ role: 'user', content: () => 'x' }], 'messages[0].content: must not be a function'],
   ['a symbol as role', [{ role: Symbol('user') }], 'messages[0].role: must not be a symbol'],
   ['a bigint as content', [{ role: 'user', content: 10n }], 'messages[0].content: must not be a bigint'],

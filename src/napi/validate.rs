@@ -32,8 +32,9 @@ impl ValidationOptions {
 /// call), `'call-without-result'`, `'misplaced-result'` (not among the tool messages right
 /// after its call), `'duplicate-call-id'` (an id used twice in one message),
 /// `'duplicate-result'`, `'missing-tool-call-id'`, `'empty-message'`, and, in formats with
-/// these rules, `'consecutive-same-role'` and `'first-message-not-user'`. The variants mirror
-/// the core's `ProblemKind`, which documents each.
+/// these rules, `'consecutive-same-role'` and `'first-message-not-user'`; `'empty-conversation'`
+/// (at index 0) when there is no message, or in Anthropic format none besides the instructions.
+/// The variants mirror the core's `ProblemKind`, which documents each.
 #[napi(string_enum = "kebab-case")]
 pub enum ConversationProblemKind {
   OrphanResult,
