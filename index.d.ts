@@ -65,20 +65,39 @@ export interface AiSdkMessage {
   [key: string]: unknown
 }
 
+/**
+ * A message as a provider's SDK types it: `ChatCompletionMessageParam` (`openai`),
+ * `MessageParam` (`@anthropic-ai/sdk`), `ModelMessage` (`ai`). Their parts are interfaces
+ * without an index signature, which the parts of {@link Message} and the other formats' types
+ * require, so such messages are accepted by this shape; the addon checks every message at run
+ * time whatever its type (a `function` message, OpenAI's deprecated role, is refused there).
+ */
+export interface ProviderMessage {
+  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool' | 'function'
+  content?: string | null | ReadonlyArray<{ type: string }>
+}
+
 /** A message in any supported format. */
 export type AnyMessage = Message | AnthropicMessage | AiSdkMessage
+
+/**
+ * What the functions taking messages accept: a message typed with context-trim's types
+ * ({@link AnyMessage}) or with a provider's SDK ({@link ProviderMessage}). A function returning
+ * the messages it was given returns them typed as given.
+ */
+export type AnyMessageInput = AnyMessage | ProviderMessage
 
 /**
  * A {@link TrimResult} whose messages are typed as the ones passed: your own objects (and
  * copies of them for placeholders) in any format.
  */
-export type TrimResultOf<M extends AnyMessage> = Omit<TrimResult, 'messages' | 'droppedMessages'> & {
+export type TrimResultOf<M extends AnyMessageInput> = Omit<TrimResult, 'messages' | 'droppedMessages'> & {
   messages: M[]
   droppedMessages: Array<ClassifiedMessageOf<M>>
 }
 
 /** A {@link ContextLimitResult} whose messages are typed as the ones passed. */
-export type ContextLimitResultOf<M extends AnyMessage> = Omit<ContextLimitResult, 'messages' | 'droppedMessages'> & {
+export type ContextLimitResultOf<M extends AnyMessageInput> = Omit<ContextLimitResult, 'messages' | 'droppedMessages'> & {
   messages: M[]
   droppedMessages?: M[]
 }
@@ -99,7 +118,7 @@ export interface RollingContextCommand {
 }
 
 /** A {@link ClassifiedMessage} whose `message` is typed as the one passed. */
-export type ClassifiedMessageOf<M extends AnyMessage> = Omit<ClassifiedMessage, 'message'> & { message: M }
+export type ClassifiedMessageOf<M extends AnyMessageInput> = Omit<ClassifiedMessage, 'message'> & { message: M }
 
 /** A message format; `auto` detects it (see docs/formats.md). */
 export type MessageFormat = 'openai' | 'anthropic' | 'ai-sdk' | 'auto'
@@ -135,7 +154,7 @@ export declare class CacheAwareTrimmer {
    * The messages to send for `messages`, the whole conversation so far, and what was
    * decided. Call it before every model call with the same, growing history.
    */
-  trim<M extends AnyMessage>(messages: M[]): CacheAwareTrimResult & { messages: M[] }
+  trim<M extends AnyMessageInput>(messages: M[]): CacheAwareTrimResult & { messages: M[] }
   /** Forgets every decision: the next call starts afresh (as with a new trimmer). */
   reset(): void
   /**
@@ -183,7 +202,7 @@ export declare class ContextPruner {
    */
   isEmergency(metrics: ContextMetrics): boolean
   /** How full the window (`maxTokens`) is with `messages`, and when this pruner last pruned. */
-  measure(messages: AnyMessage[]): ContextUsage
+  measure(messages: AnyMessageInput[]): ContextUsage
   /**
    * Prunes `messages` down to `targetPercentage` of the window (`emergencyTargetPercentage`
    * when the metrics are at or above `emergencyThreshold`; without metrics, the messages'
@@ -195,7 +214,7 @@ export declare class ContextPruner {
    * in one locked append (several pruners may share an archive). Nothing is written when
    * nothing is archived. The input is never modified.
    */
-  prune<M extends AnyMessage>(messages: M[], metrics?: ContextMetrics | null, options?: PruneOptions): Omit<PruneResult, 'messages'> & { messages: M[] }
+  prune<M extends AnyMessageInput>(messages: M[], metrics?: ContextMetrics | null, options?: PruneOptions): Omit<PruneResult, 'messages'> & { messages: M[] }
   /**
    * Every message archived so far, in the order archived, with the prune that archived it.
    * An archive never written gives `[]`.
@@ -239,12 +258,12 @@ export declare class ContextWindow {
    * are read and checked first: a bad message is a coded error naming its index in the array
    * given, and then nothing is appended.
    */
-  append(messages: AnyMessage[]): number
+  append(messages: AnyMessageInput[]): number
   /**
    * Replaces every message with `messages`, e.g. after compacting the history for good. Read
    * and checked first, as by `append`; the format is detected afresh unless given.
    */
-  reset(messages: AnyMessage[]): void
+  reset(messages: AnyMessageInput[]): void
   /** Removes every message. */
   clear(): void
   /** The number of messages. */
@@ -270,13 +289,13 @@ export declare class ContextWindow {
    * given, must name the window's encoding and format. Name the message type of a window
    * in another format, as for the function: `window.trim<AnthropicMessage>({ … })`.
    */
-  trim<M extends AnyMessage = Message>(options: TrimOptions): TrimResultOf<M>
+  trim<M extends AnyMessageInput = Message>(options: TrimOptions): TrimResultOf<M>
   /**
    * {@link trimWithPlaceholders} on the window's messages. `model`, `encoding` and `format`,
    * if given, must name the window's encoding and format (and, as for `trim`, the message
    * type may be named: `window.trimWithPlaceholders<AnthropicMessage>({ … })`).
    */
-  trimWithPlaceholders<M extends AnyMessage = Message>(options: TrimOptions): TrimResultOf<M>
+  trimWithPlaceholders<M extends AnyMessageInput = Message>(options: TrimOptions): TrimResultOf<M>
   /**
    * {@link truncateOldToolOutputs} on the window's messages. `model` and `encoding`, if
    * given, must name the window's encoding.
@@ -314,7 +333,7 @@ export declare class FileTracker {
    * arguments or the result show it) is an access at the step of its call. A modification
    * whose result reports failure counts as a read. The clock is read once.
    */
-  static fromMessages(messages: AnyMessage[], options?: FromMessagesOptions): FileTracker
+  static fromMessages(messages: AnyMessageInput[], options?: FromMessagesOptions): FileTracker
 }
 
 /**
@@ -346,7 +365,7 @@ export declare class RollingContext {
    * bad message fails the same way whether the toggle is on or off), the result of
    * {@link truncateOldToolOutputs} when enabled.
    */
-  prepare<M extends AnyMessage>(messages: M[]): M[]
+  prepare<M extends AnyMessageInput>(messages: M[]): M[]
   /**
    * Runs the `/rolling-context` slash command: `'on'`, `'off'`, `'status'`, or nothing to
    * toggle (case and surrounding spaces ignored). Returns the status line for the UI, e.g.
@@ -367,14 +386,6 @@ export declare class RollingContext {
 }
 
 /**
- * Test hook proving that a panic inside the addon becomes a JavaScript error instead of
- * aborting the process. It panics only when the environment variable
- * `CONTEXT_TRIM_TEST_PANIC` is `1`; otherwise it throws. Not part of the supported API.
- * @internal
- */
-export declare function __testPanic(): void
-
-/**
  * Caps a conversation at `maxContextTokens` (the estimate of {@link estimateTokens}, reply
  * priming included) by dropping whole messages: oldest first, or by role with
  * `truncationPriority` (**listed first, dropped first**). The last message is always kept,
@@ -389,13 +400,13 @@ export declare function __testPanic(): void
  * applyMaxContextTokens(messages, 8000, { truncationPriority: ['assistant', 'user'], keepFirstSystem: true })
  * ```
  */
-export declare function applyMaxContextTokens<M extends AnyMessage>(messages: M[], maxContextTokens: number, options?: MaxContextTokensOptions | Array<'system' | 'developer' | 'user' | 'assistant' | 'tool'>): M[]
+export declare function applyMaxContextTokens<M extends AnyMessageInput>(messages: M[], maxContextTokens: number, options?: MaxContextTokensOptions | Array<'system' | 'developer' | 'user' | 'assistant' | 'tool'>): M[]
 
 /**
  * {@link applyMaxContextTokens} on the libuv thread pool: messages are read on the calling
  * thread, the cap is computed on a worker, and the Promise resolves to the returned messages.
  */
-export declare function applyMaxContextTokensAsync<M extends AnyMessage>(messages: M[], maxContextTokens: number, options?: MaxContextTokensOptions | Array<'system' | 'developer' | 'user' | 'assistant' | 'tool'>): Promise<M[]>
+export declare function applyMaxContextTokensAsync<M extends AnyMessageInput>(messages: M[], maxContextTokens: number, options?: MaxContextTokensOptions | Array<'system' | 'developer' | 'user' | 'assistant' | 'tool'>): Promise<M[]>
 
 /** An archived message as the archive holds it. */
 export interface ArchiveRecord {
@@ -647,7 +658,7 @@ export interface ClassifiedMessage {
  * classifyMessage(messages[5], { messages, index: 5 }) // as trimByPriority sees it
  * ```
  */
-export declare function classifyMessage<M extends AnyMessage = Message>(message: M, context?: ClassificationContext): ClassifiedMessageOf<M>
+export declare function classifyMessage<M extends AnyMessageInput = Message>(message: M, context?: ClassificationContext): ClassifiedMessageOf<M>
 
 /**
  * Classifies every message of a conversation in one pass: entry `i` is what
@@ -658,7 +669,7 @@ export declare function classifyMessage<M extends AnyMessage = Message>(message:
  * const tiers = classifyMessages(messages).map((c) => c.priority)
  * ```
  */
-export declare function classifyMessages<M extends AnyMessage = Message>(messages: M[], options?: ClassifyMessagesOptions): ClassifiedMessageOf<M>[]
+export declare function classifyMessages<M extends AnyMessageInput = Message>(messages: M[], options?: ClassifyMessagesOptions): ClassifiedMessageOf<M>[]
 
 /** The options of {@link classifyMessages}. Every field is optional. */
 export interface ClassifyMessagesOptions {
@@ -901,10 +912,11 @@ export interface ConversationProblem {
  * call), `'call-without-result'`, `'misplaced-result'` (not among the tool messages right
  * after its call), `'duplicate-call-id'` (an id used twice in one message),
  * `'duplicate-result'`, `'missing-tool-call-id'`, `'empty-message'`, and, in formats with
- * these rules, `'consecutive-same-role'` and `'first-message-not-user'`. The variants mirror
- * the core's `ProblemKind`, which documents each.
+ * these rules, `'consecutive-same-role'` and `'first-message-not-user'`; `'empty-conversation'`
+ * (at index 0) when there is no message, or in Anthropic format none besides the instructions.
+ * The variants mirror the core's `ProblemKind`, which documents each.
  */
-export type ConversationProblemKind = 'orphan-result' | 'call-without-result' | 'misplaced-result' | 'duplicate-call-id' | 'duplicate-result' | 'missing-tool-call-id' | 'empty-message' | 'consecutive-same-role' | 'first-message-not-user'
+export type ConversationProblemKind = 'orphan-result' | 'call-without-result' | 'misplaced-result' | 'duplicate-call-id' | 'duplicate-result' | 'missing-tool-call-id' | 'empty-message' | 'consecutive-same-role' | 'first-message-not-user' | 'empty-conversation'
 
 /** One change made by {@link repairConversation}. */
 export interface ConversationRepair {
@@ -922,7 +934,7 @@ export interface ConversationRepair {
 export type ConversationRepairAction = 'drop' | 'replace'
 
 /** Counts the steps of a conversation: assistant messages with tool calls. */
-export declare function countSteps(messages: AnyMessage[]): number
+export declare function countSteps(messages: AnyMessageInput[]): number
 
 /**
  * Counts the tokens of `text` exactly as OpenAI models do (tiktoken encodings), or estimates
@@ -951,13 +963,13 @@ export declare function countTokens(text: string, options?: TokenOptions): numbe
  * const { messages, savedTokens, superseded } = deduplicateToolResults(history, { contextWindow: 128_000 })
  * ```
  */
-export declare function deduplicateToolResults<M extends AnyMessage>(messages: M[], options?: DeduplicationOptions): Omit<DeduplicationResult, 'messages'> & { messages: M[] }
+export declare function deduplicateToolResults<M extends AnyMessageInput>(messages: M[], options?: DeduplicationOptions): Omit<DeduplicationResult, 'messages'> & { messages: M[] }
 
 /**
  * {@link deduplicateToolResults} on the libuv thread pool: the Promise resolves to the same
  * result.
  */
-export declare function deduplicateToolResultsAsync<M extends AnyMessage>(messages: M[], options?: DeduplicationOptions): Promise<Omit<DeduplicationResult, 'messages'> & { messages: M[] }>
+export declare function deduplicateToolResultsAsync<M extends AnyMessageInput>(messages: M[], options?: DeduplicationOptions): Promise<Omit<DeduplicationResult, 'messages'> & { messages: M[] }>
 
 /** Options of {@link deduplicateToolResults}. A list given replaces its default. */
 export interface DeduplicationOptions {
@@ -1093,26 +1105,26 @@ export declare const DEFAULT_CONFIG: ResolvedTruncationConfig
  * fits, the messages come back unchanged with `truncated: false`; else they go through
  * {@link trimConversation} and the result says what was removed.
  */
-export declare function enforceContextLimit<M extends AnyMessage = Message>(messages: M[], maxInputTokens: number, options?: TrimConversationOptions): ContextLimitResultOf<M>
+export declare function enforceContextLimit<M extends AnyMessageInput = Message>(messages: M[], maxInputTokens: number, options?: TrimConversationOptions): ContextLimitResultOf<M>
 
 /**
  * {@link enforceContextLimit} on the libuv thread pool; the only way to use a `summarizer`
  * with it.
  */
-export declare function enforceContextLimitAsync<M extends AnyMessage = Message>(messages: M[], maxInputTokens: number, options?: TrimConversationOptions): Promise<ContextLimitResultOf<M>>
+export declare function enforceContextLimitAsync<M extends AnyMessageInput = Message>(messages: M[], maxInputTokens: number, options?: TrimConversationOptions): Promise<ContextLimitResultOf<M>>
 
 /**
  * Estimates the tokens of one message: content, name, tool calls and the per-message
  * framing of the OpenAI cookbook (3 per message, 1 per name, 1 per tool call). With
  * `framing: false`, its content, tool-call names and arguments only.
  */
-export declare function estimateMessageTokens(message: AnyMessage, options?: TokenOptions): number
+export declare function estimateMessageTokens(message: AnyMessageInput, options?: TokenOptions): number
 
 /**
  * Estimates the tokens of a whole request: every message plus 3 tokens of reply priming (none
  * with `framing: false`).
  */
-export declare function estimateTokens(messages: AnyMessage[], options?: TokenOptions): number
+export declare function estimateTokens(messages: AnyMessageInput[], options?: TokenOptions): number
 
 /** What a tool did to a file. */
 export type FileOperation = 'read' | 'create' | 'edit' | 'delete'
@@ -1382,8 +1394,12 @@ export interface PruneResult {
  * drops an assistant message whose calls are not all answered together with its results, and
  * gives a tool result with `content: null` an empty string. Never reorders; kept messages are
  * the caller's own objects, and a valid conversation comes back whole with no repair.
+ *
+ * Throws an `Error` with code `EMPTY_CONVERSATION` instead of returning a conversation no
+ * provider accepts: when no message is given, when every message would be dropped, or (in
+ * Anthropic format) when only the instructions would be left.
  */
-export declare function repairConversation(messages: AnyMessage[], options?: ValidationOptions): RepairedConversation
+export declare function repairConversation(messages: AnyMessageInput[], options?: ValidationOptions): RepairedConversation
 
 /** The result of {@link repairConversation}. */
 export interface RepairedConversation {
@@ -1490,10 +1506,10 @@ export declare function setTokenCacheCapacity(capacity: number): void
  * for (const p of policies) console.log(p.policy, p.totals.cost, p.totals.cachedFraction)
  * ```
  */
-export declare function simulate(messages: AnyMessage[], options: CacheAwareTrimmerOptions & SimulateOptions): SimulationResult
+export declare function simulate(messages: AnyMessageInput[], options: CacheAwareTrimmerOptions & SimulateOptions): SimulationResult
 
 /** {@link simulate} on the libuv thread pool: the Promise resolves to the same result. */
-export declare function simulateAsync(messages: AnyMessage[], options: CacheAwareTrimmerOptions & SimulateOptions): Promise<SimulationResult>
+export declare function simulateAsync(messages: AnyMessageInput[], options: CacheAwareTrimmerOptions & SimulateOptions): Promise<SimulationResult>
 
 /** One policy replayed over the session. */
 export interface SimulatedPolicy {
@@ -1645,7 +1661,7 @@ export interface TaggedMessage {
 }
 
 /** Tags every message with its step (see {@link countSteps}). */
-export declare function tagMessagesWithStep(messages: AnyMessage[]): Array<TaggedMessage>
+export declare function tagMessagesWithStep(messages: AnyMessageInput[]): Array<TaggedMessage>
 
 /**
  * The token-count cache's statistics. Texts of 256 bytes or more are cached by a hash of
@@ -1698,7 +1714,7 @@ export interface TokenOptions {
  * Phase 1 trimming: drops the oldest messages first (a tool call with its results) until the
  * request fits `targetTokens`, keeping system messages and the last message.
  */
-export declare function trimByAge<M extends AnyMessage = Message>(messages: M[], targetTokens: number, options?: TokenOptions): M[]
+export declare function trimByAge<M extends AnyMessageInput = Message>(messages: M[], targetTokens: number, options?: TokenOptions): M[]
 
 /**
  * Trims a conversation to `targetTokens`, dropping what matters least first
@@ -1709,10 +1725,10 @@ export declare function trimByAge<M extends AnyMessage = Message>(messages: M[],
  * dropped, and dropped units that still fit are put back. `overBudget` is true only when
  * what is always kept exceeds the budget. See docs/priority-trimming.md.
  */
-export declare function trimByPriority<M extends AnyMessage = Message>(messages: M[], options: TrimOptions): TrimResultOf<M>
+export declare function trimByPriority<M extends AnyMessageInput = Message>(messages: M[], options: TrimOptions): TrimResultOf<M>
 
 /** {@link trimByPriority} on the libuv thread pool; the only way to use a `summarizer`. */
-export declare function trimByPriorityAsync<M extends AnyMessage = Message>(messages: M[], options: TrimOptions): Promise<TrimResultOf<M>>
+export declare function trimByPriorityAsync<M extends AnyMessageInput = Message>(messages: M[], options: TrimOptions): Promise<TrimResultOf<M>>
 
 /**
  * Trims a conversation to `targetTokens` and returns the messages, as nanocoder's
@@ -1720,13 +1736,13 @@ export declare function trimByPriorityAsync<M extends AnyMessage = Message>(mess
  * results older than `maxAge` steps become the placeholder, longer than `maxTokensPerOutput`
  * are cut, errors and small outputs kept), then, if that is not enough, the `strategy`.
  */
-export declare function trimConversation<M extends AnyMessage = Message>(messages: M[], targetTokens: number, options?: TrimConversationOptions): M[]
+export declare function trimConversation<M extends AnyMessageInput = Message>(messages: M[], targetTokens: number, options?: TrimConversationOptions): M[]
 
 /**
  * {@link trimConversation} on the libuv thread pool; the only way to use a `summarizer` with
  * it.
  */
-export declare function trimConversationAsync<M extends AnyMessage = Message>(messages: M[], targetTokens: number, options?: TrimConversationOptions): Promise<M[]>
+export declare function trimConversationAsync<M extends AnyMessageInput = Message>(messages: M[], targetTokens: number, options?: TrimConversationOptions): Promise<M[]>
 
 /**
  * Options of {@link trimConversation} and {@link enforceContextLimit}: nanocoder's
@@ -1961,10 +1977,10 @@ export interface TrimResult {
  * when they alone do not fit, the lowest units are removed whole. The system messages and the
  * last message with its unit are always kept.
  */
-export declare function trimWithPlaceholders<M extends AnyMessage = Message>(messages: M[], options: TrimOptions): TrimResultOf<M>
+export declare function trimWithPlaceholders<M extends AnyMessageInput = Message>(messages: M[], options: TrimOptions): TrimResultOf<M>
 
 /** {@link trimWithPlaceholders} on the libuv thread pool; the only way to use a `summarizer`. */
-export declare function trimWithPlaceholdersAsync<M extends AnyMessage = Message>(messages: M[], options: TrimOptions): Promise<TrimResultOf<M>>
+export declare function trimWithPlaceholdersAsync<M extends AnyMessageInput = Message>(messages: M[], options: TrimOptions): Promise<TrimResultOf<M>>
 
 /**
  * Replaces tool outputs older than `maxAge` steps with a placeholder, and cuts younger ones
@@ -1981,13 +1997,13 @@ export declare function trimWithPlaceholdersAsync<M extends AnyMessage = Message
  * const sent = truncateOldToolOutputs(messages, { maxAge: 3 })
  * ```
  */
-export declare function truncateOldToolOutputs<M extends AnyMessage>(messages: M[], config?: TruncationConfig): M[]
+export declare function truncateOldToolOutputs<M extends AnyMessageInput>(messages: M[], config?: TruncationConfig): M[]
 
 /**
  * {@link truncateOldToolOutputs} on the libuv thread pool, for large histories: the Promise
  * resolves to the same messages the sync call returns.
  */
-export declare function truncateOldToolOutputsAsync<M extends AnyMessage>(messages: M[], config?: TruncationConfig): Promise<M[]>
+export declare function truncateOldToolOutputsAsync<M extends AnyMessageInput>(messages: M[], config?: TruncationConfig): Promise<M[]>
 
 /**
  * How old and how long tool outputs may be. Every field is optional: a missing one takes its
@@ -2066,7 +2082,7 @@ export interface TruncationConfig {
  * // [{ index: 0, kind: 'orphan-result', message: 'tool result for call "call_1" answers no earlier tool call' }]
  * ```
  */
-export declare function validateConversation(messages: AnyMessage[], options?: ValidationOptions): Array<ConversationProblem>
+export declare function validateConversation(messages: AnyMessageInput[], options?: ValidationOptions): Array<ConversationProblem>
 
 /** Options of {@link validateConversation} and {@link repairConversation}. */
 export interface ValidationOptions {

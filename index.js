@@ -860,7 +860,6 @@ module.exports.ContextPruner = nativeBinding.ContextPruner
 module.exports.ContextWindow = nativeBinding.ContextWindow
 module.exports.FileTracker = nativeBinding.FileTracker
 module.exports.RollingContext = nativeBinding.RollingContext
-module.exports.__testPanic = nativeBinding.__testPanic
 module.exports.applyMaxContextTokens = nativeBinding.applyMaxContextTokens
 module.exports.applyMaxContextTokensAsync = nativeBinding.applyMaxContextTokensAsync
 module.exports.classifyMessage = nativeBinding.classifyMessage

@@ -1,5 +1,6 @@
 import test from 'ava'
 
+import { toAnthropic } from './convert.js'
 import { ct, snapshot, transcript, transcripts } from './helpers.js'
 import type { MaxContextTokensOptions, Message } from '../index.js'
 
@@ -229,4 +230,43 @@ test('the async variant resolves to the same messages as the sync call', async (
     t.true(async.every((m, i) => m === sync[i]), name)
   }
   await t.throwsAsync(async () => ct.applyMaxContextTokensAsync([], -1), { code: 'INVALID_ARGUMENT' })
+})
+
+/**
+ * The smallest request an Anthropic budget can be met with, bounded from above: the
+ * instructions, the first user message to open with, and the last unit (the last message, with
+ * its call when it is a tool result).
+ */
+function anthropicFloor(messages: ReturnType<typeof toAnthropic>): number {
+  const instructions = messages.filter((m) => m.role === 'system')
+  const opening = messages.find((m) => m.role === 'user' && typeof m.content === 'string')
+  const last = messages[messages.length - 1]
+  const isResult = last.role === 'user' && Array.isArray(last.content) && last.content.some((b) => b.type === 'tool_result')
+  const unit = isResult ? [messages[messages.length - 2], last] : [last]
+  return ct.estimateTokens([...instructions, ...(opening ? [opening] : []), ...unit], { format: 'anthropic' })
+}
+
+test('Anthropic: trimByAge and applyMaxContextTokens meet every budget the opening user message fits in', (t) => {
+  // openhands-ponyc-4593 at 90% of its size returned 14,404 tokens for 13,476 before.
+  const ponyc = toAnthropic(transcript('openhands-ponyc-4593.json'))
+  const size = ct.estimateTokens(ponyc, { format: 'anthropic' })
+  const ninety = Math.floor(size * 0.9)
+  t.true(ct.estimateTokens(ct.trimByAge(ponyc, ninety, { format: 'anthropic' }), { format: 'anthropic' }) <= ninety)
+  for (const [name, messages] of transcripts()) {
+    const anthropic = toAnthropic(messages)
+    const total = ct.estimateTokens(anthropic, { format: 'anthropic' })
+    const floor = anthropicFloor(anthropic)
+    for (let k = 1; k <= 20; k++) {
+      const budget = floor + Math.floor(((total - floor) * k) / 20)
+      const runs = [
+        ['trimByAge', ct.trimByAge(anthropic, budget, { format: 'anthropic' })],
+        ['applyMaxContextTokens', ct.applyMaxContextTokens(anthropic, budget, { format: 'anthropic', keepFirstSystem: true })],
+      ] as const
+      for (const [strategy, out] of runs) {
+        const tokens = ct.estimateTokens(out, { format: 'anthropic' })
+        t.true(tokens <= budget, `${name} ${strategy} at ${budget}: ${tokens} tokens`)
+        t.deepEqual(ct.validateConversation(out, { format: 'anthropic' }), [], `${name} ${strategy} at ${budget}`)
+      }
+    }
+  }
 })

@@ -1,5 +1,7 @@
 // No panic reaches JavaScript: every binding entry point is compiled with `catch_unwind`, so a
-// panic becomes a JavaScript error, and a test hook proves it at run time.
+// panic becomes a JavaScript error, and a test hook (on the native binding, not exported by
+// index.js) proves it at run time.
+import { spawnSync } from 'node:child_process'
 import { readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 
@@ -34,6 +36,8 @@ export function napiFunctions(source: string): { guarded: string[]; unguarded: s
     const item = lines[j] ?? ''
     const fn = item.match(/^\s*(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?(?:unsafe\s+)?fn\s+(\w+)/)
     if (!fn) continue
+    // A `module_exports` hook runs once as the module is registered; JavaScript cannot call it.
+    if (/\bmodule_exports\b/.test(attribute)) continue
     ;(/\bcatch_unwind\b/.test(attribute) ? guarded : unguarded).push(fn[1])
   }
   return { guarded, unguarded }
@@ -57,6 +61,8 @@ test('the scanner finds functions whose napi attribute lacks catch_unwind', (t) 
     '  ts_return_type = "M[]"',
     ')]',
     'pub fn multi_good<\'env>() {}',
+    '#[napi(module_exports)]',
+    'pub fn hook(exports: Object) {}',
     '#[napi(object)]',
     'pub struct Options {}',
     '#[napi(constructor)]',
@@ -77,13 +83,39 @@ test('every #[napi] function of the binding has catch_unwind', (t) => {
   t.true(guarded >= exported.length, `${guarded} guarded functions for ${exported.length} exported`)
 })
 
+/** Loads the addon in a child process, with or without the test hook's variable set. */
+function inChild(hook: boolean): { status: number | null; signal: string | null; stderr: string; out: unknown } {
+  const index = JSON.stringify(join(napiDir, '..', '..', 'index.js'))
+  const script = `const ct = require(${index})
+let caught = null
+if (typeof ct.panicForTests === 'function') {
+  try { ct.panicForTests(); caught = 'returned' } catch (e) { caught = [e instanceof Error, e.message] }
+}
+process.stdout.write(JSON.stringify({ hook: typeof ct.panicForTests, caught, count: ct.countTokens('hello world') }))`
+  const env = { ...process.env }
+  delete env.CONTEXT_TRIM_TEST_PANIC
+  if (hook) env.CONTEXT_TRIM_TEST_PANIC = '1'
+  const child = spawnSync(process.execPath, ['-e', script], { env, encoding: 'utf8' })
+  return { status: child.status, signal: child.signal, stderr: child.stderr, out: child.status === 0 ? JSON.parse(child.stdout) : null }
+}
+
 test('a panic inside the addon becomes a JavaScript error and the process lives on', (t) => {
-  t.throws(() => ct.__testPanic(), { message: '__testPanic panics only when CONTEXT_TRIM_TEST_PANIC=1' })
-  process.env.CONTEXT_TRIM_TEST_PANIC = '1'
-  try {
-    t.throws(() => ct.__testPanic(), { instanceOf: Error, message: /context-trim test panic/ })
-  } finally {
-    delete process.env.CONTEXT_TRIM_TEST_PANIC
+  const child = inChild(true)
+  t.is(child.signal, null, child.stderr)
+  t.is(child.status, 0, child.stderr)
+  t.like(child.out, { hook: 'function', count: 2 })
+  const { caught } = child.out as { caught: [boolean, string] }
+  t.true(caught[0], 'an Error')
+  t.regex(caught[1], /context-trim test panic/)
+})
+
+test('the test hook is not part of the API: nothing exported or typed starts with __test, and the hook exists only with its variable', (t) => {
+  t.deepEqual(Object.keys(ct).filter((k) => k.startsWith('__test') || k === 'panicForTests'), [])
+  const root = join(napiDir, '..', '..')
+  for (const file of ['index.js', 'index.d.ts']) {
+    t.false(/__test|panicForTests/.test(readFileSync(join(root, file), 'utf8')), file)
   }
-  t.is(ct.countTokens('hello world'), 2)
+  const child = inChild(false)
+  t.is(child.status, 0, child.stderr)
+  t.deepEqual(child.out, { hook: 'undefined', caught: null, count: 2 })
 })

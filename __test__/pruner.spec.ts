@@ -1,5 +1,7 @@
+import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
+import { createRequire } from 'node:module'
 import { join } from 'node:path'
 
 import test from 'ava'
@@ -7,6 +9,8 @@ import test from 'ava'
 import { toAiSdk, toAnthropic } from './convert.js'
 import { type CodedError, ct, snapshot, transcript, transcripts } from './helpers.js'
 import type { ContextPrunerOptions, Message } from '../index.js'
+
+const addonPath = createRequire(import.meta.url).resolve('../index.js')
 
 const { ContextPruner } = ct
 
@@ -59,15 +63,13 @@ test('fromConfigFile reads context-pruner.config.json; a missing file gives the 
   const file = join(d, 'context-pruner.config.json')
   writeFileSync(file, JSON.stringify({ threshold: 70, emergencyThreshold: 85, keepRecentMessages: 4, archivePath: 'logs/archive.md', autoReconstruct: false, maxTokens: 32000 }))
   t.deepEqual({ ...ContextPruner.fromConfigFile(file).config }, { ...DEFAULTS, threshold: 70, emergencyThreshold: 85, keepRecentMessages: 4, archivePath: 'logs/archive.md', autoReconstruct: false, maxTokens: 32000 })
-  // Without a path: context-pruner.config.json in the working directory.
-  const cwd = process.cwd()
-  process.chdir(d)
-  try {
-    t.is(ContextPruner.fromConfigFile().config.threshold, 70)
-    t.is(ContextPruner.fromConfigFile(undefined, { now: () => 0 }).config.maxTokens, 32000)
-  } finally {
-    process.chdir(cwd)
-  }
+  // Without a path: context-pruner.config.json in the working directory. A worker thread cannot
+  // change its directory, so a child process started in `d` reads it.
+  const script = `const { ContextPruner } = require(${JSON.stringify(addonPath)})
+process.stdout.write(JSON.stringify([ContextPruner.fromConfigFile().config.threshold, ContextPruner.fromConfigFile(undefined, { now: () => 0 }).config.maxTokens]))`
+  const child = spawnSync(process.execPath, ['-e', script], { cwd: d, encoding: 'utf8' })
+  t.is(child.status, 0, child.stderr)
+  t.deepEqual(JSON.parse(child.stdout), [70, 32000])
 })
 
 test('a bad configuration file names the file and the setting (INVALID_CONFIG)', (t) => {

@@ -192,10 +192,12 @@ test('the placeholder fills {age} and {tokens} and the copy keeps every other fi
     name: 'read_file',
     content: `[6 steps ago, ${tokens} tokens, 6]`,
     metadata: { traceId: 'abc' },
-    _originalLength: 500,
-    _truncatedAt: 6,
     [sym]: 42,
   })
+  // The metadata is readable but not enumerable: it stays out of JSON.stringify.
+  t.is(out[2]._originalLength, 500)
+  t.is(out[2]._truncatedAt, 6)
+  t.false(JSON.stringify(out[2]).includes('_truncatedAt'))
   t.not(out[2], messages[2])
 })
 

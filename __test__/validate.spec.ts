@@ -27,7 +27,6 @@ function kinds(problems: ConversationProblem[]): Array<[number, string, number |
 test('a well-formed conversation with parallel calls has no problem', (t) => {
   const messages = [{ role: 'system', content: 's' }, user('task'), call(['a', 'b'], 'reading both'), result('a'), result('b'), { role: 'assistant', content: 'done' }] as Message[]
   t.deepEqual(ct.validateConversation(messages), [])
-  t.deepEqual(ct.validateConversation([]), [])
 })
 
 test('an orphan tool result is reported with its index, kind and sentence', (t) => {
@@ -240,4 +239,100 @@ test('validation and repair are deterministic', (t) => {
   t.deepEqual(a.repairs, b.repairs)
   t.true(a.messages.every((m, i) => m === b.messages[i]))
   t.deepEqual(ct.validateConversation(a.messages), [])
+})
+
+test('an empty conversation is a problem in every format; Anthropic also wants a message besides the instructions', (t) => {
+  const empty = [{ index: 0, kind: 'empty-conversation', message: 'the conversation has no message, and every provider requires one' }]
+  for (const format of ['auto', 'openai', 'anthropic', 'ai-sdk'] as const) {
+    t.deepEqual(ct.validateConversation([], { format }), empty, format)
+  }
+  const system = [{ role: 'system' as const, content: 'be brief' }]
+  t.deepEqual(ct.validateConversation(system, { format: 'anthropic' }).map((p) => p.kind), ['empty-conversation'])
+  t.deepEqual(ct.validateConversation(system, { format: 'openai' }), [])
+  t.deepEqual(ct.validateConversation(system, { format: 'ai-sdk' }), [])
+})
+
+test('a repair that would leave nothing throws EMPTY_CONVERSATION instead of returning []', (t) => {
+  t.throws(() => ct.repairConversation([{ role: 'tool', tool_call_id: 'x', content: 'r' }]), {
+    instanceOf: Error,
+    code: 'EMPTY_CONVERSATION',
+    message: 'messages: the repair drops every message (1 of 1), and every provider requires one',
+  })
+  t.throws(() => ct.repairConversation([]), {
+    code: 'EMPTY_CONVERSATION',
+    message: 'messages: the conversation has no message, and every provider requires one',
+  })
+  const anthropic = [
+    { role: 'system' as const, content: 's' },
+    { role: 'user' as const, content: [{ type: 'tool_result', tool_use_id: 'x', content: 'r' }] },
+  ]
+  t.throws(() => ct.repairConversation(anthropic, { format: 'anthropic' }), {
+    code: 'EMPTY_CONVERSATION',
+    message: 'messages: the repair leaves only the instructions (1 of 2 messages dropped), and the provider requires a message besides them',
+  })
+  // OpenAI takes a system message alone.
+  const openai = ct.repairConversation([{ role: 'system', content: 's' }, result('x')])
+  t.is(openai.messages.length, 1)
+})
+
+/** Anthropic server tools: call and result blocks in one assistant turn (web search, web fetch, code execution). */
+const serverTurn = {
+  role: 'assistant' as const,
+  content: [
+    { type: 'text', text: 'let me look that up' },
+    { type: 'server_tool_use', id: 'srvtoolu_01', name: 'web_search', input: { query: 'rust 2024 edition' } },
+    { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_01', content: [{ type: 'web_search_result', url: 'https://doc.rust-lang.org/edition-guide', title: 'Rust 2024', encrypted_content: 'abc', page_age: null }] },
+    { type: 'server_tool_use', id: 'srvtoolu_02', name: 'web_fetch', input: { url: 'https://doc.rust-lang.org/edition-guide' } },
+    { type: 'web_fetch_tool_result', tool_use_id: 'srvtoolu_02', content: { type: 'web_fetch_result', url: 'https://doc.rust-lang.org/edition-guide', content: { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'The 2024 edition' } } } },
+    { type: 'server_tool_use', id: 'srvtoolu_03', name: 'code_execution', input: { code: 'print(2024)' } },
+    { type: 'code_execution_tool_result', tool_use_id: 'srvtoolu_03', content: { type: 'code_execution_result', stdout: '2024\n', stderr: '', return_code: 0, content: [] } },
+    { type: 'text', text: 'The 2024 edition is stable.' },
+  ],
+}
+
+/** An AI SDK assistant message with a provider-executed tool call and its result. */
+const providerTurn = {
+  role: 'assistant' as const,
+  content: [
+    { type: 'tool-call', toolCallId: 'ws_1', toolName: 'web_search', input: { query: 'rust 2024 edition' }, providerExecuted: true },
+    { type: 'tool-result', toolCallId: 'ws_1', toolName: 'web_search', output: { type: 'json', value: [{ url: 'https://doc.rust-lang.org', title: 'Rust' }] } },
+    { type: 'text', text: 'The 2024 edition is stable.' },
+  ],
+}
+
+test('server-side tools are valid: Anthropic server_tool_use with its results, AI SDK providerExecuted calls', (t) => {
+  const anthropic = [{ role: 'user' as const, content: 'what is new?' }, serverTurn, { role: 'user' as const, content: 'thanks' }]
+  t.deepEqual(ct.validateConversation(anthropic, { format: 'anthropic' }), [])
+  t.deepEqual(ct.validateConversation(anthropic), [], 'detected as Anthropic')
+  const repaired = ct.repairConversation(anthropic, { format: 'anthropic' })
+  t.deepEqual(repaired.repairs, [])
+  t.true(repaired.messages.every((m, i) => m === anthropic[i]), 'repair keeps the valid assistant message')
+  const aiSdk = [{ role: 'user' as const, content: 'what is new?' }, providerTurn, { role: 'user' as const, content: 'thanks' }]
+  t.deepEqual(ct.validateConversation(aiSdk, { format: 'ai-sdk' }), [])
+  t.deepEqual(ct.repairConversation(aiSdk, { format: 'ai-sdk' }).messages.length, 3)
+  // Their content counts towards the budget.
+  t.true(ct.estimateMessageTokens(serverTurn) > ct.estimateMessageTokens({ role: 'assistant', content: 'let me look that up The 2024 edition is stable.' }))
+  // A client tool in the same turn still needs its tool_result.
+  const pending = { ...serverTurn, content: [...serverTurn.content, { type: 'tool_use', id: 'toolu_1', name: 'read', input: {} }] }
+  t.deepEqual(ct.validateConversation([anthropic[0], pending], { format: 'anthropic' }).map((p) => p.kind), ['call-without-result'])
+})
+
+test('strategies keep server-side tool turns whole and valid', (t) => {
+  const history = [
+    { role: 'user' as const, content: 'research this '.repeat(50) },
+    serverTurn,
+    { role: 'user' as const, content: 'and more '.repeat(50) },
+    serverTurn,
+    { role: 'user' as const, content: 'summarise' },
+  ]
+  const target = Math.floor(ct.estimateTokens(history, { format: 'anthropic' }) * 0.7)
+  const outputs = [
+    ct.trimByAge(history, target, { format: 'anthropic' }),
+    ct.applyMaxContextTokens(history, target, { format: 'anthropic', keepFirstSystem: true }),
+    ct.trimWithPlaceholders(history, { targetTokens: target, format: 'anthropic' }).messages,
+  ]
+  for (const out of outputs) {
+    t.deepEqual(ct.validateConversation(out, { format: 'anthropic' }), [])
+    t.true(out.every((m) => history.includes(m)), 'the caller’s objects, whole')
+  }
 })

@@ -30,6 +30,9 @@ pub enum ErrorKind {
   InvalidConfig,
   /// Occurs when reading or writing a file fails.
   Io,
+  /// Occurs when a repair would leave no message a provider accepts a request with (every
+  /// message dropped, none given, or in Anthropic format only the instructions).
+  EmptyConversation,
 }
 
 impl ErrorKind {
@@ -42,6 +45,7 @@ impl ErrorKind {
       ErrorKind::InvalidArgument => "INVALID_ARGUMENT",
       ErrorKind::InvalidConfig => "INVALID_CONFIG",
       ErrorKind::Io => "IO_ERROR",
+      ErrorKind::EmptyConversation => "EMPTY_CONVERSATION",
     }
   }
 }

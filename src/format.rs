@@ -58,6 +58,9 @@ pub struct Rules {
   /// never reused (its results could not be told apart); across messages OpenAI pairs results
   /// by position, and real agents (SWE-agent replays) do reuse ids.
   pub unique_call_ids: bool,
+  /// Whether the instructions (`system`/`developer` messages) travel apart from the messages
+  /// (Anthropic's `system` parameter), so that the request needs a message besides them.
+  pub instructions_apart: bool,
 }
 
 impl Format {
@@ -73,6 +76,7 @@ impl Format {
         alternating_roles: false,
         first_must_be_user: false,
         unique_call_ids: false,
+        instructions_apart: false,
       },
       // Anthropic merges consecutive same-role turns, but requires a user message first,
       // rejects empty text blocks and wants tool_use ids unique in the request.
@@ -82,6 +86,7 @@ impl Format {
         alternating_roles: false,
         first_must_be_user: true,
         unique_call_ids: true,
+        instructions_apart: true,
       },
       // The AI SDK checks that every tool-call has a tool-result; its messages are sent on to
       // the provider it is configured with, so only its own pairing rules are enforced here.
@@ -91,6 +96,7 @@ impl Format {
         alternating_roles: false,
         first_must_be_user: false,
         unique_call_ids: false,
+        instructions_apart: false,
       },
     }
   }
@@ -231,6 +237,7 @@ fn signals(m: &Value) -> Vec<(Format, &'static str)> {
         "tool_use" | "tool_result" | "thinking" | "redacted_thinking" | "document" => {
           Some((Format::Anthropic, "a tool_use/tool_result/thinking block"))
         }
+        k if is_server_tool_block(k) => Some((Format::Anthropic, "a server tool block")),
         "tool-call" | "tool-result" | "reasoning" => {
           Some((Format::AiSdk, "a tool-call/tool-result/reasoning part"))
         }
@@ -398,6 +405,25 @@ fn other_part(kind: &str, fields: &Map<String, Value>, key: &str) -> Part {
   Part::Other { kind: kind.into(), text: fields.get(key).and_then(Value::as_str).map(String::from) }
 }
 
+/// Whether an Anthropic block `kind` is a server tool's call or result: `server_tool_use`,
+/// `mcp_tool_use`, and every `…_tool_result` but the client's own `tool_result`
+/// (`web_search_tool_result`, `web_fetch_tool_result`, `code_execution_tool_result`,
+/// `bash_code_execution_tool_result`, `mcp_tool_result`, …).
+pub(crate) fn is_server_tool_block(kind: &str) -> bool {
+  kind == "server_tool_use"
+    || kind == "mcp_tool_use"
+    || (kind.ends_with("_tool_result") && kind != "tool_result")
+}
+
+/// A server tool's call or result, kept as a part of its message: its text is the call's input
+/// or the result's content as read, so that it is counted.
+fn server_tool_part(kind: &str, fields: &Map<String, Value>) -> Part {
+  let value =
+    fields.get("input").or_else(|| fields.get("content")).or_else(|| fields.get("output"));
+  let text = input_text(value);
+  Part::Other { kind: kind.into(), text: (!text.is_empty()).then_some(text) }
+}
+
 /// Records a tool result in the message and returns its part.
 fn tool_result(m: &mut Message, call_id: String, content: String, is_error: bool) -> Part {
   m.is_error |= is_error;
@@ -416,7 +442,11 @@ fn anthropic_message(value: &Value, index: usize) -> Result<Message> {
         "text" => Part::Text(b.text(f, "text")?),
         "image" => Part::Image,
         "thinking" => other_part(kind, f, "thinking"),
-        "tool_use" | "server_tool_use" => {
+        // Tools the provider runs itself (web search, web fetch, code execution, MCP
+        // connectors): the call and its result are blocks of the same assistant turn, which
+        // the client neither answers nor splits. Counted, never paired with a tool_result.
+        _ if is_server_tool_block(kind) => server_tool_part(kind, f),
+        "tool_use" => {
           let call = b.tool_call(
             "tool_use block",
             b.string(f, "id")?,
@@ -443,6 +473,12 @@ fn ai_sdk_message(value: &Value, index: usize) -> Result<Message> {
       "text" => Part::Text(b.text(f, "text")?),
       "image" => Part::Image,
       "reasoning" => other_part(kind, f, "text"),
+      // A tool the provider ran (`providerExecuted: true`): its result is a `tool-result` part of
+      // the same assistant message, not a tool message of the client's.
+      "tool-call" if matches!(f.get("providerExecuted"), Some(Value::Bool(true))) => {
+        server_tool_part(kind, f)
+      }
+      "tool-result" if b.role == Role::Assistant => server_tool_part(kind, f),
       "tool-call" => {
         let call = b.tool_call(
           "tool-call part",

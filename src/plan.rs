@@ -204,18 +204,33 @@ impl Plan {
   /// before the first returned one is kept again (so the request may exceed the strategy's
   /// budget by that message, which a strategy's result reports). Nothing else changes; when
   /// the input itself starts with another role, or an inserted user message comes first,
-  /// nothing is done.
+  /// nothing is done. When only instructions are returned, the latest user message is kept
+  /// again too: the instructions travel apart, and a request needs a message besides them.
+  ///
+  /// In every format a request needs a message: a plan that returns nothing of a non-empty
+  /// conversation (and inserts nothing) keeps the last message's unit again.
   pub fn conform(&mut self, conv: &Conversation<'_>) {
+    let n = conv.len().min(self.actions.len());
+    if n > 0 && self.inserted.is_empty() && (0..n).all(|i| self.is_dropped(i)) {
+      self.keep_unit(conv, conv.unit_of(n - 1));
+    }
     if !conv.format().rules().first_must_be_user {
       return;
     }
-    let is_turn = |i: usize| {
-      let m = conv.message(i);
-      m.role == crate::message::Role::User && m.answers.is_empty()
-    };
+    let is_turn = |i: usize| is_turn(conv.message(i));
     let first =
       (0..conv.len()).find(|&i| !self.is_dropped(i) && !conv.message(i).role.is_instruction());
-    let Some(first) = first else { return };
+    let Some(first) = first else {
+      // Nothing but instructions returned: where they travel apart (Anthropic's `system`
+      // parameter) the request would have no message, so the latest user message comes back.
+      let inserted_user = self.inserted.iter().any(|(_, m)| m.role == crate::message::Role::User);
+      if conv.format().rules().instructions_apart && !inserted_user {
+        if let Some(user) = (0..conv.len()).rev().find(|&i| is_turn(i)) {
+          self.keep_unit(conv, conv.unit_of(user));
+        }
+      }
+      return;
+    };
     if is_turn(first) {
       return;
     }
@@ -228,6 +243,80 @@ impl Plan {
     if let Some(user) = (0..first).rev().find(|&i| is_turn(i)) {
       self.keep_unit(conv, conv.unit_of(user));
     }
+  }
+
+  /// The tokens [`Plan::conform`] would bring back to this plan: those of the opening user
+  /// message's unit, when the plan dropped it and starts with another message. `opening`
+  /// remembers where the scan got to, so a strategy that only adds drops asks after each one in
+  /// O(1) amortised and counts the opening before deciding what else to drop.
+  pub fn conform_tokens(&self, conv: &Conversation<'_>, opening: &mut Opening) -> usize {
+    if !opening.active {
+      return 0;
+    }
+    let n = conv.len().min(self.actions.len());
+    while opening.first < n
+      && (self.is_dropped(opening.first) || conv.message(opening.first).role.is_instruction())
+    {
+      opening.first += 1;
+    }
+    let first = opening.first;
+    if first >= n {
+      // Only instructions are returned (see `conform`).
+      let inserted_user = self.inserted.iter().any(|(_, m)| m.role == crate::message::Role::User);
+      if !opening.instructions_apart || inserted_user {
+        return 0;
+      }
+    } else if is_turn(conv.message(first)) {
+      return 0;
+    } else if let Some((_, m)) = self.inserted.iter().find(|(p, _)| *p <= first) {
+      if m.role == crate::message::Role::User {
+        return 0;
+      }
+    }
+    match opening.candidate(first) {
+      Some(u) if self.is_dropped(u) => conv.units()[conv.unit_of(u)]
+        .members
+        .iter()
+        .filter(|&&i| self.is_dropped(i))
+        .map(|&i| conv.tokens(i))
+        .sum(),
+      _ => 0,
+    }
+  }
+
+  /// When the opening [`Plan::conform`] would bring back costs more than `room` tokens, keeps
+  /// instead the latest earlier user message whose unit fits in `room` (an older, shorter turn
+  /// opens the request as validly), so that `conform` has nothing left to add. Returns the
+  /// tokens the plan gained: those of the kept opening, or 0 when none fits or none is needed.
+  /// Call it once a strategy has dropped what it drops; O(n).
+  pub fn open_within(
+    &mut self,
+    conv: &Conversation<'_>,
+    opening: &mut Opening,
+    room: usize,
+  ) -> usize {
+    let needed = self.conform_tokens(conv, opening);
+    if needed == 0 || needed <= room {
+      return 0;
+    }
+    let cost = |plan: &Plan, u: usize| -> usize {
+      conv.units()[conv.unit_of(u)]
+        .members
+        .iter()
+        .filter(|&&i| plan.is_dropped(i))
+        .map(|&i| conv.tokens(i))
+        .sum()
+    };
+    let mut candidate = opening.candidate(opening.first);
+    while let Some(u) = candidate {
+      let c = cost(self, u);
+      if c <= room {
+        self.keep_unit(conv, conv.unit_of(u));
+        return c;
+      }
+      candidate = opening.latest_turn_before.get(u).copied().flatten();
+    }
+    0
   }
 
   /// Checks that no unit is split: every unit is either wholly dropped or wholly returned.
@@ -352,6 +441,53 @@ pub fn replaced_message(m: &Message, content: &str) -> Message {
   out
 }
 
+/// A user message that opens a turn (not a tool result): what a format that wants a user
+/// message first wants first.
+fn is_turn(m: &crate::message::Message) -> bool {
+  m.role == crate::message::Role::User && m.answers.is_empty()
+}
+
+/// The state of [`Plan::conform_tokens`] for one conversation: for each message the latest user
+/// turn before it, and how far the first returned message is known to be.
+#[derive(Debug, Clone)]
+pub struct Opening {
+  /// Whether the format wants a user message first (otherwise `conform` adds nothing).
+  active: bool,
+  /// Whether the instructions travel apart, so that instructions alone need an opening too.
+  instructions_apart: bool,
+  /// For each message the latest user turn before it, and at the end the latest of all.
+  latest_turn_before: Vec<Option<usize>>,
+  first: usize,
+}
+
+impl Opening {
+  /// The state for `conv`, before any drop. O(n) when the format wants a user message first,
+  /// nothing otherwise.
+  pub fn new(conv: &Conversation<'_>) -> Self {
+    let active = conv.format().rules().first_must_be_user;
+    let mut latest_turn_before = Vec::new();
+    if active {
+      latest_turn_before.reserve(conv.len() + 1);
+      let mut latest = None;
+      for i in 0..conv.len() {
+        latest_turn_before.push(latest);
+        if is_turn(conv.message(i)) {
+          latest = Some(i);
+        }
+      }
+      latest_turn_before.push(latest);
+    }
+    let instructions_apart = conv.format().rules().instructions_apart;
+    Opening { active, instructions_apart, latest_turn_before, first: 0 }
+  }
+
+  /// The user message `conform` brings back when the first returned message (not an
+  /// instruction) is `first` (`n` when there is none): the latest user turn before it.
+  fn candidate(&self, first: usize) -> Option<usize> {
+    self.latest_turn_before.get(first).copied().flatten()
+  }
+}
+
 #[cfg(test)]
 mod tests {
   use super::*;
@@ -449,6 +585,45 @@ mod tests {
     let expected =
       Conversation::new(&[Message::text(Role::Tool, "[cut]")], Encoding::O200kBase).tokens(0);
     assert_eq!(r.tokens, expected);
+  }
+
+  #[test]
+  fn conform_never_returns_nothing_of_a_conversation() {
+    let mut call = Message::text(Role::Assistant, "");
+    call.tool_calls.push(crate::message::ToolCall {
+      id: "a".into(),
+      name: "x".into(),
+      arguments: "{}".into(),
+    });
+    let mut res = Message::text(Role::Tool, "r");
+    res.answers.push("a".into());
+    let msgs = vec![call, res];
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    let mut plan = Plan::keep_all(2);
+    plan.drop_unit(&conv, conv.unit_of(1));
+    plan.conform(&conv);
+    assert!(plan.is_identity(), "the last message comes back with its call");
+    let empty = Conversation::new(&[], Encoding::O200kBase);
+    let mut nothing = Plan::keep_all(0);
+    nothing.conform(&empty);
+    assert!(nothing.is_identity());
+  }
+
+  #[test]
+  fn conform_brings_back_a_user_message_when_only_instructions_are_left() {
+    let msgs = vec![
+      Message::text(Role::User, "early"),
+      Message::text(Role::User, "task"),
+      Message::text(Role::System, "late instructions"),
+    ];
+    let conv = Conversation::new(&msgs, Encoding::O200kBase).with_format(crate::Format::Anthropic);
+    let mut plan = Plan::keep_all(3);
+    plan.drop_unit(&conv, conv.unit_of(0));
+    plan.drop_unit(&conv, conv.unit_of(1));
+    let mut opening = Opening::new(&conv);
+    assert_eq!(plan.conform_tokens(&conv, &mut opening), conv.tokens(1));
+    plan.conform(&conv);
+    assert_eq!(plan.dropped(), vec![0]);
   }
 
   #[test]

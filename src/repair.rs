@@ -21,6 +21,7 @@
 //! [`FirstMessageNotUser`](ProblemKind::FirstMessageNotUser)) are left as they are: validate
 //! the result to see them.
 
+use crate::error::{Error, ErrorKind};
 use crate::format::{Format, Rules};
 use crate::message::{quote, Message, Role};
 use crate::plan::{Plan, Replacement};
@@ -56,6 +57,25 @@ pub struct Repaired {
   pub plan: Plan,
   /// The changes, in message order (one per changed message).
   pub repairs: Vec<Repair>,
+  /// Set when the repaired conversation has no message a provider accepts a request with: none
+  /// was given, every one was dropped, or (where the instructions travel apart, Anthropic) only
+  /// instructions are left. Says which, as a sentence; see [`Repaired::check_not_empty`].
+  pub nothing_left: Option<String>,
+}
+
+impl Repaired {
+  /// Refuses a repair that leaves nothing to send: every provider rejects a request without
+  /// messages, so returning one would only move the error to the provider.
+  ///
+  /// # Errors
+  ///
+  /// An [`ErrorKind::EmptyConversation`] error saying why nothing is left.
+  pub fn check_not_empty(&self) -> Result<(), Error> {
+    match &self.nothing_left {
+      None => Ok(()),
+      Some(why) => Err(Error::new(ErrorKind::EmptyConversation, "messages", why.clone())),
+    }
+  }
 }
 
 /// Repairs `messages` for `format` (see the module documentation for the rules). A valid
@@ -144,6 +164,8 @@ pub(crate) fn repair_with(messages: &[&Message], rules: &Rules) -> Repaired {
       ProblemKind::EmptyMessage | ProblemKind::MissingToolCallId => {}
       // Only merging or moving messages would fix these: left for the caller.
       ProblemKind::ConsecutiveSameRole | ProblemKind::FirstMessageNotUser => {}
+      // Nothing to fix by dropping: `nothing_left` reports it.
+      ProblemKind::EmptyConversation => {}
     }
   }
   // A result dropped for one of its answers leaves its other, in-place answers missing (a
@@ -184,7 +206,37 @@ pub(crate) fn repair_with(messages: &[&Message], rules: &Rules) -> Repaired {
     }
     repairs.push(Repair { index: i, kind, action, message });
   }
-  Repaired { plan, repairs }
+  let nothing_left = nothing_left(messages, rules, &plan, &repairs);
+  Repaired { plan, repairs, nothing_left }
+}
+
+/// Why the repaired conversation has no message a request can be made of, if it has none.
+fn nothing_left(
+  messages: &[&Message],
+  rules: &Rules,
+  plan: &Plan,
+  repairs: &[Repair],
+) -> Option<String> {
+  let kept = |i: usize| !plan.is_dropped(i);
+  let counts =
+    |(i, m): (usize, &&Message)| kept(i) && !(rules.instructions_apart && m.role.is_instruction());
+  if messages.iter().enumerate().any(counts) {
+    return None;
+  }
+  let dropped = repairs.iter().filter(|r| r.action == RepairAction::Drop).count();
+  Some(if messages.is_empty() {
+    "the conversation has no message, and every provider requires one".into()
+  } else if (0..messages.len()).any(kept) {
+    format!(
+      "the repair leaves only the instructions ({dropped} of {} messages dropped), and the provider requires a message besides them",
+      messages.len()
+    )
+  } else {
+    format!(
+      "the repair drops every message ({dropped} of {}), and every provider requires one",
+      messages.len()
+    )
+  })
 }
 
 /// Makes every drop take its partners along, whatever the reason for the drop: a dropped calling
@@ -412,6 +464,98 @@ mod tests {
   }
 
   #[test]
+  fn a_repair_that_leaves_nothing_says_so() {
+    let orphan = result("x");
+    let r = repair(&[orphan], Format::OpenAi);
+    assert!(r.plan.is_dropped(0));
+    let err = r.check_not_empty().unwrap_err();
+    assert_eq!(err.code(), "EMPTY_CONVERSATION");
+    assert_eq!(
+      err.to_string(),
+      "messages: the repair drops every message (1 of 1), and every provider requires one"
+    );
+    let none = repair::<Message>(&[], Format::OpenAi).check_not_empty().unwrap_err();
+    assert_eq!(
+      none.to_string(),
+      "messages: the conversation has no message, and every provider requires one"
+    );
+    // Anthropic sends the instructions apart: instructions alone are nothing to send.
+    let left = repair(&[Message::text(Role::System, "s"), result("x")], Format::Anthropic);
+    assert_eq!(
+      left.nothing_left.as_deref(),
+      Some("the repair leaves only the instructions (1 of 2 messages dropped), and the provider requires a message besides them")
+    );
+    // OpenAI takes a system message alone.
+    assert_eq!(
+      repair(&[Message::text(Role::System, "s"), result("x")], Format::OpenAi).nothing_left,
+      None
+    );
+    assert_eq!(repair(&[user("u")], Format::OpenAi).check_not_empty(), Ok(()));
+  }
+
+  /// Parses JSON messages in `format`.
+  fn parsed(format: Format, messages: serde_json::Value) -> Vec<Message> {
+    crate::format::parse_messages(&messages, Some(format)).unwrap().1
+  }
+
+  #[test]
+  fn server_side_tools_are_valid_and_kept() {
+    // Anthropic: server tools run by the provider, call and result in the same assistant turn.
+    let anthropic = parsed(
+      Format::Anthropic,
+      serde_json::json!([
+        {"role": "user", "content": "what is new in rust?"},
+        {"role": "assistant", "content": [
+          {"type": "text", "text": "searching"},
+          {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "rust release"}},
+          {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": [{"type": "web_search_result", "url": "https://blog.rust-lang.org", "title": "Rust"}]},
+          {"type": "server_tool_use", "id": "srvtoolu_2", "name": "web_fetch", "input": {"url": "https://blog.rust-lang.org"}},
+          {"type": "web_fetch_tool_result", "tool_use_id": "srvtoolu_2", "content": {"type": "web_fetch_result", "url": "https://blog.rust-lang.org"}},
+          {"type": "server_tool_use", "id": "srvtoolu_3", "name": "code_execution", "input": {"code": "print(1)"}},
+          {"type": "code_execution_tool_result", "tool_use_id": "srvtoolu_3", "content": {"type": "code_execution_result", "stdout": "1", "stderr": "", "return_code": 0}},
+          {"type": "text", "text": "Rust 2.0 is out"}
+        ]},
+        {"role": "user", "content": "thanks"}
+      ]),
+    );
+    assert_eq!(validate(&anthropic, Format::Anthropic), vec![]);
+    let r = repair(&anthropic, Format::Anthropic);
+    assert!(r.plan.is_identity() && r.repairs.is_empty());
+    // A client tool in the same turn still pairs with the next user message's tool_result.
+    let mixed = parsed(
+      Format::Anthropic,
+      serde_json::json!([
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [
+          {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "q"}},
+          {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []},
+          {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {}}
+        ]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "x"}]}
+      ]),
+    );
+    assert_eq!(validate(&mixed, Format::Anthropic), vec![]);
+    assert_eq!(validate(&mixed[..2], Format::Anthropic)[0].kind, ProblemKind::CallWithoutResult);
+    // AI SDK: a provider-executed tool call with its result in the assistant message.
+    let ai_sdk = parsed(
+      Format::AiSdk,
+      serde_json::json!([
+        {"role": "user", "content": "search"},
+        {"role": "assistant", "content": [
+          {"type": "tool-call", "toolCallId": "ws_1", "toolName": "web_search", "input": {"query": "q"}, "providerExecuted": true},
+          {"type": "tool-result", "toolCallId": "ws_1", "toolName": "web_search", "output": {"type": "json", "value": {"results": []}}},
+          {"type": "text", "text": "found nothing"}
+        ]},
+        {"role": "user", "content": "ok"}
+      ]),
+    );
+    assert_eq!(validate(&ai_sdk, Format::AiSdk), vec![]);
+    assert!(repair(&ai_sdk, Format::AiSdk).plan.is_identity());
+    // Their text is counted.
+    assert!(crate::tokens::message_tokens(&anthropic[1], Encoding::default()) > 20);
+  }
+
+  #[test]
   fn repaired_outputs_validate_on_many_broken_conversations() {
     // Every conversation of up to 6 messages drawn from a small alphabet: calls with one or
     // two ids, results (sometimes for unknown or repeated ids), user text, empty messages.
@@ -433,8 +577,18 @@ mod tests {
     while let Some(word) = stack.pop() {
       let msgs: Vec<Message> = word.iter().map(|&k| alphabet[k].clone()).collect();
       let r = repair(&msgs, Format::OpenAi);
-      assert_eq!(validate_plan(&msgs, &r.plan, Format::OpenAi), vec![], "{word:?}");
-      assert_eq!(r.plan.is_identity(), validate(&msgs, Format::OpenAi).is_empty(), "{word:?}");
+      // A repair that leaves nothing says so (the binding throws EMPTY_CONVERSATION); what it
+      // returns otherwise validates.
+      let problems = validate_plan(&msgs, &r.plan, Format::OpenAi);
+      match &r.nothing_left {
+        Some(_) => assert!(
+          problems.iter().all(|p| p.kind == ProblemKind::EmptyConversation) && !problems.is_empty(),
+          "{word:?}"
+        ),
+        None => assert_eq!(problems, vec![], "{word:?}"),
+      }
+      let valid = validate(&msgs, Format::OpenAi).is_empty();
+      assert_eq!(r.plan.is_identity(), valid || msgs.is_empty(), "{word:?}");
       checked += 1;
       if word.len() < 5 {
         for k in 0..alphabet.len() {

@@ -47,11 +47,14 @@ pub enum ProblemKind {
   /// A first message (after the instructions) that is not a user message, where the format
   /// requires one.
   FirstMessageNotUser,
+  /// A conversation with no message (or, where the instructions travel apart, none besides
+  /// them): every provider rejects a request without one. Reported at index 0.
+  EmptyConversation,
 }
 
 impl ProblemKind {
   /// Every kind.
-  pub const ALL: [ProblemKind; 9] = [
+  pub const ALL: [ProblemKind; 10] = [
     ProblemKind::OrphanResult,
     ProblemKind::CallWithoutResult,
     ProblemKind::MisplacedResult,
@@ -61,6 +64,7 @@ impl ProblemKind {
     ProblemKind::EmptyMessage,
     ProblemKind::ConsecutiveSameRole,
     ProblemKind::FirstMessageNotUser,
+    ProblemKind::EmptyConversation,
   ];
 
   /// The kind's stable name, as JavaScript sees it (`orphan-result`…).
@@ -75,6 +79,7 @@ impl ProblemKind {
       ProblemKind::EmptyMessage => "empty-message",
       ProblemKind::ConsecutiveSameRole => "consecutive-same-role",
       ProblemKind::FirstMessageNotUser => "first-message-not-user",
+      ProblemKind::EmptyConversation => "empty-conversation",
     }
   }
 }
@@ -214,7 +219,16 @@ pub(crate) fn scan<'m>(messages: &'m [&'m Message], rules: &Rules, skip: Option<
   let mut previous: Option<(usize, Role)> = None;
   let mut seen_conversation = false;
 
+  // Whether a message counts towards a request's messages (see `Rules::instructions_apart`),
+  // and whether an instruction was seen.
+  let mut seen_any = false;
+  let mut seen_instructions = false;
   for (i, m) in messages.iter().enumerate().filter(|&(i, _)| !skipped(i)) {
+    if rules.instructions_apart && m.role.is_instruction() {
+      seen_instructions = true;
+    } else {
+      seen_any = true;
+    }
     let is_result = m.is_tool_result();
     let continues = is_result
       && match rules.placement {
@@ -342,6 +356,14 @@ pub(crate) fn scan<'m>(messages: &'m [&'m Message], rules: &Rules, skip: Option<
     previous = Some((i, m.role));
   }
 
+  if !seen_any {
+    let message = if rules.instructions_apart && seen_instructions {
+      "the conversation has no message besides the instructions, and the provider requires one"
+    } else {
+      "the conversation has no message, and every provider requires one"
+    };
+    problems.push(problem(0, ProblemKind::EmptyConversation, None, message.into()));
+  }
   for call in calls.iter().filter(|c| c.answered_by.is_none()) {
     problems.push(problem(
       call.msg,
@@ -399,7 +421,29 @@ pub(crate) mod tests {
     ];
     assert_eq!(found(&msgs), vec![]);
     assert!(is_valid(&msgs, Format::OpenAi));
-    assert!(is_valid::<Message>(&[], Format::OpenAi));
+  }
+
+  #[test]
+  fn an_empty_conversation_is_a_problem_in_every_format() {
+    for format in Format::ALL {
+      let problems = validate::<Message>(&[], format);
+      assert_eq!(problems.len(), 1, "{format:?}");
+      assert_eq!(problems[0].kind, ProblemKind::EmptyConversation);
+      assert_eq!(problems[0].index, 0);
+      assert_eq!(
+        problems[0].message,
+        "the conversation has no message, and every provider requires one"
+      );
+    }
+    // Instructions alone: Anthropic takes them apart (the `system` parameter), so nothing is
+    // left for `messages`; OpenAI and the AI SDK send them as messages.
+    let system = [Message::text(Role::System, "be brief")];
+    assert_eq!(
+      validate(&system, Format::Anthropic).iter().map(|p| p.message.as_str()).collect::<Vec<_>>(),
+      ["the conversation has no message besides the instructions, and the provider requires one"]
+    );
+    assert!(is_valid(&system, Format::OpenAi));
+    assert!(is_valid(&system, Format::AiSdk));
   }
 
   #[test]
@@ -504,6 +548,7 @@ pub(crate) mod tests {
       alternating_roles: true,
       first_must_be_user: true,
       unique_call_ids: true,
+      instructions_apart: false,
     };
     let kinds = |msgs: &[Message]| -> Vec<(usize, ProblemKind)> {
       scan(&msgs.iter().collect::<Vec<_>>(), &rules, None)

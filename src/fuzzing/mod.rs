@@ -388,8 +388,17 @@ fn has_meta(r: &crate::plan::Replacement, key: &str) -> bool {
   r.meta.iter().any(|(k, _)| *k == key)
 }
 
-/// The unit of the user message [`Plan::conform`] keeps first in a format that wants one.
+/// The unit [`Plan::conform`] keeps again: the last message's when a strategy returned nothing
+/// else, or the user message it keeps first in a format that wants one.
 fn restored_unit(conv: &Conversation<'_>, plan: &Plan) -> Option<usize> {
+  // A request needs a message: `Plan::conform` keeps the last message's unit again when a
+  // strategy returned nothing.
+  let last = conv.len().checked_sub(1).map(|i| conv.unit_of(i));
+  let returned_only_last =
+    (0..conv.len()).filter(|&i| !plan.is_dropped(i)).all(|i| Some(conv.unit_of(i)) == last);
+  if last.is_some() && returned_only_last {
+    return last;
+  }
   if !conv.format().rules().first_must_be_user {
     return None;
   }
@@ -437,8 +446,12 @@ fn is_order_problem(kind: ProblemKind) -> bool {
 pub fn check_validator(messages: &[Message], format: Format) -> Result<(), Violation> {
   let n = messages.len();
   let problems = validate(messages, format);
-  let bad: Vec<_> =
-    problems.iter().filter(|p| p.index >= n || p.related.is_some_and(|r| r >= n)).collect();
+  // An empty conversation is reported at index 0, the index its first message would have.
+  let names_nothing = |p: &&crate::validate::Problem| {
+    (p.index >= n && !(p.kind == ProblemKind::EmptyConversation && p.index == 0))
+      || p.related.is_some_and(|r| r >= n)
+  };
+  let bad: Vec<_> = problems.iter().filter(names_nothing).collect();
   ensure(bad.is_empty(), "validate", "problems name existing messages", || format!("{bad:?}"))?;
   ensure(validate(messages, format) == problems, "validate", "deterministic", || {
     "a second run gave other problems".into()
@@ -463,10 +476,18 @@ pub fn check_validator(messages: &[Message], format: Format) -> Result<(), Viola
       format!("changed {changed:?}")
     })?;
   }
+  // A repair that leaves nothing says so (`nothing_left`, thrown as EMPTY_CONVERSATION by the
+  // binding), and then the empty conversation is its output's one problem.
   let left: Vec<_> = validate_plan(messages, plan, format)
     .into_iter()
     .filter(|p| !is_order_problem(p.kind))
+    .filter(|p| !(repaired.nothing_left.is_some() && p.kind == ProblemKind::EmptyConversation))
     .collect();
+  let empty =
+    validate_plan(messages, plan, format).iter().any(|p| p.kind == ProblemKind::EmptyConversation);
+  ensure(empty == repaired.nothing_left.is_some(), "repair", "says when nothing is left", || {
+    format!("nothing_left {:?}, output empty: {empty}", repaired.nothing_left)
+  })?;
   ensure(left.is_empty(), "repair", "the output has no problem but order problems", || {
     format!("{}: {left:?}", format.as_str())
   })?;

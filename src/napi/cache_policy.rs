@@ -310,7 +310,7 @@ impl CacheAwareTrimmer {
   /// decided. Call it before every model call with the same, growing history.
   #[napi(
     catch_unwind,
-    ts_generic_types = "M extends AnyMessage",
+    ts_generic_types = "M extends AnyMessageInput",
     ts_args_type = "messages: M[]",
     ts_return_type = "CacheAwareTrimResult & { messages: M[] }"
   )]

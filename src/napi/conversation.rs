@@ -120,7 +120,7 @@ pub struct TrimConversationOptions<'env> {
 /// are cut, errors and small outputs kept), then, if that is not enough, the `strategy`.
 #[napi(
   catch_unwind,
-  ts_generic_types = "M extends AnyMessage = Message",
+  ts_generic_types = "M extends AnyMessageInput = Message",
   ts_args_type = "messages: M[], targetTokens: number, options?: TrimConversationOptions",
   ts_return_type = "M[]"
 )]
@@ -138,7 +138,7 @@ pub fn trim_conversation<'env>(
 /// it.
 #[napi(
   catch_unwind,
-  ts_generic_types = "M extends AnyMessage = Message",
+  ts_generic_types = "M extends AnyMessageInput = Message",
   ts_args_type = "messages: M[], targetTokens: number, options?: TrimConversationOptions",
   ts_return_type = "Promise<M[]>"
 )]
@@ -177,7 +177,7 @@ pub struct ContextLimitResult<'env> {
 /// {@link trimConversation} and the result says what was removed.
 #[napi(
   catch_unwind,
-  ts_generic_types = "M extends AnyMessage = Message",
+  ts_generic_types = "M extends AnyMessageInput = Message",
   ts_args_type = "messages: M[], maxInputTokens: number, options?: TrimConversationOptions",
   ts_return_type = "ContextLimitResultOf<M>"
 )]
@@ -195,7 +195,7 @@ pub fn enforce_context_limit<'env>(
 /// with it.
 #[napi(
   catch_unwind,
-  ts_generic_types = "M extends AnyMessage = Message",
+  ts_generic_types = "M extends AnyMessageInput = Message",
   ts_args_type = "messages: M[], maxInputTokens: number, options?: TrimConversationOptions",
   ts_return_type = "Promise<ContextLimitResultOf<M>>"
 )]

@@ -201,7 +201,7 @@ pub struct DeduplicationResult<'env> {
 /// ```
 #[napi(
   catch_unwind,
-  ts_generic_types = "M extends AnyMessage",
+  ts_generic_types = "M extends AnyMessageInput",
   ts_args_type = "messages: M[], options?: DeduplicationOptions",
   ts_return_type = "Omit<DeduplicationResult, 'messages'> & { messages: M[] }"
 )]
@@ -218,7 +218,7 @@ pub fn deduplicate_tool_results<'env>(
 /// result.
 #[napi(
   catch_unwind,
-  ts_generic_types = "M extends AnyMessage",
+  ts_generic_types = "M extends AnyMessageInput",
   ts_args_type = "messages: M[], options?: DeduplicationOptions",
   ts_return_type = "Promise<Omit<DeduplicationResult, 'messages'> & { messages: M[] }>"
 )]

@@ -45,7 +45,7 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache() {
   const seen = new WeakMap();
   const TOP = ['role', 'content', 'tool_calls', 'tool_call_id', 'name', 'is_error', 'isError'];
   const NESTED = ['type', 'text', 'refusal', 'id', 'name', 'function', 'arguments', 'input', 'tool_use_id',
-    'content', 'is_error', 'isError', 'thinking', 'toolCallId', 'toolName', 'output', 'value'];
+    'content', 'is_error', 'isError', 'thinking', 'toolCallId', 'toolName', 'output', 'value', 'providerExecuted'];
   // Appends to `out` every value the reader reads below `v`, to the depth it reads it: for an
   // array its length and elements, for an object how many of the NESTED keys it has, then each
   // such key and its value.

@@ -52,7 +52,7 @@ pub fn count_tokens(env: &Env, text: Unknown, options: Option<Unknown>) -> Resul
 /// Estimates the tokens of one message: content, name, tool calls and the per-message
 /// framing of the OpenAI cookbook (3 per message, 1 per name, 1 per tool call). With
 /// `framing: false`, its content, tool-call names and arguments only.
-#[napi(catch_unwind, ts_args_type = "message: AnyMessage, options?: TokenOptions")]
+#[napi(catch_unwind, ts_args_type = "message: AnyMessageInput, options?: TokenOptions")]
 pub fn estimate_message_tokens(
   env: &Env,
   message: Unknown,
@@ -65,7 +65,7 @@ pub fn estimate_message_tokens(
 
 /// Estimates the tokens of a whole request: every message plus 3 tokens of reply priming (none
 /// with `framing: false`).
-#[napi(catch_unwind, ts_args_type = "messages: AnyMessage[], options?: TokenOptions")]
+#[napi(catch_unwind, ts_args_type = "messages: AnyMessageInput[], options?: TokenOptions")]
 pub fn estimate_tokens(env: &Env, messages: Unknown, options: Option<Unknown>) -> Result<u32> {
   let (encoding, format) = token_options(env, options)?;
   let input = read::read_messages_in(env, messages, format)?;
@@ -73,7 +73,7 @@ pub fn estimate_tokens(env: &Env, messages: Unknown, options: Option<Unknown>) -
 }
 
 /// Counts the steps of a conversation: assistant messages with tool calls.
-#[napi(catch_unwind, ts_args_type = "messages: AnyMessage[]")]
+#[napi(catch_unwind, ts_args_type = "messages: AnyMessageInput[]")]
 pub fn count_steps(env: &Env, messages: Unknown) -> Result<u32> {
   let input = read::read_messages(env, messages)?;
   Ok(saturate(input.messages.iter().filter(|c| c.message.has_tool_calls()).count()))
@@ -91,7 +91,7 @@ pub struct TaggedMessage<'env> {
 }
 
 /// Tags every message with its step (see {@link countSteps}).
-#[napi(catch_unwind, ts_args_type = "messages: AnyMessage[]")]
+#[napi(catch_unwind, ts_args_type = "messages: AnyMessageInput[]")]
 pub fn tag_messages_with_step<'env>(
   env: &'env Env,
   messages: Unknown<'env>,
@@ -164,19 +164,27 @@ fn saturate(n: usize) -> u32 {
   u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-/// Test hook proving that a panic inside the addon becomes a JavaScript error instead of
-/// aborting the process. It panics only when the environment variable
-/// `CONTEXT_TRIM_TEST_PANIC` is `1`; otherwise it throws. Not part of the supported API.
-/// @internal
-#[napi(catch_unwind, js_name = "__testPanic")]
-pub fn test_panic() -> Result<()> {
-  if std::env::var("CONTEXT_TRIM_TEST_PANIC").as_deref() == Ok("1") {
-    panic!("context-trim test panic");
+/// The environment variable that keeps [`panic_for_tests`] on the native binding when it is `1`
+/// in the process's environment at load time.
+const TEST_PANIC_VARIABLE: &str = "CONTEXT_TRIM_TEST_PANIC";
+
+/// A panic inside a `catch_unwind` entry point, for `__test__/no-panic.spec.ts` to prove that it
+/// becomes a JavaScript `Error` and the process lives on. Not part of the API: `skip_typescript`
+/// keeps it out of `index.d.ts`, and [`hide_test_hook`] removes it from the exports unless the
+/// process was started with `CONTEXT_TRIM_TEST_PANIC=1`, as the test's child process is.
+#[napi(catch_unwind, skip_typescript, js_name = "panicForTests")]
+pub fn panic_for_tests() -> Result<()> {
+  panic!("context-trim test panic");
+}
+
+/// Runs when the module is registered in an environment, after every function was added to
+/// `exports`: takes the test hook away again unless its variable is set.
+#[napi(module_exports)]
+pub fn hide_test_hook(mut exports: Object) -> Result<()> {
+  if std::env::var(TEST_PANIC_VARIABLE).as_deref() != Ok("1") {
+    exports.delete_named_property("panicForTests")?;
   }
-  Err(napi::Error::new(
-    Status::GenericFailure,
-    "__testPanic panics only when CONTEXT_TRIM_TEST_PANIC=1",
-  ))
+  Ok(())
 }
 
 /// Statistics of the message cache (see {@link setMessageCacheCapacity}).

@@ -220,7 +220,7 @@ pub struct ClassificationContext<'env> {
 /// ```
 #[napi(
   catch_unwind,
-  ts_generic_types = "M extends AnyMessage = Message",
+  ts_generic_types = "M extends AnyMessageInput = Message",
   ts_args_type = "message: M, context?: ClassificationContext",
   ts_return_type = "ClassifiedMessageOf<M>"
 )]
@@ -335,7 +335,7 @@ pub struct ClassifyMessagesOptions<'env> {
 /// ```
 #[napi(
   catch_unwind,
-  ts_generic_types = "M extends AnyMessage = Message",
+  ts_generic_types = "M extends AnyMessageInput = Message",
   ts_args_type = "messages: M[], options?: ClassifyMessagesOptions",
   ts_return_type = "ClassifiedMessageOf<M>[]"
 )]
@@ -644,7 +644,7 @@ impl FileTracker {
   #[napi(
     factory,
     catch_unwind,
-    ts_args_type = "messages: AnyMessage[], options?: FromMessagesOptions"
+    ts_args_type = "messages: AnyMessageInput[], options?: FromMessagesOptions"
   )]
   pub fn from_messages(env: &Env, messages: Unknown, options: Option<Unknown>) -> Result<Self> {
     let options: FromMessagesOptions = read_options(env, options, "options")?;
@@ -780,7 +780,7 @@ pub struct TrimResult<'env> {
 /// what is always kept exceeds the budget. See docs/priority-trimming.md.
 #[napi(
   catch_unwind,
-  ts_generic_types = "M extends AnyMessage = Message",
+  ts_generic_types = "M extends AnyMessageInput = Message",
   ts_args_type = "messages: M[], options: TrimOptions",
   ts_return_type = "TrimResultOf<M>"
 )]
@@ -796,7 +796,7 @@ pub fn trim_by_priority<'env>(
 /// {@link trimByPriority} on the libuv thread pool; the only way to use a `summarizer`.
 #[napi(
   catch_unwind,
-  ts_generic_types = "M extends AnyMessage = Message",
+  ts_generic_types = "M extends AnyMessageInput = Message",
   ts_args_type = "messages: M[], options: TrimOptions",
   ts_return_type = "Promise<TrimResultOf<M>>"
 )]
@@ -814,7 +814,7 @@ pub fn trim_by_priority_async<'env>(
 /// last message with its unit are always kept.
 #[napi(
   catch_unwind,
-  ts_generic_types = "M extends AnyMessage = Message",
+  ts_generic_types = "M extends AnyMessageInput = Message",
   ts_args_type = "messages: M[], options: TrimOptions",
   ts_return_type = "TrimResultOf<M>"
 )]
@@ -830,7 +830,7 @@ pub fn trim_with_placeholders<'env>(
 /// {@link trimWithPlaceholders} on the libuv thread pool; the only way to use a `summarizer`.
 #[napi(
   catch_unwind,
-  ts_generic_types = "M extends AnyMessage = Message",
+  ts_generic_types = "M extends AnyMessageInput = Message",
   ts_args_type = "messages: M[], options: TrimOptions",
   ts_return_type = "Promise<TrimResultOf<M>>"
 )]
@@ -1174,7 +1174,7 @@ pub(super) fn keep_for_summarizer(
 /// request fits `targetTokens`, keeping system messages and the last message.
 #[napi(
   catch_unwind,
-  ts_generic_types = "M extends AnyMessage = Message",
+  ts_generic_types = "M extends AnyMessageInput = Message",
   ts_args_type = "messages: M[], targetTokens: number, options?: TokenOptions",
   ts_return_type = "M[]"
 )]

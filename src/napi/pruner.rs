@@ -368,7 +368,7 @@ impl ContextPruner {
   }
 
   /// How full the window (`maxTokens`) is with `messages`, and when this pruner last pruned.
-  #[napi(catch_unwind, ts_args_type = "messages: AnyMessage[]")]
+  #[napi(catch_unwind, ts_args_type = "messages: AnyMessageInput[]")]
   pub fn measure<'env>(
     &self,
     env: &'env Env,
@@ -396,7 +396,7 @@ impl ContextPruner {
   /// nothing is archived. The input is never modified.
   #[napi(
     catch_unwind,
-    ts_generic_types = "M extends AnyMessage",
+    ts_generic_types = "M extends AnyMessageInput",
     ts_args_type = "messages: M[], metrics?: ContextMetrics | null, options?: PruneOptions",
     ts_return_type = "Omit<PruneResult, 'messages'> & { messages: M[] }"
   )]

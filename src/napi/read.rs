@@ -52,6 +52,7 @@ const NESTED_FIELDS: &[&str] = &[
   "toolName",
   "output",
   "value",
+  "providerExecuted",
 ];
 /// Object-valued fields serialised with `JSON.stringify` instead of being walked.
 const SERIALISED_FIELDS: &[&str] = &["arguments", "input", "value"];

@@ -125,7 +125,7 @@ impl MaxContextTokensOptions {
 /// ```
 #[napi(
   catch_unwind,
-  ts_generic_types = "M extends AnyMessage",
+  ts_generic_types = "M extends AnyMessageInput",
   ts_args_type = "messages: M[], maxContextTokens: number, options?: MaxContextTokensOptions | Array<'system' | 'developer' | 'user' | 'assistant' | 'tool'>",
   ts_return_type = "M[]"
 )]
@@ -143,7 +143,7 @@ pub fn apply_max_context_tokens<'env>(
 /// thread, the cap is computed on a worker, and the Promise resolves to the returned messages.
 #[napi(
   catch_unwind,
-  ts_generic_types = "M extends AnyMessage",
+  ts_generic_types = "M extends AnyMessageInput",
   ts_args_type = "messages: M[], maxContextTokens: number, options?: MaxContextTokensOptions | Array<'system' | 'developer' | 'user' | 'assistant' | 'tool'>",
   ts_return_type = "Promise<M[]>"
 )]

@@ -176,7 +176,7 @@ pub const DEFAULT_CONFIG: ResolvedTruncationConfig<'static> = ResolvedTruncation
 /// ```
 #[napi(
   catch_unwind,
-  ts_generic_types = "M extends AnyMessage",
+  ts_generic_types = "M extends AnyMessageInput",
   ts_args_type = "messages: M[], config?: TruncationConfig",
   ts_return_type = "M[]"
 )]
@@ -193,7 +193,7 @@ pub fn truncate_old_tool_outputs<'env>(
 /// resolves to the same messages the sync call returns.
 #[napi(
   catch_unwind,
-  ts_generic_types = "M extends AnyMessage",
+  ts_generic_types = "M extends AnyMessageInput",
   ts_args_type = "messages: M[], config?: TruncationConfig",
   ts_return_type = "Promise<M[]>"
 )]
@@ -333,7 +333,7 @@ impl RollingContext {
   /// {@link truncateOldToolOutputs} when enabled.
   #[napi(
     catch_unwind,
-    ts_generic_types = "M extends AnyMessage",
+    ts_generic_types = "M extends AnyMessageInput",
     ts_args_type = "messages: M[]",
     ts_return_type = "M[]"
   )]

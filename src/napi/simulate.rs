@@ -146,7 +146,7 @@ pub struct SimulationResult {
 /// ```
 #[napi(
   catch_unwind,
-  ts_args_type = "messages: AnyMessage[], options: CacheAwareTrimmerOptions & SimulateOptions"
+  ts_args_type = "messages: AnyMessageInput[], options: CacheAwareTrimmerOptions & SimulateOptions"
 )]
 pub fn simulate(env: &Env, messages: Unknown, options: Unknown) -> Result<SimulationResult> {
   let (input, op) = prepare(env, messages, options)?;
@@ -158,7 +158,7 @@ pub fn simulate(env: &Env, messages: Unknown, options: Unknown) -> Result<Simula
 /// {@link simulate} on the libuv thread pool: the Promise resolves to the same result.
 #[napi(
   catch_unwind,
-  ts_args_type = "messages: AnyMessage[], options: CacheAwareTrimmerOptions & SimulateOptions",
+  ts_args_type = "messages: AnyMessageInput[], options: CacheAwareTrimmerOptions & SimulateOptions",
   ts_return_type = "Promise<SimulationResult>"
 )]
 pub fn simulate_async<'env>(

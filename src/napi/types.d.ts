@@ -65,20 +65,39 @@ export interface AiSdkMessage {
   [key: string]: unknown
 }
 
+/**
+ * A message as a provider's SDK types it: `ChatCompletionMessageParam` (`openai`),
+ * `MessageParam` (`@anthropic-ai/sdk`), `ModelMessage` (`ai`). Their parts are interfaces
+ * without an index signature, which the parts of {@link Message} and the other formats' types
+ * require, so such messages are accepted by this shape; the addon checks every message at run
+ * time whatever its type (a `function` message, OpenAI's deprecated role, is refused there).
+ */
+export interface ProviderMessage {
+  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool' | 'function'
+  content?: string | null | ReadonlyArray<{ type: string }>
+}
+
 /** A message in any supported format. */
 export type AnyMessage = Message | AnthropicMessage | AiSdkMessage
+
+/**
+ * What the functions taking messages accept: a message typed with context-trim's types
+ * ({@link AnyMessage}) or with a provider's SDK ({@link ProviderMessage}). A function returning
+ * the messages it was given returns them typed as given.
+ */
+export type AnyMessageInput = AnyMessage | ProviderMessage
 
 /**
  * A {@link TrimResult} whose messages are typed as the ones passed: your own objects (and
  * copies of them for placeholders) in any format.
  */
-export type TrimResultOf<M extends AnyMessage> = Omit<TrimResult, 'messages' | 'droppedMessages'> & {
+export type TrimResultOf<M extends AnyMessageInput> = Omit<TrimResult, 'messages' | 'droppedMessages'> & {
   messages: M[]
   droppedMessages: Array<ClassifiedMessageOf<M>>
 }
 
 /** A {@link ContextLimitResult} whose messages are typed as the ones passed. */
-export type ContextLimitResultOf<M extends AnyMessage> = Omit<ContextLimitResult, 'messages' | 'droppedMessages'> & {
+export type ContextLimitResultOf<M extends AnyMessageInput> = Omit<ContextLimitResult, 'messages' | 'droppedMessages'> & {
   messages: M[]
   droppedMessages?: M[]
 }
@@ -99,7 +118,7 @@ export interface RollingContextCommand {
 }
 
 /** A {@link ClassifiedMessage} whose `message` is typed as the one passed. */
-export type ClassifiedMessageOf<M extends AnyMessage> = Omit<ClassifiedMessage, 'message'> & { message: M }
+export type ClassifiedMessageOf<M extends AnyMessageInput> = Omit<ClassifiedMessage, 'message'> & { message: M }
 
 /** A message format; `auto` detects it (see docs/formats.md). */
 export type MessageFormat = 'openai' | 'anthropic' | 'ai-sdk' | 'auto'

@@ -32,8 +32,9 @@ impl ValidationOptions {
 /// call), `'call-without-result'`, `'misplaced-result'` (not among the tool messages right
 /// after its call), `'duplicate-call-id'` (an id used twice in one message),
 /// `'duplicate-result'`, `'missing-tool-call-id'`, `'empty-message'`, and, in formats with
-/// these rules, `'consecutive-same-role'` and `'first-message-not-user'`. The variants mirror
-/// the core's `ProblemKind`, which documents each.
+/// these rules, `'consecutive-same-role'` and `'first-message-not-user'`; `'empty-conversation'`
+/// (at index 0) when there is no message, or in Anthropic format none besides the instructions.
+/// The variants mirror the core's `ProblemKind`, which documents each.
 #[napi(string_enum = "kebab-case")]
 pub enum ConversationProblemKind {
   OrphanResult,
@@ -45,6 +46,7 @@ pub enum ConversationProblemKind {
   EmptyMessage,
   ConsecutiveSameRole,
   FirstMessageNotUser,
+  EmptyConversation,
 }
 
 impl From<ProblemKind> for ConversationProblemKind {
@@ -59,6 +61,7 @@ impl From<ProblemKind> for ConversationProblemKind {
       ProblemKind::EmptyMessage => ConversationProblemKind::EmptyMessage,
       ProblemKind::ConsecutiveSameRole => ConversationProblemKind::ConsecutiveSameRole,
       ProblemKind::FirstMessageNotUser => ConversationProblemKind::FirstMessageNotUser,
+      ProblemKind::EmptyConversation => ConversationProblemKind::EmptyConversation,
     }
   }
 }
@@ -118,7 +121,7 @@ pub struct RepairedConversation<'env> {
 /// validateConversation([{ role: 'tool', tool_call_id: 'call_1', content: '42' }])
 /// // [{ index: 0, kind: 'orphan-result', message: 'tool result for call "call_1" answers no earlier tool call' }]
 /// ```
-#[napi(catch_unwind, ts_args_type = "messages: AnyMessage[], options?: ValidationOptions")]
+#[napi(catch_unwind, ts_args_type = "messages: AnyMessageInput[], options?: ValidationOptions")]
 pub fn validate_conversation(
   env: &Env,
   messages: Unknown,
@@ -145,7 +148,11 @@ pub fn validate_conversation(
 /// drops an assistant message whose calls are not all answered together with its results, and
 /// gives a tool result with `content: null` an empty string. Never reorders; kept messages are
 /// the caller's own objects, and a valid conversation comes back whole with no repair.
-#[napi(catch_unwind, ts_args_type = "messages: AnyMessage[], options?: ValidationOptions")]
+///
+/// Throws an `Error` with code `EMPTY_CONVERSATION` instead of returning a conversation no
+/// provider accepts: when no message is given, when every message would be dropped, or (in
+/// Anthropic format) when only the instructions would be left.
+#[napi(catch_unwind, ts_args_type = "messages: AnyMessageInput[], options?: ValidationOptions")]
 pub fn repair_conversation<'env>(
   env: &'env Env,
   messages: Unknown<'env>,
@@ -155,6 +162,7 @@ pub fn repair_conversation<'env>(
   let format = options.format().map_err(|e| error::throw(env, e))?;
   let input = read::read_messages_in(env, messages, format)?;
   let repaired = repair(&input.refs(), input.format);
+  repaired.check_not_empty().map_err(|e| error::throw(env, e))?;
   let messages = write::apply_plan(env, &input, &repaired.plan)?;
   let repairs = repaired
     .repairs

@@ -86,7 +86,7 @@ impl ContextWindow {
   /// Appends messages (an array: `append([message])` for one) and returns the new length. They
   /// are read and checked first: a bad message is a coded error naming its index in the array
   /// given, and then nothing is appended.
-  #[napi(catch_unwind, ts_args_type = "messages: AnyMessage[]")]
+  #[napi(catch_unwind, ts_args_type = "messages: AnyMessageInput[]")]
   pub fn append(&mut self, env: &Env, batch: Unknown) -> Result<u32> {
     let input = read::read_messages_in(env, batch, self.given_format)?;
     let format = match self.given_format {
@@ -119,7 +119,7 @@ impl ContextWindow {
 
   /// Replaces every message with `messages`, e.g. after compacting the history for good. Read
   /// and checked first, as by `append`; the format is detected afresh unless given.
-  #[napi(catch_unwind, ts_args_type = "messages: AnyMessage[]")]
+  #[napi(catch_unwind, ts_args_type = "messages: AnyMessageInput[]")]
   pub fn reset(&mut self, env: &Env, messages: Unknown) -> Result<()> {
     let input = read::read_messages_in(env, messages, self.given_format)?;
     let mut held = self.held_array(env)?;
@@ -186,7 +186,7 @@ impl ContextWindow {
   /// in another format, as for the function: `window.trim<AnthropicMessage>({ … })`.
   #[napi(
     catch_unwind,
-    ts_generic_types = "M extends AnyMessage = Message",
+    ts_generic_types = "M extends AnyMessageInput = Message",
     ts_args_type = "options: TrimOptions",
     ts_return_type = "TrimResultOf<M>"
   )]
@@ -200,7 +200,7 @@ impl ContextWindow {
   /// type may be named: `window.trimWithPlaceholders<AnthropicMessage>({ … })`).
   #[napi(
     catch_unwind,
-    ts_generic_types = "M extends AnyMessage = Message",
+    ts_generic_types = "M extends AnyMessageInput = Message",
     ts_args_type = "options: TrimOptions",
     ts_return_type = "TrimResultOf<M>"
   )]

@@ -6,18 +6,26 @@
 //! modified. What is replaced keeps each format's shape: the whole `content` of an OpenAI
 //! message; the `content` of each `tool_result` block of an Anthropic message; the `output` of
 //! each `tool-result` part of an AI SDK message (as `{type: 'text', value}`). A message the
-//! plan inserts is a new object `{role, content, ...meta}` with string content, a shape every
-//! supported format accepts for `user` and `assistant` messages.
+//! plan inserts is a new object `{role, content}` with string content, a shape every supported
+//! format accepts for `user` and `assistant` messages.
+//!
+//! The plan's metadata (`_truncated`, `_originalTokens`, `_summary`, `_superseded`, …) is set on
+//! the written objects as non-enumerable properties: `m._truncated === true` reads it, while
+//! `JSON.stringify`, `Object.keys` and spreads see only the provider's fields, so an output can be
+//! sent as it is (Anthropic and strict OpenAI-compatible servers reject unknown keys). A replaced
+//! message keeps the hidden metadata an earlier pass put on the caller's object.
 
 use napi::bindgen_prelude::*;
-use napi::Env;
+use napi::{Env, Property, PropertyAttributes};
 
 use super::read::JsMessages;
 use crate::format::Format;
 use crate::plan::{Action, Inserted, MetaValue, Plan, Replacement, Step};
 
 /// The copy-with-replacement helper, compiled once per JavaScript environment.
-pub(crate) const REPLACE: &str = r#"(function contextTrimReplace(o, text, meta, format) {
+pub(crate) const REPLACE: &str = r#"(function () {
+const HIDDEN = { value: undefined, writable: true, enumerable: false, configurable: true };
+return function contextTrimReplace(o, text, meta, format) {
   let content = text;
   if (Array.isArray(o.content)) {
     if (format === 'anthropic' && o.content.some((b) => b && b.type === 'tool_result')) {
@@ -26,8 +34,25 @@ pub(crate) const REPLACE: &str = r#"(function contextTrimReplace(o, text, meta, 
       content = o.content.map((p) => (p && p.type === 'tool-result' ? { ...p, output: { type: 'text', value: text } } : p));
     }
   }
-  return { ...o, content, ...meta };
-})"#;
+  const copy = { ...o, content };
+  // Metadata an earlier pass hid on `o`: the spread copies only enumerable keys.
+  const names = Object.getOwnPropertyNames(o);
+  if (names.length !== Object.keys(o).length) {
+    for (const k of names) {
+      if (k[0] === '_' && !Object.prototype.propertyIsEnumerable.call(o, k)) {
+        HIDDEN.value = o[k];
+        Object.defineProperty(copy, k, HIDDEN);
+      }
+    }
+  }
+  for (const k in meta) {
+    HIDDEN.value = meta[k];
+    Object.defineProperty(copy, k, HIDDEN);
+  }
+  HIDDEN.value = undefined;
+  return copy;
+};
+})()"#;
 
 pub(crate) type ReplaceArgs<'env> = FnArgs<(Object<'env>, String, Object<'env>, &'static str)>;
 pub(crate) type ReplaceFn<'env> = Function<'env, ReplaceArgs<'env>, Object<'env>>;
@@ -165,19 +190,31 @@ fn inserted<'env>(env: &'env Env, m: &Inserted) -> Result<Object<'env>> {
   let mut object = Object::new(env)?;
   object.set("role", m.role.as_str())?;
   object.set("content", m.content.as_str())?;
-  set_meta(&mut object, &m.meta)?;
+  set_meta(env, &mut object, &m.meta)?;
   Ok(object)
 }
 
-fn set_meta(object: &mut Object<'_>, meta: &[(&'static str, MetaValue)]) -> Result<()> {
-  for (key, value) in meta {
-    match value {
-      MetaValue::Bool(b) => object.set(key, *b)?,
-      MetaValue::Number(n) => object.set(key, *n)?,
-      MetaValue::Text(t) => object.set(key, t.as_str())?,
-    }
+/// Sets the metadata fields (`_summary`, `_truncated`, …) on `object`, non-enumerable: readable
+/// (`m._summary === true`) but left out of `JSON.stringify`, `Object.keys` and spreads, so the
+/// message goes to a provider as it is (providers reject unknown keys). Writable and
+/// configurable, like an assigned field.
+fn set_meta(env: &Env, object: &mut Object<'_>, meta: &[(&'static str, MetaValue)]) -> Result<()> {
+  if meta.is_empty() {
+    return Ok(());
   }
-  Ok(())
+  let hidden = PropertyAttributes::Writable | PropertyAttributes::Configurable;
+  let properties = meta
+    .iter()
+    .map(|(key, value)| {
+      let property = Property::new().with_utf8_name(key)?.with_property_attributes(hidden);
+      match value {
+        MetaValue::Bool(b) => property.with_napi_value(env, *b),
+        MetaValue::Number(n) => property.with_napi_value(env, *n),
+        MetaValue::Text(t) => property.with_napi_value(env, t.as_str()),
+      }
+    })
+    .collect::<Result<Vec<_>>>()?;
+  object.define_properties(&properties)
 }
 
 /// A copy of `object` with the replacement's content and metadata.
@@ -188,8 +225,15 @@ fn replaced<'env>(
   r: &Replacement,
   format: Format,
 ) -> Result<Object<'env>> {
+  // A plain object of the metadata: the helper defines each key on the copy, hidden.
   let mut meta = Object::new(env)?;
-  set_meta(&mut meta, &r.meta)?;
+  for (key, value) in &r.meta {
+    match value {
+      MetaValue::Bool(b) => meta.set(key, *b)?,
+      MetaValue::Number(n) => meta.set(key, *n)?,
+      MetaValue::Text(t) => meta.set(key, t.as_str())?,
+    }
+  }
   // A second handle to the caller's object, of the type the helper takes.
   let original = Object::from_raw(env.raw(), object.raw());
   f.call(FnArgs::from((original, r.content.clone(), meta, format.as_str())))

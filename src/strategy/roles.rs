@@ -14,7 +14,7 @@
 use crate::conversation::Conversation;
 use crate::error::{Error, Result};
 use crate::message::{quote, Role};
-use crate::plan::Plan;
+use crate::plan::{Opening, Plan};
 
 /// The options of [`apply_max_context_tokens`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -139,13 +139,19 @@ pub fn apply_max_context_tokens(
     .collect();
   // (rank, first index) is unique per unit: the order is total and deterministic.
   candidates.sort_unstable();
+  // In a format that wants a user message first, the opening user message `Plan::conform`
+  // brings back is counted before anything else is dropped for it.
+  let mut opening = Opening::new(conv);
   for (_, _, u) in candidates {
-    if total <= max_tokens {
+    if total + plan.conform_tokens(conv, &mut opening) <= max_tokens {
       break;
     }
     let freed: usize = units[u].members.iter().map(|&i| conv.tokens(i)).sum();
     plan.drop_unit(conv, u);
     total -= freed;
+  }
+  if let Some(room) = max_tokens.checked_sub(total) {
+    plan.open_within(conv, &mut opening, room);
   }
   plan
 }
@@ -320,6 +326,50 @@ mod tests {
       let err = MaxContextOptions::drop_order_from(p.as_deref(), d.as_deref()).unwrap_err();
       assert_eq!(err.to_string(), text);
       assert_eq!(err.code(), "INVALID_OPTION");
+    }
+  }
+
+  #[test]
+  fn anthropic_counts_the_opening_user_message_before_dropping_for_it() {
+    let answer = |id: &str, t: &str| {
+      let mut m = text(Role::User, t);
+      m.answers.push(id.into());
+      m
+    };
+    let step = |id: &str| {
+      let mut m = text(Role::Assistant, "");
+      m.tool_calls.push(crate::message::ToolCall {
+        id: id.into(),
+        name: "bash".into(),
+        arguments: "{}".into(),
+      });
+      m
+    };
+    let msgs = vec![
+      text(Role::System, "you are an agent"),
+      text(Role::User, &"fix the bug ".repeat(30)),
+      step("a"),
+      answer("a", &"output a ".repeat(60)),
+      step("b"),
+      answer("b", &"output b ".repeat(60)),
+      text(Role::User, &"and this ".repeat(5)),
+      step("c"),
+      answer("c", &"output c ".repeat(10)),
+    ];
+    let conv = Conversation::new(&msgs, Encoding::O200kBase).with_format(Format::Anthropic);
+    let options = MaxContextOptions { keep_first_system: true, ..Default::default() };
+    let by_role =
+      MaxContextOptions { drop_order: vec![Role::User, Role::Assistant], ..options.clone() };
+    // The instructions, the shortest opening and the last step: the smallest valid request.
+    let floor = conv.tokens(0) + conv.tokens(6) + conv.tokens(7) + conv.tokens(8) + REPLY_PRIMING;
+    for options in [&options, &by_role] {
+      for cap in floor..conv.total_tokens() + 2 {
+        let mut plan = apply_max_context_tokens(&conv, cap, options);
+        plan.conform(&conv);
+        let total = plan.total_tokens(&conv);
+        assert!(total <= cap, "{options:?} cap {cap}: {total} tokens");
+        assert_eq!(validate_plan(&msgs, &plan, Format::Anthropic), vec![], "cap {cap}");
+      }
     }
   }
 }
