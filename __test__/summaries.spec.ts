@@ -27,15 +27,16 @@ function sections(summary: string): Map<string, { omitted: number; items: string
 const summaryMessages = (messages: AnyMessage[]) => messages.filter((m) => (m as Message)._summary === true)
 
 test('the summary of a real transcript names its files, commands and errors', (t) => {
-  // Everything that may be dropped is dropped (targetTokens 0); the facts below were read off
-  // the transcripts. Edits are never dropped by priority trimming, so no file was modified in
-  // what the summary covers.
+  // Everything but the system prompt and the last message's unit is dropped (targetTokens 0):
+  // the task and the edits too, since the never-truncated tiers go last, not never. The facts
+  // below were read off the transcripts.
   const ponyc = transcript('openhands-ponyc-4595.json')
   const result = ct.trimByPriority(ponyc, { targetTokens: 0, summarizeDropped: true, maxSummaryTokens: 3000 })
   const text = result.summary!
   t.true(text.startsWith(`${HEADER}\n`))
   const s = sections(text)
-  t.deepEqual([...s.keys()], ['Commands run', 'Errors', 'Assistant notes'])
+  t.deepEqual([...s.keys()], ['User requests', 'Files edited', 'Files read', 'Commands run', 'Errors', 'Assistant notes'])
+  t.deepEqual(s.get('Files edited')!.items, ['/workspace/ponylang__ponyc__0.1/src/libponyc/ast/parser.c'])
   t.deepEqual(s.get('Commands run')!.items, [
     '`ls -l /workspace/ponylang__ponyc__0.1` → exit 0',
     '`ls -l /workspace/ponylang__ponyc__0.1/src` → exit 0',
@@ -52,6 +53,7 @@ test('the summary of a real transcript names its files, commands and errors', (t
     '`cd /workspace && /workspace/ponylang__ponyc__0.1/build/bin/ponyc test.pony -o . && ./test` → exit 127',
   ])
   t.deepEqual(s.get('Errors')!.items, [
+    '/workspace/ponylang__ponyc__0.1/src/libponyc/ast/parser.c: ERROR: No replacement was performed, old_str `DEF(idseqsingle);',
     '`cd /workspace && echo "type CrashIt is (I32 | (I32, (I32)))…`: bash: ponyc: command not found',
     '`cd /workspace/ponylang__ponyc__0.1 && make`: make: *** [Makefile:192: build] Error 2',
     '`make clean && make`: make: *** [Makefile:192: build] Error 2',
@@ -62,7 +64,7 @@ test('the summary of a real transcript names its files, commands and errors', (t
   // SWE-agent: a relative `open setup.py` joined to its working directory; no exit codes shown.
   const marshmallow = ct.trimByPriority(transcript('sweagent-marshmallow-1867-fc.json'), { targetTokens: 0, summarizeDropped: true, maxSummaryTokens: 3000 })
   const m = sections(marshmallow.summary!)
-  t.deepEqual(m.get('Files read')!.items, ['/testbed/setup.py'])
+  t.deepEqual(m.get('Files read')!.items, ['/testbed/setup.py', '/testbed/src/marshmallow/fields.py'])
   t.deepEqual(m.get('Commands run')!.items, ['`ls -F`', '`pip install -e .[dev]`', '`python reproduce.py`', '`rm reproduce.py`'])
   t.false(m.has('Errors'))
   // Age-based trimming drops edits too; the inserted summary then lists the edited file.
@@ -151,10 +153,15 @@ test('twenty successive trims fold each summary into the next without growing', 
       history = result.messages
     }
     t.true(summarized >= 15, trim.name)
-    t.true(history.length < 12, trim.name)
-    // The first request to the web server, dropped in round 3, is still accounted for.
+    t.true(ct.estimateTokens(history) <= targetTokens, trim.name)
+    // Every command of the twenty steps is accounted for: in the summary (the first request to
+    // the web server, dropped in round 3, among them), or still in the history.
     const commands = previous!.get('Commands run')!
-    t.is(commands.omitted + commands.items.length, 18, trim.name)
+    const stillSent = history.filter((m) => m._summary !== true && (m.tool_calls?.length ?? 0) > 0).length
+    // (trimByPriority accounts for 19: one command, of a unit cut in an earlier round and then
+    // dropped, is not counted again; see the closing note of issue 18.)
+    const accounted = commands.omitted + commands.items.length + stillSent
+    t.true(accounted >= 19, `${trim.name}: ${accounted}`)
   }
 })
 
