@@ -124,6 +124,8 @@ const calls: Entry[] = [
     name: 'trimByPriority',
     weight: 2,
     returned: trimmed,
+    // A unit's results may be cut to head and tail rather than dropped (issue 18): copies.
+    copies: true,
     run: (c, budget, random) => ct.trimByPriority(c.messages as never, { targetTokens: budget, preserveRecentTurns: Math.floor(random() * 4) }),
   },
   { name: 'trimWithPlaceholders', weight: 2, returned: trimmed, copies: true, run: (c, budget) => ct.trimWithPlaceholders(c.messages as never, { targetTokens: budget, summarizeDropped: true }) },
@@ -142,7 +144,7 @@ const calls: Entry[] = [
     run: (c, _, random) => ct.truncateOldToolOutputs(c.messages as never, { maxAge: Math.floor(random() * 6), maxTokensPerOutput: 200 + Math.floor(random() * 2000) }),
   },
   { name: 'truncateOldToolOutputsAsync', weight: 1, returned: asMessages, copies: true, run: (c) => ct.truncateOldToolOutputsAsync(c.messages as never, {}) },
-  { name: 'trimByPriorityAsync', weight: 1, returned: trimmed, run: (c, budget) => ct.trimByPriorityAsync(c.messages as never, { targetTokens: budget }) },
+  { name: 'trimByPriorityAsync', weight: 1, returned: trimmed, copies: true, run: (c, budget) => ct.trimByPriorityAsync(c.messages as never, { targetTokens: budget }) },
   { name: 'trimWithPlaceholdersAsync', weight: 1, returned: trimmed, copies: true, run: (c, budget) => ct.trimWithPlaceholdersAsync(c.messages as never, { targetTokens: budget }) },
   { name: 'trimConversationAsync', weight: 1, returned: asMessages, copies: true, run: (c, budget) => ct.trimConversationAsync(c.messages as never, budget) },
   { name: 'deduplicateToolResults', weight: 2, returned: trimmed, copies: true, run: (c, budget, random) => ct.deduplicateToolResults(c.messages as never, random() < 0.5 ? { deduplicationThreshold: 0 } : { contextWindow: budget + 1 }) },
@@ -164,6 +166,7 @@ const calls: Entry[] = [
     name: 'ContextWindow#trim',
     weight: 2,
     returned: trimmed,
+    copies: true,
     formatAware: true,
     run: (c, budget) => {
       const window = new ct.ContextWindow({ format: c.format })
