@@ -182,6 +182,12 @@ interface Workload {
   addonAvailable: boolean
   run(impl: Impl, messages: Message[], budget: number): unknown
   verdict(input: Message[], output: unknown): Verdict
+  /**
+   * Set when the baselines follow the seed's rules and the addon's differ by design: the
+   * addon's decisions are then reported against the baselines' (not a failure), and the later
+   * checks (rebuilt objects, ContextWindow) compare the addon with its own agent-loop decisions.
+   */
+  seedRules?: string
 }
 
 const outputMessages = (out: unknown): Message[] => (Array.isArray(out) ? (out as Message[]) : (out as { messages: Message[] }).messages)
@@ -195,6 +201,8 @@ const workloads: Workload[] = [
       return impl.counter ? trimByPriority(impl.counter, messages, opts).messages : addonTrim!(messages, opts).messages
     },
     verdict: (input, out) => decisions(input, outputMessages(out)),
+    seedRules:
+      "the baselines follow seed 000's rules; context-trim's differ since issue 18 (the last message's unit kept, superseded results stale, never-truncated tiers dropped last, cuts and backfill: docs/priority-trimming.md), so it does more work than they do",
   },
   {
     id: 'truncateOldToolOutputs',
@@ -323,8 +331,8 @@ for (const s of sessions) {
     if (addon !== undefined && expected !== undefined) {
       const diff = compare(s.messages, expected, addon)
       const row = coldRows.find((r) => r[0] === s.label && r[1] === w.id && r[2] === ADDON.name)!
-      row[6] = diff === undefined ? 'identical to the baselines' : `**DIFFERS**: ${diff}`
-      if (diff !== undefined) {
+      row[6] = diff === undefined ? 'identical to the baselines' : w.seedRules ? `differs by design (${w.seedRules}): ${diff}` : `**DIFFERS**: ${diff}`
+      if (diff !== undefined && !w.seedRules) {
         mismatches++
         checks.push(`- ${s.label} ${w.id}: the addon ${diff}`)
         log(`MISMATCH cold ${s.label} ${w.id}: addon ${diff}`)
@@ -380,7 +388,9 @@ for (const s of sessions) {
   const order = spreadOrder(n, n <= 100 ? n : MAX_SAMPLED_TURNS)
   for (const w of workloads) {
     const expectedAt = new Map<number, Verdict>()
-    agreed.set(`${s.label}|${w.id}`, expectedAt)
+    // The addon's own decisions, where its rules differ from the baselines' by design.
+    const addonAt = new Map<number, Verdict>()
+    agreed.set(`${s.label}|${w.id}`, w.seedRules ? addonAt : expectedAt)
     const rowsStart = loopRows.length
     const timedByBaselines: number[][] = []
     // The baselines first, so that they set the expected decisions; the addon's row goes first.
@@ -394,6 +404,7 @@ for (const s of sessions) {
       const check = (k: number, out: unknown) => {
         const input = s.messages.slice(0, k)
         const verdict = w.verdict(input, out)
+        if (w.seedRules && impl === ADDON) return void addonAt.set(k, verdict)
         const expected = expectedAt.get(k)
         if (expected === undefined) return void expectedAt.set(k, verdict)
         const diff = compare(input, expected, verdict)
@@ -594,7 +605,7 @@ section(
 )
 
 if (options.check) {
-  log(checks.length === 0 ? 'check: every implementation made the same decisions' : `check: ${checks.length} failed\n${checks.join('\n')}`)
+  log(checks.length === 0 ? 'check: every implementation made the same decisions (trimByPriority: the three baselines alike, the addon as its own agent loop; its rules differ from the seed\'s by design)' : `check: ${checks.length} failed\n${checks.join('\n')}`)
   process.exit(mismatches > 0 ? 1 : 0)
 }
 
@@ -858,7 +869,7 @@ report.unshift(
   '## Checks before timing',
   '',
   checks.length === 0
-    ? `Every implementation made the same decisions (trimByPriority: keep/drop per message; truncateOldToolOutputs: keep/placeholder/cut per message) and the same counts, on every session and on every timed agent-loop turn; the three baselines returned identical outputs. Addon functions missing from the build were not compared.`
+    ? `The three baselines made the same decisions and returned identical outputs; the addon made the same decisions as them for truncateOldToolOutputs (keep/placeholder/cut per message) and the same counts, on every session and every timed agent-loop turn. For trimByPriority the baselines follow seed 000's rules and the addon's differ by design since issue 18 (the cold table shows where): it does more work than they do, so the ratios understate it; its rebuilt-object and ContextWindow decisions are checked against its own agent loop. Addon functions missing from the build were not compared.`
     : `**${checks.length} check(s) failed**: the comparison is not yet same-work for these rows.\n\n${checks.join('\n')}`,
   '',
 )

@@ -1,11 +1,14 @@
 /**
  * Seed 000's `trimByPriority` in TypeScript, parameterised by a token counter, with the rules the
- * addon adopted where it deliberately differs from the seed (so that both make the same
- * keep/drop decisions and the benchmark compares the same work):
+ * addon had adopted until issue 18 where it deliberately differed from the seed. Since issue 18
+ * the addon's rules go further (the last message's unit kept, superseded results stale, the
+ * never-truncated tiers dropped last, cuts and backfill: docs/priority-trimming.md), so the
+ * benchmark reports its decisions against these as differing by design, and the addon does
+ * more work than this baseline:
  *
  * - tokens are the OpenAI cookbook's (3 per message, 1 per name, 1 per tool call, 3 of reply
  *   priming), counted afresh on every call, as the seed's `estimateMessageTokens` does;
- * - classification follows `src/classify.rs` (summaries, system, AGENTS.md injections, the
+ * - classification follows `src/classify.rs` before issue 18 (summaries, system, AGENTS.md injections, the
  *   current task as the user message that opens the current turn, files from the call's
  *   arguments and the result's headers via `src/file_ops.rs`, modified files from a tracker built
  *   from the messages where a failed edit counts as a read, and a tool call taking the highest
