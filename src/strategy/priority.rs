@@ -1,13 +1,15 @@
 //! Phase 2 trimming: drop what matters least first ([`ContentPriority`]).
 //!
 //! Every message is classified once ([`crate::classify`]). Removal works on units (a call with
-//! all its results, or a single message); a unit's priority is the **highest** of its members',
-//! so a call whose result shows a modified file is as protected as that result. Units of
-//! priority `MODIFIED_FILES` or more (system, agent instructions, the current task, modified
-//! files) are never touched. The others are taken lowest priority first, oldest first within a
-//! priority, until the request fits the target:
+//! all its results, or a single message); a unit's priority is the **highest** of its members'.
+//! The [`anchored_units`] (system messages, the last message's unit) are never dropped; every
+//! other unit is taken lowest priority first, oldest first within a priority, the seed's
+//! never-truncated tiers (`MODIFIED_FILES` and up) last ([`trim_order`]), until the request
+//! fits the target:
 //!
-//! - [`trim_by_priority`] drops each unit whole;
+//! - [`trim_by_priority`] cuts a unit's tool results to head and tail when that frees what is
+//!   missing, else drops the unit whole; then puts back the dropped units that still fit, the
+//!   most important first;
 //! - [`trim_with_placeholders`] replaces each tool result of the unit with a placeholder (the
 //!   call stays, so the pair stays valid) and drops units without tool results; placeholders
 //!   count towards the budget, and a placeholder that would not be smaller than its result is
@@ -16,9 +18,9 @@
 //!   them only as far down the list as needed: no unit is ever dropped whole while a unit of
 //!   lower priority is only shortened.
 //!
-//! There is no backfilling: once a unit is taken, a smaller unit of higher priority is not put
-//! back in its place. When the budget cannot be met without the never-dropped units, everything
-//! else is gone and the outcome says `over_budget`.
+//! Both then make the request open as the format wants (Anthropic: a user message first) and,
+//! as a last resort when the anchors alone exceed the target, cut them to head and tail. What
+//! each rule does to what an agent goes on to use is measured in docs/quality.md.
 
 use std::borrow::Cow;
 
