@@ -13,7 +13,7 @@ use crate::plan::{Action, Plan};
 use crate::validate::{validate, validate_plan};
 
 use super::strategies::{max_context_options, priority_options, truncation_config, Bits};
-use super::{ensure, restored_unit, Knobs, Violation};
+use super::{ensure, restored_units, Knobs, Violation};
 
 const SUBJECT: &str = "cache_policy";
 
@@ -182,11 +182,14 @@ fn check_step(
       format!("dropped {:?}", plan.dropped())
     })?;
     let free = droppable_units_returned(conv, plan);
-    let restored = restored_unit(conv, plan);
-    let restored_tokens = restored.map_or(0, |u| {
-      conv.units()[u].members.iter().map(|&i| plan.tokens_of(conv, i)).sum::<usize>()
-    });
-    let free: Vec<usize> = free.into_iter().filter(|&u| Some(u) != restored).collect();
+    let mut restored = restored_units(conv, plan);
+    restored.dedup();
+    let restored_tokens: usize = restored
+      .iter()
+      .flat_map(|&u| conv.units()[u].members.iter())
+      .map(|&i| plan.tokens_of(conv, i))
+      .sum();
+    let free: Vec<usize> = free.into_iter().filter(|u| !restored.contains(u)).collect();
     ensure(
       free.is_empty() || total - restored_tokens <= low,
       SUBJECT,
@@ -227,15 +230,16 @@ fn check_recall(
   let common = before.actions().len().min(plan.actions().len());
   // A re-plan sends the last unit, and the user message a format wants first, whatever was
   // decided for them before.
-  let brought_back =
-    [conv.len().checked_sub(1).map(|last| conv.unit_of(last)), restored_unit(conv, plan)];
+  let mut brought_back: Vec<usize> =
+    conv.len().checked_sub(1).map(|last| conv.unit_of(last)).into_iter().collect();
+  brought_back.extend(restored_units(conv, plan));
   // A new message answering calls of two units joins them: a message kept with one follows
   // the other's earlier drop (input no provider accepts; see docs/robustness.md).
   let joins_a_drop = |i: usize| {
     conv.units()[conv.unit_of(i)].members.iter().any(|&j| j < common && before.is_dropped(j))
   };
   let broken: Vec<usize> = (0..common)
-    .filter(|&i| !(decision.replanned() && brought_back.contains(&Some(conv.unit_of(i)))))
+    .filter(|&i| !(decision.replanned() && brought_back.contains(&conv.unit_of(i))))
     .filter(|&i| {
       let (was, now) = (before.action(i), plan.action(i));
       match was {

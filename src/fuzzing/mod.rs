@@ -313,13 +313,16 @@ fn check_strategy(
   if s.promises.fits_unless_protected && total > budget {
     // `Plan::conform` may keep a user message again in a format that wants one first, past
     // the budget by that unit: without it, the budget is met or only guarded units are left.
-    let restored = restored_unit(conv, &plan);
-    let restored_tokens = restored.map_or(0, |u| {
-      conv.units()[u].members.iter().map(|&i| plan.tokens_of(conv, i)).sum::<usize>()
-    });
+    let mut restored = restored_units(conv, &plan);
+    restored.dedup();
+    let restored_tokens: usize = restored
+      .iter()
+      .flat_map(|&u| conv.units()[u].members.iter())
+      .map(|&i| plan.tokens_of(conv, i))
+      .sum();
     let free: Vec<usize> = free_units_returned(conv, &plan, &guards)
       .into_iter()
-      .filter(|&u| Some(u) != restored)
+      .filter(|u| !restored.contains(u))
       .collect();
     ensure(
       free.is_empty() || total - restored_tokens <= budget,
@@ -390,21 +393,29 @@ fn has_meta(r: &crate::plan::Replacement, key: &str) -> bool {
 
 /// The unit [`Plan::conform`] keeps again: the last message's when a strategy returned nothing
 /// else, or the user message it keeps first in a format that wants one.
-fn restored_unit(conv: &Conversation<'_>, plan: &Plan) -> Option<usize> {
+fn restored_units(conv: &Conversation<'_>, plan: &Plan) -> Vec<usize> {
+  let mut restored = Vec::new();
   // A request needs a message: `Plan::conform` keeps the last message's unit again when a
-  // strategy returned nothing.
+  // strategy returned nothing...
   let last = conv.len().checked_sub(1).map(|i| conv.unit_of(i));
-  let returned_only_last =
-    (0..conv.len()).filter(|&i| !plan.is_dropped(i)).all(|i| Some(conv.unit_of(i)) == last);
-  if last.is_some() && returned_only_last {
-    return last;
+  let first_user =
+    |i: usize| conv.message(i).role == Role::User && conv.message(i).answers.is_empty();
+  let returned_only_last = (0..conv.len())
+    .filter(|&i| !plan.is_dropped(i))
+    .all(|i| Some(conv.unit_of(i)) == last || first_user(i));
+  if let Some(last) = last.filter(|_| returned_only_last) {
+    restored.push(last);
   }
+  // ...and, in a format that wants a user message first, the user message before it.
   if !conv.format().rules().first_must_be_user {
-    return None;
+    return restored;
   }
   let first =
-    (0..conv.len()).find(|&i| !plan.is_dropped(i) && !conv.message(i).role.is_instruction())?;
-  (conv.message(first).role == Role::User).then(|| conv.unit_of(first))
+    (0..conv.len()).find(|&i| !plan.is_dropped(i) && !conv.message(i).role.is_instruction());
+  if let Some(first) = first.filter(|&i| conv.message(i).role == Role::User) {
+    restored.push(conv.unit_of(first));
+  }
+  restored
 }
 
 /// The units with a message the plan returns although no guard asks for it.

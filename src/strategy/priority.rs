@@ -33,7 +33,7 @@ use crate::file_ops::file_operations;
 use crate::file_tracker::FileTracker;
 use crate::message::Role;
 use crate::placeholder::{PlaceholderFields, PlaceholderTemplate};
-use crate::plan::{replacement, Action, MetaValue, Plan, Replacement};
+use crate::plan::{replacement, Action, MetaValue, Opening, Plan, Replacement};
 use crate::strategy::{anchored_units, Outcome, Tally};
 use crate::tokens::{message_content_tokens, REPLY_PRIMING};
 
@@ -143,9 +143,13 @@ fn cut_unit(
   cut_within(conv, candidates, plan, tally, target, true)
 }
 
-/// Cuts `candidates` in turn, each by what is still missing, until the request fits `target`.
-/// With `all_or_nothing`, the cuts are kept only if the request then fits. Returns whether it
-/// fits.
+/// Cuts `candidates` (messages `plan` keeps as they are) in turn, each by what is still
+/// missing, until the request fits `target`. With `all_or_nothing`, the cuts are made only if
+/// the request then fits. Returns whether it fits.
+///
+/// Cost: nothing is copied, and when even cutting every candidate to the smallest cut
+/// ([`MIN_CUT_BUDGET`]) could not free what is missing, nothing is tokenised either, so a
+/// strategy may ask this of every unit it goes through.
 fn cut_within(
   conv: &Conversation<'_>,
   candidates: Vec<usize>,
@@ -154,19 +158,31 @@ fn cut_within(
   target: usize,
   all_or_nothing: bool,
 ) -> bool {
-  let (mut cut_plan, mut cut_tally) = (plan.clone(), *tally);
+  let missing = tally.total().saturating_sub(target);
+  if missing == 0 {
+    return true;
+  }
+  let most: usize = candidates.iter().map(|&i| conv.tokens(i).saturating_sub(MIN_CUT_BUDGET)).sum();
+  if all_or_nothing && most < missing {
+    return false;
+  }
+  let mut total = tally.total();
+  let mut cuts = Vec::new();
   for i in candidates {
-    let excess = cut_tally.total().saturating_sub(target);
+    let excess = total.saturating_sub(target);
     if excess == 0 {
       break;
     }
     if let Some(r) = cut_result(conv, i, excess) {
-      cut_tally.replace(conv, &mut cut_plan, i, r);
+      total = total - conv.tokens(i) + r.tokens;
+      cuts.push((i, r));
     }
   }
-  let fits = cut_tally.total() <= target;
+  let fits = total <= target;
   if fits || !all_or_nothing {
-    (*plan, *tally) = (cut_plan, cut_tally);
+    for (i, r) in cuts {
+      tally.replace(conv, plan, i, r);
+    }
   }
   fits
 }
@@ -251,9 +267,9 @@ fn backfill(
 
 /// Where the format wants the conversation to open with a user message (Anthropic), makes the
 /// plan open with one within `target`: [`Plan::conform`] keeps the latest user turn before the
-/// first returned message; while that puts the request over `target`, the earliest returned
-/// unit of `order` is dropped too, so the opening moves to a later user turn (down to the one
-/// [`anchored_units`] keeps).
+/// first returned message; while that would put the request over `target`, the earliest
+/// returned unit of `order` is dropped too, so the opening moves to a later user turn. Linear:
+/// [`Plan::conform_tokens`] follows the drops.
 fn fit_opening(
   conv: &Conversation<'_>,
   order: &[usize],
@@ -264,16 +280,11 @@ fn fit_opening(
   if !conv.format().rules().first_must_be_user {
     return;
   }
+  let mut opening = Opening::new(conv);
   let mut by_position: Vec<usize> = order.to_vec();
   by_position.sort_unstable();
   let mut next = by_position.iter();
-  loop {
-    let mut conformed = plan.clone();
-    conformed.conform(conv);
-    let total = Tally::of(conv, &conformed).total();
-    if total <= target {
-      return;
-    }
+  while tally.total() + plan.conform_tokens(conv, &mut opening) > target {
     let Some(&u) = next.find(|&&u| !plan.is_dropped(conv.units()[u].first())) else { return };
     tally.drop_unit(conv, plan, u);
   }
