@@ -13,7 +13,7 @@ use crate::plan::{Action, Plan};
 use crate::validate::{validate, validate_plan};
 
 use super::strategies::{max_context_options, priority_options, truncation_config, Bits};
-use super::{ensure, restored_units, Knobs, Violation};
+use super::{ensure, restored_units, restored_with_tokens, Knobs, Violation};
 
 const SUBJECT: &str = "cache_policy";
 
@@ -182,13 +182,7 @@ fn check_step(
       format!("dropped {:?}", plan.dropped())
     })?;
     let free = droppable_units_returned(conv, plan);
-    let mut restored = restored_units(conv, plan);
-    restored.dedup();
-    let restored_tokens: usize = restored
-      .iter()
-      .flat_map(|&u| conv.units()[u].members.iter())
-      .map(|&i| plan.tokens_of(conv, i))
-      .sum();
+    let (restored, restored_tokens) = restored_with_tokens(conv, plan);
     let free: Vec<usize> = free.into_iter().filter(|u| !restored.contains(u)).collect();
     ensure(
       free.is_empty() || total - restored_tokens <= low,

@@ -313,13 +313,7 @@ fn check_strategy(
   if s.promises.fits_unless_protected && total > budget {
     // `Plan::conform` may keep a user message again in a format that wants one first, past
     // the budget by that unit: without it, the budget is met or only guarded units are left.
-    let mut restored = restored_units(conv, &plan);
-    restored.dedup();
-    let restored_tokens: usize = restored
-      .iter()
-      .flat_map(|&u| conv.units()[u].members.iter())
-      .map(|&i| plan.tokens_of(conv, i))
-      .sum();
+    let (restored, restored_tokens) = restored_with_tokens(conv, &plan);
     let free: Vec<usize> = free_units_returned(conv, &plan, &guards)
       .into_iter()
       .filter(|u| !restored.contains(u))
@@ -416,6 +410,19 @@ fn restored_units(conv: &Conversation<'_>, plan: &Plan) -> Vec<usize> {
     restored.push(conv.unit_of(first));
   }
   restored
+}
+
+/// [`restored_units`], each once, with the tokens they return under `plan`.
+fn restored_with_tokens(conv: &Conversation<'_>, plan: &Plan) -> (Vec<usize>, usize) {
+  let mut restored = restored_units(conv, plan);
+  restored.sort_unstable();
+  restored.dedup();
+  let tokens = restored
+    .iter()
+    .flat_map(|&u| conv.units()[u].members.iter())
+    .map(|&i| plan.tokens_of(conv, i))
+    .sum();
+  (restored, tokens)
 }
 
 /// The units with a message the plan returns although no guard asks for it.
