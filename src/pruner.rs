@@ -26,13 +26,13 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::archive;
-use crate::classify::{classify_conversation, ClassifyOptions, ContentPriority};
+use crate::classify::{ClassifyOptions, ContentPriority};
 use crate::conversation::Conversation;
 use crate::error::{js_number, Error, ErrorKind, Result};
 use crate::file_ops::{file_operations, FileOp, FileOpKind};
 use crate::file_tracker::FileTracker;
 use crate::plan::Plan;
-use crate::strategy::priority::{trim_by_priority_keeping, unit_priorities, PriorityOptions};
+use crate::strategy::priority::{trim_by_priority_keeping, PriorityOptions, Removal};
 use crate::strategy::summarized::{trim_with_summary, Summary, SummaryOptions};
 
 /// Default `threshold`: prune from 80% of the window.
@@ -410,15 +410,10 @@ pub fn prune_summarized(
   for i in recent_from..n {
     keep[conv.unit_of(i)] = true;
   }
-  let classify = ClassifyOptions::default();
-  let priorities = unit_priorities(conv, &classify_conversation(conv, None, &classify));
-  for (u, p) in priorities.iter().enumerate() {
-    keep[u] |= p.is_protected();
-  }
   let run = |t: usize| {
     let options =
-      PriorityOptions { target_tokens: t, classify: classify.clone(), placeholder: None };
-    trim_by_priority_keeping(conv, None, &options, &keep, false)
+      PriorityOptions { target_tokens: t, classify: ClassifyOptions::default(), placeholder: None };
+    trim_by_priority_keeping(conv, None, &options, &keep, Removal::Archive)
   };
   let (trim, summary) = match summary {
     Some(options) => trim_with_summary(conv, target, options, run),

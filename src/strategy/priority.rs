@@ -70,23 +70,39 @@ pub fn trim_by_priority(
   tracker: Option<&FileTracker>,
   options: &PriorityOptions,
 ) -> PriorityTrim {
-  trim_by_priority_keeping(conv, tracker, options, &[], true)
+  trim_by_priority_keeping(conv, tracker, options, &[], Removal::Request)
+}
+
+/// How a priority trim may treat what it removes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Removal {
+  /// For a request: units may be cut to head and tail, and every tier goes when it must
+  /// ([`trim_by_priority`]).
+  Request,
+  /// For an archive (the pruner): units are only kept or dropped whole (a cut message would be
+  /// neither archived nor whole), and the tiers the seed never drops
+  /// ([`ContentPriority::is_protected`]) stay.
+  Archive,
 }
 
 /// [`trim_by_priority`] that also never drops the units flagged `true` in `keep` (indexed by
-/// unit; missing entries are `false`), e.g. the units of the last messages. Without `cuts`,
-/// units are only kept or dropped whole, never cut (the pruner archives what it removes, and
-/// a cut message would be neither archived nor whole).
+/// unit; missing entries are `false`), e.g. the units of the last messages, and removes as
+/// `removal` says.
 pub fn trim_by_priority_keeping(
   conv: &Conversation<'_>,
   tracker: Option<&FileTracker>,
   options: &PriorityOptions,
   keep: &[bool],
-  cuts: bool,
+  removal: Removal,
 ) -> PriorityTrim {
   let classification = classify_conversation(conv, tracker, &options.classify);
   let target = options.target_tokens;
-  let order = trim_order_keeping(conv, &classification, keep);
+  let mut order = trim_order_keeping(conv, &classification, keep);
+  let cuts = removal == Removal::Request;
+  if !cuts {
+    let priorities = unit_priorities(conv, &classification);
+    order.retain(|&u| !priorities[u].is_protected());
+  }
   let mut plan = Plan::keep_all(conv.len());
   let mut tally = Tally::keep_all(conv);
   let dropped = ladder(conv, &order, &mut plan, &mut tally, target, cuts);
@@ -633,10 +649,10 @@ mod tests {
     // Units: 0 [0], 1 [1], 2 [2,3], 3 [4,5], 4 [6,7], 5 [8,9], 6 [10]; order 2, 3, 5, 4, 1.
     let mut keep = vec![false; conv.units().len()];
     keep[2] = true;
-    let t = trim_by_priority_keeping(&conv, None, &options(0, 1), &keep, true);
+    let t = trim_by_priority_keeping(&conv, None, &options(0, 1), &keep, Removal::Request);
     assert_eq!(t.outcome.plan.dropped(), vec![1, 4, 5, 6, 7, 8, 9]);
     // A short table keeps nothing extra.
-    let t = trim_by_priority_keeping(&conv, None, &options(0, 1), &[true], true);
+    let t = trim_by_priority_keeping(&conv, None, &options(0, 1), &[true], Removal::Request);
     assert_eq!(t.outcome.plan.dropped(), (1..=9).collect::<Vec<_>>());
   }
 
