@@ -2,10 +2,11 @@
  * Context recall on real agent runs (issue 18; method in docs/quality.md). Run with
  * `npm run bench:recall`; writes `benchmark/RECALL.md` when run on the shared transcripts alone.
  *
- *   npm run bench:recall -- [DIR ...] [--no-write] [--out FILE] [--details FILE]
+ *   npm run bench:recall -- [DIR ...] [--no-shared] [--no-write] [--out FILE] [--details FILE]
  *
  * DIR: more folders of transcripts (OpenAI Chat Completions message arrays, `.json`), measured
- * together with the shared ones (then nothing is written unless `--out` is given).
+ * together with the shared ones (then nothing is written unless `--out` is given), or alone with
+ * `--no-shared` (runs held out from the rules' design).
  * `--details FILE` writes every turn's lost evidence as JSON, to see where a strategy loses.
  *
  * For every assistant message i of a transcript, the history before i is trimmed to
@@ -302,11 +303,14 @@ function report(runs: Run[], trimmers: Trimmer[], scores: Map<string, Score>): s
   return lines.join('\n')
 }
 
+/** The transcripts of `dir`: every `.json` file holding an array (other JSON, such as a list of
+ * sources, is skipped). */
 function loadRuns(dir: string): Run[] {
   return readdirSync(dir)
     .filter((f) => f.endsWith('.json'))
     .sort()
-    .map((f) => ({ name: f.replace(/\.json$/, ''), messages: JSON.parse(readFileSync(join(dir, f), 'utf8')) as Message[] }))
+    .map((f) => ({ name: f.replace(/\.json$/, ''), messages: JSON.parse(readFileSync(join(dir, f), 'utf8')) as unknown }))
+    .filter((r): r is Run => Array.isArray(r.messages))
 }
 
 async function main() {
@@ -318,12 +322,19 @@ async function main() {
     args.splice(k, 2)
     return v
   }
-  const noWrite = args.includes('--no-write')
-  if (noWrite) args.splice(args.indexOf('--no-write'), 1)
+  const option = (name: string) => {
+    const k = args.indexOf(name)
+    if (k >= 0) args.splice(k, 1)
+    return k >= 0
+  }
+  const noWrite = option('--no-write')
+  const noShared = option('--no-shared')
   const out = flag('--out')
   const detailsFile = flag('--details')
   const base = existsSync(sharedDir) ? sharedDir : bundledDir
-  const runs = [base, ...args].flatMap(loadRuns)
+  if (noShared && args.length === 0) throw new Error('--no-shared needs at least one folder of transcripts')
+  const folders = noShared ? args : [base, ...args]
+  const runs = folders.flatMap(loadRuns)
   const trimmers = [...LIBRARY, ...PEERS]
   const details: Loss[] | null = detailsFile ? [] : null
   const started = Date.now()
@@ -337,7 +348,7 @@ async function main() {
     const header = [
       '# Context recall on real agent runs',
       '',
-      `Written by \`npm run bench:recall\` (benchmark/recall.ts) on ${relative(root, base) || base}${args.length ? ` and ${args.join(', ')}` : ''}. The method is in [docs/quality.md](../docs/quality.md).`,
+      `Written by \`npm run bench:recall\` (benchmark/recall.ts) on ${folders.map((f) => relative(root, f) || f).join(', ')}. The method is in [docs/quality.md](../docs/quality.md).`,
       'Every strategy counts with the library\'s `estimateTokens` (o200k_base, OpenAI framing), so budgets are equal.',
       '',
     ].join('\n')

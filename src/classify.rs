@@ -13,7 +13,10 @@
 //! 4. The **current task** ([`current_task`]) is `CURRENT_TASK`.
 //! 5. A tool result about a file ([`crate::file_ops`]) is `MODIFIED_FILES` when the file was
 //!    modified in the session, else `RECENT_FILE_READS` when at most `recent_threshold` steps
-//!    old, else `STALE_TOOL_OUTPUTS`.
+//!    old, else `STALE_TOOL_OUTPUTS`. In a conversation, a read that is the newest operation on
+//!    its file stays `RECENT_FILE_READS` however old: it is the view of the file the agent
+//!    edits against (seed 004 says "recent"; on real runs the agent copies from the newest
+//!    view of a file long after reading it, docs/quality.md).
 //! 6. Any other tool result is `RECENT_TURNS` when at most `recent_threshold` steps old, else
 //!    `STALE_TOOL_OUTPUTS`.
 //! 7. Any other message is `RECENT_TURNS` when at most `preserve_recent_turns` steps old, else
@@ -31,7 +34,7 @@
 
 use crate::conversation::Conversation;
 use crate::dedup::{superseded_results, ToolNames};
-use crate::file_ops::{file_operations, FileOp};
+use crate::file_ops::{file_operations, FileOp, FileOpKind};
 use crate::file_tracker::FileTracker;
 use crate::message::{Message, Role};
 
@@ -320,6 +323,21 @@ pub fn classify_with_operations(
       classify_message(m, conv.tokens(i), operations.get(i).and_then(Option::as_ref), &ctx)
     })
     .collect();
+  // The newest view of a file is what an agent edits against, however old it is: a read that
+  // no later operation on its file follows stays a recent read (a later read or write of the
+  // file makes it stale below, or leaves the newer one as the file's view).
+  let mut newest: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+  for (i, op) in operations.iter().enumerate() {
+    if let Some(op) = op {
+      newest.insert(op.path.as_str(), i);
+    }
+  }
+  for &i in newest.values() {
+    let read = operations[i].as_ref().is_some_and(|op| op.kind == FileOpKind::Read && !op.failed);
+    if read && classes[i].priority == ContentPriority::StaleToolOutputs {
+      classes[i].priority = ContentPriority::RecentFileReads;
+    }
+  }
   // A result that a newer one supersedes shows what is no longer so: stale, whatever its file.
   for found in superseded_results(conv, &ToolNames::default()) {
     if let Some(c) = classes.get_mut(found.index) {
@@ -385,7 +403,7 @@ mod tests {
       user("Fix the bug"),                 // 6 CURRENT_TASK
       Message::text(Role::Assistant, "Looking."), // 7 step 0: old turn
       call("1", "read_file", r#"{"path":"/a"}"#), // 8 step 1
-      result("1", "aaa"),                  // 9 stale read
+      result("1", "aaa"),                  // 9 old, but /a's newest view: a recent read
       call("2", "execute_bash", r#"{"command":"ls"}"#), // 10 step 2
       result("2", "x y"),                  // 11 stale output
       call("3", "edit_file", r#"{"path":"/b"}"#), // 12 step 3
@@ -416,8 +434,8 @@ mod tests {
         Summarized,
         CurrentTask,
         OldHistory,
-        StaleToolOutputs,
-        StaleToolOutputs,
+        RecentFileReads,
+        RecentFileReads,
         StaleToolOutputs,
         StaleToolOutputs,
         // The edit of /b is superseded by the newer read of /b: stale, not protected.

@@ -20,7 +20,13 @@
 //! 3. the result's own header: `[File: P (N lines total after edit)]` is an edit, `[File: P (N
 //!    lines total)]` a read (SWE-agent, OpenHands agent skills), `Here's the result of running
 //!    `cat -n` on P:` a read, `The file P has been edited.` an edit, `File created successfully
-//!    at: P` a create (OpenHands editor).
+//!    at: P` a create (OpenHands editor);
+//! 4. for a shell tool (`bash`, `execute_bash`, … [`crate::dedup::DEFAULT_SHELL_TOOLS`]), the
+//!    first line of its command line when it is one simple command on one file
+//!    ([`shell_file_op`]): `cat > P << EOF` (or `cat << EOF > P`) is a create, `>> P` and
+//!    `sed -i … P` edits, `cat`/`head`/`tail`/`nl` with one file and `sed -n … P` reads (kind
+//!    and path both). Agents
+//!    that work through a shell alone (mini-swe-agent, Codex) read and write files this way.
 //!
 //! The **path** is the first of:
 //! 1. the call's arguments `path`, `file_path`, `filePath`, `file` or `filename` (a non-empty
@@ -33,8 +39,8 @@
 //! A relative path is joined to the `(Current directory: D)` footer of the same result when
 //! SWE-agent printed one, so `setup.py` and `/testbed/setup.py` name one file. Paths are
 //! otherwise kept as written. Directory listings (`Here's the files and directories …`) are
-//! not file operations. Without both a kind and a path there is no file operation: shell
-//! commands (`bash`, `execute_bash`) are never parsed.
+//! not file operations. Without both a kind and a path there is no file operation; any other
+//! shell command line (pipes, lists, several files) is none.
 //!
 //! A result that reports failure ([`FileOp::failed`]) — flagged `is_error`, or starting with
 //! `ERROR`, `Error:`, `Ran into [Errno`, `Your proposed edit has introduced` or `[No exact match
@@ -43,6 +49,7 @@
 use serde_json::{Map, Value};
 
 use crate::conversation::Conversation;
+use crate::dedup::{DEFAULT_SHELL_COMMAND_KEYS, DEFAULT_SHELL_TOOLS};
 
 /// What a tool did to a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -191,11 +198,102 @@ pub(crate) struct CallFacts {
 impl CallFacts {
   fn of(call: &crate::message::ToolCall) -> CallFacts {
     let args = parse_object(&call.arguments);
+    if DEFAULT_SHELL_TOOLS.contains(&call.name.as_str()) {
+      let shell = args
+        .as_ref()
+        .and_then(|a| DEFAULT_SHELL_COMMAND_KEYS.iter().find_map(|k| a.get(*k)?.as_str()))
+        .and_then(shell_file_op);
+      let (kind, path) = shell.unzip();
+      return CallFacts { args_kind: kind, name_kind: None, args_path: path };
+    }
     CallFacts {
       args_kind: args.as_ref().and_then(editor_command),
       name_kind: kind_for_tool_name(&call.name),
       args_path: args.as_ref().and_then(argument_path),
     }
+  }
+}
+
+/// Programs whose `PROGRAM [FLAGS] FILE` command line reads FILE (rule 4 of the module docs).
+const SHELL_READERS: &[&str] = &["cat", "head", "tail", "nl"];
+
+/// Rule 4 of the module docs: the file operation of a shell command line, if it is one simple
+/// command on one file. Its first line decides (a here-document's body follows it):
+/// - `cat > F << EOF` or `cat << EOF > F` (any delimiter, quoted or not) writes F whole, and
+///   `>> F` edits it;
+/// - `sed -i … F` edits F;
+/// - `cat`, `head`, `tail` or `nl` with flags and one file, or `sed -n … F`,
+///   reads F.
+///
+/// Pipes, lists, substitutions and globs on the first line make it no file operation.
+pub(crate) fn shell_file_op(command: &str) -> Option<(FileOpKind, String)> {
+  let line = command.trim_start().lines().next()?.trim();
+  if line.contains(['|', ';', '`', '*', '?']) || line.contains("&&") || line.contains("$(") {
+    return None;
+  }
+  let words: Vec<&str> = line.split_whitespace().collect();
+  let (&program, rest) = words.split_first()?;
+  let path = |raw: &str| {
+    let p = clean_path(raw)?;
+    let p = p.strip_prefix("./").unwrap_or(&p).to_string();
+    (!p.is_empty() && !p.starts_with('-') && !p.contains(['<', '>', '$'])).then_some(p)
+  };
+  // Redirections: `> F`, `>F`, `>> F`, `>>F`; a here-document `<<`.
+  let mut target = None;
+  let mut heredoc = false;
+  let mut operands = Vec::new();
+  let mut k = 0;
+  while k < rest.len() {
+    let w = rest[k];
+    if let Some(after) = w.strip_prefix("<<") {
+      heredoc = true;
+      if after.is_empty() || after == "-" {
+        k += 1;
+      }
+    } else if let Some(after) = w.strip_prefix('>') {
+      let (append, after) = match after.strip_prefix('>') {
+        Some(a) => (true, a),
+        None => (false, after),
+      };
+      let file = if after.is_empty() {
+        k += 1;
+        rest.get(k).copied()?
+      } else {
+        after
+      };
+      target = Some((if append { FileOpKind::Edit } else { FileOpKind::Create }, path(file)?));
+    } else if w.starts_with('<') || w.starts_with("2>") || w.starts_with('&') {
+      return None;
+    } else {
+      operands.push(w);
+    }
+    k += 1;
+  }
+  let flags = |ws: &[&str]| ws.iter().filter(|w| w.starts_with('-')).count();
+  match (program, target) {
+    ("cat", Some(t)) => (heredoc && operands.is_empty()).then_some(t),
+    (_, Some(_)) => None,
+    ("sed", None) => {
+      let file = path(operands.last()?)?;
+      if operands.iter().any(|w| w.starts_with("-i")) {
+        Some((FileOpKind::Edit, file))
+      } else if operands.first() == Some(&"-n") && operands.len() == 3 {
+        Some((FileOpKind::Read, file))
+      } else {
+        None
+      }
+    }
+    (reader, None) if SHELL_READERS.contains(&reader) && !heredoc => {
+      let files: Vec<&&str> = operands.iter().filter(|w| !w.starts_with('-')).collect();
+      // `head -n 20 F`: a flag's value is an operand too; the file is the last word.
+      let [.., file] = files.as_slice() else { return None };
+      let values_ok = files.len() == 1
+        || (files.len() == 2
+          && flags(&operands) >= 1
+          && files[0].chars().all(|c| c.is_ascii_digit()));
+      values_ok.then(|| path(file).map(|p| (FileOpKind::Read, p))).flatten()
+    }
+    _ => None,
   }
 }
 
@@ -490,8 +588,41 @@ mod tests {
       let args = format!(r#"{{"command":"{command}","path":"/w/a.py"}}"#);
       assert_eq!(op("str_replace_editor", &args, "ok"), ok(path, FileOpKind::Edit), "{command}");
     }
-    // A shell command in `command` is not a sub-command.
-    assert_eq!(op("bash", r#"{"command":"cat /w/a.py"}"#, "x"), None);
+    // A shell command in `command` is not a sub-command: rule 4 reads it.
+    assert_eq!(op("bash", r#"{"command":"cat /w/a.py"}"#, "x"), ok(path, FileOpKind::Read));
+    assert_eq!(op("bash", r#"{"command":"view /w/a.py"}"#, "x"), None);
+  }
+
+  #[test]
+  fn shell_command_lines_that_read_or_write_one_file() {
+    use FileOpKind::*;
+    let hit = |kind, path: &str| Some((kind, path.to_string()));
+    let table = [
+      ("cat ./pydicom/config.py", hit(Read, "pydicom/config.py")),
+      ("cat -n src/a.rs", hit(Read, "src/a.rs")),
+      ("head -100 tests/t.py", hit(Read, "tests/t.py")),
+      ("head -n 20 tests/t.py", hit(Read, "tests/t.py")),
+      ("tail -n 5 log.txt", hit(Read, "log.txt")),
+      ("sed -n '27,35p' django/views.py", hit(Read, "django/views.py")),
+      ("cat > pydicom/config.py << 'EOF'\nimport logging\nEOF", hit(Create, "pydicom/config.py")),
+      ("cat <<EOF > /w/t.py\nprint(1)\nEOF", hit(Create, "/w/t.py")),
+      ("cat >>notes.md <<'X'\nmore\nX", hit(Edit, "notes.md")),
+      ("sed -i 's/a b/c/' src/a.py", hit(Edit, "src/a.py")),
+      // Not one simple command on one file.
+      ("cat a.py b.py", None),
+      ("cat a.py | head", None),
+      ("cd /w && cat a.py", None),
+      ("cat src/*.py", None),
+      ("cat > out.txt", None),
+      ("echo hi > a.txt", None),
+      ("sed 's/a/b/' a.py", None),
+      ("grep -n foo a.py", None),
+      ("head -n", None),
+      ("cat $FILE", None),
+    ];
+    for (command, want) in table {
+      assert_eq!(shell_file_op(command), want, "{command}");
+    }
   }
 
   #[test]

@@ -138,7 +138,7 @@ fn pruning_every_transcript_keeps_the_recent_messages_and_validates() {
     vec![
       ("openhands-ponyc-4593.json", 15187, 8930, 8933, 32),
       ("openhands-ponyc-4595.json", 29476, 15105, 17338, 4),
-      ("openhands-resolver-dark-mode.json", 21157, 12357, 12445, 24),
+      ("openhands-resolver-dark-mode.json", 21157, 12437, 12445, 20),
       ("openhands-sdk-hello-world.json", 3717, 3614, 2186, 2),
       ("sweagent-ctf-i-got-id.json", 14091, 8268, 8288, 20),
       ("sweagent-ctf-katy.json", 8681, 5470, 5106, 20),

@@ -250,21 +250,11 @@ fn age_guards(conv: &Conversation<'_>, _: u64) -> Vec<Guard> {
 }
 
 /// What the priority strategies never drop: the [`anchored_units`] (system and developer
-/// messages, the last message's unit). The system messages are returned as they are; the other
-/// members of those units may be cut when they alone exceed the budget.
+/// messages, the last message's unit). Any of their members may be cut to head and tail (the
+/// system messages last of all) when they alone exceed the budget.
 fn priority_guards(conv: &Conversation<'_>, _: u64) -> Vec<Guard> {
   let anchored = anchored_units(conv);
-  (0..conv.len())
-    .map(|i| {
-      if !anchored[conv.unit_of(i)] {
-        Guard::Free
-      } else if conv.message(i).role.is_instruction() {
-        Guard::Untouched
-      } else {
-        Guard::Returned
-      }
-    })
-    .collect()
+  unit_guards(conv, (0..conv.len()).filter(|&i| anchored[conv.unit_of(i)]), Guard::Returned)
 }
 
 /// The units holding a message of a tier the seed never drops (system, agent instructions,

@@ -113,12 +113,15 @@ impl Tally {
     plan.drop_unit(conv, u);
   }
 
-  /// Returns again every message of unit `u` that `plan` dropped, in the plan and the tally.
+  /// Returns every message of unit `u` as it is again (those `plan` dropped or replaced), in
+  /// the plan and the tally.
   pub fn keep_unit(&mut self, conv: &Conversation<'_>, plan: &mut Plan, u: usize) {
     for &i in &conv.units()[u].members {
       if plan.is_dropped(i) {
         self.sum += conv.tokens(i);
         self.kept += 1;
+      } else {
+        self.sum = self.sum - plan.tokens_of(conv, i) + conv.tokens(i);
       }
     }
     plan.keep_unit(conv, u);

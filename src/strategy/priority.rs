@@ -31,7 +31,7 @@ use crate::conversation::Conversation;
 use crate::cut::{cut_middle, MIN_CUT_BUDGET};
 use crate::file_ops::file_operations;
 use crate::file_tracker::FileTracker;
-use crate::message::Role;
+use crate::message::{Content, Role};
 use crate::placeholder::{PlaceholderFields, PlaceholderTemplate};
 use crate::plan::{replacement, Action, MetaValue, Opening, Plan, Replacement};
 use crate::strategy::{anchored_units, Outcome, Tally};
@@ -98,39 +98,37 @@ pub fn trim_by_priority_keeping(
   let classification = classify_conversation(conv, tracker, &options.classify);
   let target = options.target_tokens;
   let mut order = trim_order_keeping(conv, &classification, keep);
-  let cuts = removal == Removal::Request;
-  if !cuts {
-    let priorities = unit_priorities(conv, &classification);
-    order.retain(|&u| !priorities[u].is_protected());
-  }
-  let mut plan = Plan::keep_all(conv.len());
-  let mut tally = Tally::keep_all(conv);
-  let dropped = ladder(conv, &order, &mut plan, &mut tally, target, cuts);
-  backfill(conv, &dropped, &mut plan, &mut tally, target);
+  let (mut plan, mut tally) = match removal {
+    Removal::Request => Shorten { conv, order: &order, target, shortening: Shortening::Cuts }.run(),
+    Removal::Archive => {
+      let priorities = unit_priorities(conv, &classification);
+      order.retain(|&u| !priorities[u].is_protected());
+      let mut plan = Plan::keep_all(conv.len());
+      let mut tally = Tally::keep_all(conv);
+      let dropped = ladder(conv, &order, &mut plan, &mut tally, target);
+      backfill(conv, &dropped, &mut plan, &mut tally, target);
+      (plan, tally)
+    }
+  };
   fit_opening(conv, &order, &mut plan, &mut tally, target);
-  if cuts {
+  if removal == Removal::Request {
     cut_anchors_to_fit(conv, &mut plan, &mut tally, target);
   }
   PriorityTrim { outcome: Outcome::new(conv, plan, target), classification }
 }
 
-/// Goes down the trimming order until the request fits `target`, and returns the units dropped
-/// whole, in that order. With `cuts`, each unit is first cut: when cutting its tool results to
-/// head and tail frees what is missing, that is done instead of dropping it.
+/// Goes down the trimming order until the request fits `target`, dropping units whole, and
+/// returns the units dropped, in that order.
 fn ladder(
   conv: &Conversation<'_>,
   order: &[usize],
   plan: &mut Plan,
   tally: &mut Tally,
   target: usize,
-  cuts: bool,
 ) -> Vec<usize> {
   let mut dropped = Vec::new();
   for &u in order {
     if tally.total() <= target {
-      break;
-    }
-    if cuts && cut_unit(conv, u, plan, tally, target) {
       break;
     }
     tally.drop_unit(conv, plan, u);
@@ -139,24 +137,23 @@ fn ladder(
   dropped
 }
 
-/// Cuts the tool results of unit `u`, the largest first, if that brings the request within
-/// `target`; else changes nothing. Returns whether it did.
-fn cut_unit(
-  conv: &Conversation<'_>,
-  u: usize,
-  plan: &mut Plan,
-  tally: &mut Tally,
-  target: usize,
-) -> bool {
+/// The messages of unit `u` that `plan` keeps as they are and a cut may shorten: tool results
+/// answering one call (a message answering several would get one text for all) and, with
+/// `plain`, user messages that answer nothing; the largest first.
+fn cuttable(conv: &Conversation<'_>, u: usize, plan: &Plan, plain: bool) -> Vec<usize> {
   let mut candidates: Vec<usize> = conv.units()[u]
     .members
     .iter()
     .copied()
     .filter(|&i| matches!(plan.action(i), Action::Keep))
-    .filter(|&i| conv.message(i).is_tool_result() && conv.message(i).answers.len() == 1)
+    .filter(|&i| {
+      let m = conv.message(i);
+      (m.is_tool_result() && m.answers.len() == 1)
+        || (plain && m.role == Role::User && m.answers.is_empty())
+    })
     .collect();
   largest_first(conv, &mut candidates);
-  cut_within(conv, candidates, plan, tally, target, true)
+  candidates
 }
 
 /// Cuts `candidates` (messages `plan` keeps as they are) in turn, each by what is still
@@ -208,35 +205,50 @@ fn largest_first(conv: &Conversation<'_>, indices: &mut [usize]) {
   indices.sort_by_key(|&i| (std::cmp::Reverse(conv.tokens(i)), i));
 }
 
-/// What [`cut_anchors_to_fit`] may cut, in the order it cuts them: the tool results (answering
-/// one call) and plain user messages of the [`anchored_units`] that `plan` keeps as they are,
-/// the largest first, and the last message last of all.
+/// What [`cut_anchors_to_fit`] may cut, in the order it cuts them, among the messages of the
+/// [`anchored_units`] that `plan` keeps as they are:
+/// 1. tool results (answering one call) and plain user messages, the largest first;
+/// 2. the last message;
+/// 3. the text of assistant messages whose content is a plain string (their tool calls stay
+///    whole; where calls sit inside the content, as in Anthropic's and the AI SDK's formats, the
+///    message is not cut);
+/// 4. the system and developer messages, the largest first.
 fn anchor_candidates(conv: &Conversation<'_>, plan: &Plan) -> Vec<usize> {
   let anchored = anchored_units(conv);
-  let cuttable = |i: usize| {
-    let m = conv.message(i);
-    anchored[conv.unit_of(i)]
-      && matches!(plan.action(i), Action::Keep)
-      && ((m.is_tool_result() && m.answers.len() == 1)
-        || (m.role == Role::User && m.answers.is_empty()))
-  };
   let Some(last) = conv.len().checked_sub(1) else { return Vec::new() };
-  let mut candidates: Vec<usize> = (0..last).filter(|&i| cuttable(i)).collect();
+  let kept = |i: usize| anchored[conv.unit_of(i)] && matches!(plan.action(i), Action::Keep);
+  let output = |i: usize| {
+    let m = conv.message(i);
+    (m.is_tool_result() && m.answers.len() == 1) || (m.role == Role::User && m.answers.is_empty())
+  };
+  let text = |i: usize| {
+    let m = conv.message(i);
+    m.role == Role::Assistant && matches!(m.content, Content::Text(_))
+  };
+  let instruction = |i: usize| conv.message(i).role.is_instruction();
+  let mut candidates: Vec<usize> = (0..last).filter(|&i| kept(i) && output(i)).collect();
   largest_first(conv, &mut candidates);
-  if cuttable(last) {
+  if kept(last) && output(last) {
     candidates.push(last);
   }
+  let mut texts: Vec<usize> = (0..=last).filter(|&i| kept(i) && text(i)).collect();
+  largest_first(conv, &mut texts);
+  let mut instructions: Vec<usize> = (0..=last).filter(|&i| kept(i) && instruction(i)).collect();
+  largest_first(conv, &mut instructions);
+  candidates.extend(texts);
+  candidates.extend(instructions);
   candidates
 }
 
 /// The last rung: when the units every strategy keeps ([`anchored_units`]) do not fit `target`
-/// on their own, their tool results and plain user messages are cut to head and tail
-/// ([`cut_middle`]): the other results of the last call first, the largest first, and the last
-/// message itself last of all, only if that brings the request within `target` (else nothing
-/// is cut, and the outcome is over budget). A request the provider refuses for its length helps
-/// no one; the head and the tail of an output carry its command and its status. Assistant
-/// messages are not cut: their content holds their tool calls in some formats. What is cut is
-/// reported by the cut marker and `_cutTokens`.
+/// on their own, they are cut to head and tail ([`cut_middle`]) in the order of
+/// [`anchor_candidates`], each by what is still missing: the other results of the last call,
+/// then the last message, then the assistant's own text, and the instructions last of all;
+/// only if that brings the request within `target` (else nothing is cut, and the outcome is
+/// over budget). A request the provider refuses for its length helps no one, and one without
+/// its last message leaves the agent blind to what it just did; the head and the tail of a
+/// text carry its command, its status and its closing instructions. What is cut is reported
+/// by the cut marker and `_cutTokens`.
 fn cut_anchors_to_fit(conv: &Conversation<'_>, plan: &mut Plan, tally: &mut Tally, target: usize) {
   if tally.total() > target {
     let candidates = anchor_candidates(conv, plan);
@@ -316,54 +328,86 @@ pub fn trim_with_placeholders(
   let (classification, tracker) = prepare(conv, tracker, &options.classify);
   let target = options.target_tokens;
   let order = trim_order(conv, &classification);
-  let template = options.placeholder.as_ref();
-  let shorten = Shorten {
-    conv,
-    order: &order,
+  let shortening = Shortening::Placeholders {
     classification: &classification,
     tracker: &tracker,
-    template,
-    target,
+    template: options.placeholder.as_ref(),
   };
-  // 1. Down the list: placeholders for tool results, removal of units without any.
-  let (mut plan, mut tally) = shorten.from(0);
-  if tally.total() > target {
-    // 2. Not enough: the fewest units, lowest first, to remove whole...
-    let mut cut = 0;
-    while cut < order.len() && tally.total() > target {
-      tally.drop_unit(conv, &mut plan, order[cut]);
-      cut += 1;
-    }
-    // 3. ...and, with those gone, placeholders again only as far down the list as needed, so
-    // that no unit is removed whole while a lower one is only shortened.
-    if tally.total() <= target {
-      (plan, tally) = shorten.from(cut);
-    }
-  }
+  let (mut plan, mut tally) = Shorten { conv, order: &order, target, shortening }.run();
   fit_opening(conv, &order, &mut plan, &mut tally, target);
   cut_anchors_to_fit(conv, &mut plan, &mut tally, target);
   debug_assert_eq!(tally.total(), plan.total_tokens(conv));
   PriorityTrim { outcome: Outcome::new(conv, plan, target), classification }
 }
 
-/// The placeholder pass of [`trim_with_placeholders`].
+/// How the priority strategies shorten a unit's tool results before dropping units whole.
+#[derive(Clone, Copy)]
+enum Shortening<'s> {
+  /// [`trim_by_priority`]: cut to head and tail ([`cut_result`]), each by what is still
+  /// missing, down to [`MIN_CUT_BUDGET`].
+  Cuts,
+  /// [`trim_with_placeholders`]: the [`placeholder`], when smaller than the result.
+  Placeholders {
+    classification: &'s [Classification],
+    tracker: &'s FileTracker,
+    template: Option<&'s PlaceholderTemplate>,
+  },
+}
+
+/// The ladder both priority strategies share: shorten down the trimming order, drop the fewest
+/// units whole when shortening everything is not enough, then bring back what still fits.
 struct Shorten<'s, 'c> {
   conv: &'s Conversation<'c>,
   order: &'s [usize],
-  classification: &'s [Classification],
-  tracker: &'s FileTracker,
-  template: Option<&'s PlaceholderTemplate>,
   target: usize,
+  shortening: Shortening<'s>,
 }
 
 impl Shorten<'_, '_> {
-  /// Removes the first `cut` units of the order, then shortens the next ones until the request
-  /// fits: tool results become placeholders (when smaller), units without results are removed.
-  fn from(&self, cut: usize) -> (Plan, Tally) {
+  /// 1. Down the order, each unit's tool results are shortened until the request fits; a unit
+  ///    without any is cut instead when that alone makes the request fit, else dropped.
+  /// 2. If everything shortened is still too much, the fewest units, first in the order, go
+  ///    whole, and the order is shortened again after them only as far as needed, so no unit
+  ///    is dropped whole while one after it in the order is only shortened.
+  /// 3. The dropped units come back, the most important first, whole when they fit, else
+  ///    shortened when that fits; then the shortened units that fit whole again are whole.
+  fn run(&self) -> (Plan, Tally) {
+    let (mut plan, mut tally, mut dropped) = self.from(0);
+    if tally.total() > self.target {
+      let mut cut = 0;
+      while cut < self.order.len() && tally.total() > self.target {
+        tally.drop_unit(self.conv, &mut plan, self.order[cut]);
+        cut += 1;
+      }
+      if tally.total() <= self.target {
+        (plan, tally, dropped) = self.from(cut);
+      }
+    }
+    for &u in dropped.iter().rev() {
+      self.restore(u, &mut plan, &mut tally);
+    }
+    // A unit shortened before a later one was dropped may have been shortened for nothing.
+    for &u in self.order.iter().rev() {
+      let members = &self.conv.units()[u].members;
+      if members.iter().any(|&i| matches!(plan.action(i), Action::Replace(_))) {
+        let now: usize = members.iter().map(|&i| plan.tokens_of(self.conv, i)).sum();
+        let whole: usize = members.iter().map(|&i| self.conv.tokens(i)).sum();
+        if tally.total() - now + whole <= self.target {
+          tally.keep_unit(self.conv, &mut plan, u);
+        }
+      }
+    }
+    (plan, tally)
+  }
+
+  /// Drops the first `cut` units of the order, then shortens the next ones until the request
+  /// fits. Returns the plan, its tally and the units dropped, in order.
+  fn from(&self, cut: usize) -> (Plan, Tally, Vec<usize>) {
     let conv = self.conv;
     let mut plan = Plan::keep_all(conv.len());
     let mut tally = Tally::keep_all(conv);
     let (removed, rest) = self.order.split_at(cut.min(self.order.len()));
+    let mut dropped = removed.to_vec();
     for &u in removed {
       tally.drop_unit(conv, &mut plan, u);
     }
@@ -371,21 +415,67 @@ impl Shorten<'_, '_> {
       if tally.total() <= self.target {
         break;
       }
-      let members = &conv.units()[u].members;
-      let results: Vec<usize> =
-        members.iter().copied().filter(|&i| conv.messages()[i].is_tool_result()).collect();
-      if results.is_empty() {
+      if !self.shorten(u, &mut plan, &mut tally) {
         tally.drop_unit(conv, &mut plan, u);
-        continue;
+        dropped.push(u);
       }
-      for i in results {
-        let r = placeholder(conv, i, &self.classification[i], self.tracker, self.template);
-        if r.tokens < conv.tokens(i) {
-          tally.replace(conv, &mut plan, i, r);
+    }
+    (plan, tally, dropped)
+  }
+
+  /// Shortens unit `u`: its tool results as [`Shortening`] says or, for a unit without any,
+  /// its plain user messages cut to head and tail when that alone makes the request fit.
+  /// Returns false when the unit has nothing to shorten and should go.
+  fn shorten(&self, u: usize, plan: &mut Plan, tally: &mut Tally) -> bool {
+    let conv = self.conv;
+    let members = &conv.units()[u].members;
+    if !members.iter().any(|&i| conv.message(i).is_tool_result()) {
+      let candidates = cuttable(conv, u, plan, true);
+      return !candidates.is_empty()
+        && cut_within(conv, candidates, plan, tally, self.target, true);
+    }
+    match self.shortening {
+      Shortening::Cuts => {
+        let candidates = cuttable(conv, u, plan, false);
+        cut_within(conv, candidates, plan, tally, self.target, false);
+      }
+      Shortening::Placeholders { classification, tracker, template } => {
+        for &i in members.iter().filter(|&&i| conv.message(i).is_tool_result()) {
+          let r = placeholder(conv, i, &classification[i], tracker, template);
+          if r.tokens < conv.tokens(i) {
+            tally.replace(conv, plan, i, r);
+          }
         }
       }
     }
-    (plan, tally)
+    true
+  }
+
+  /// Brings dropped unit `u` back if it fits: whole, else shortened (its tool results as
+  /// [`Shortening`] says, its plain user messages cut) when that fits. Returns whether it did.
+  fn restore(&self, u: usize, plan: &mut Plan, tally: &mut Tally) -> bool {
+    let conv = self.conv;
+    let members = &conv.units()[u].members;
+    let whole: usize = members.iter().map(|&i| conv.tokens(i)).sum();
+    let after = if tally.total() == 0 { whole + REPLY_PRIMING } else { tally.total() + whole };
+    tally.keep_unit(conv, plan, u);
+    if after <= self.target {
+      return true;
+    }
+    if let Shortening::Placeholders { classification, tracker, template } = self.shortening {
+      for &i in members.iter().filter(|&&i| conv.message(i).is_tool_result()) {
+        let r = placeholder(conv, i, &classification[i], tracker, template);
+        if r.tokens < conv.tokens(i) {
+          tally.replace(conv, plan, i, r);
+        }
+      }
+    }
+    let candidates = cuttable(conv, u, plan, true);
+    if cut_within(conv, candidates, plan, tally, self.target, true) {
+      return true;
+    }
+    tally.drop_unit(conv, plan, u);
+    false
   }
 }
 
@@ -590,6 +680,39 @@ mod tests {
   }
 
   #[test]
+  fn when_even_the_cut_last_unit_does_not_fit_the_assistant_text_then_the_instructions_are_cut() {
+    let mut thinking = call("1", "execute_bash", r#"{"command":"make"}"#);
+    thinking.content = crate::message::Content::Text("I will now build it. ".repeat(100));
+    let msgs = vec![
+      Message::text(Role::System, "Use the tools below carefully.\n".repeat(150)),
+      Message::text(Role::User, "task"),
+      thinking,
+      result("1", &"compiling module ...\n".repeat(100)),
+    ];
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    for t in [trim_by_priority, trim_with_placeholders] {
+      // The system message fits with the call, not with its text: the text is cut, the
+      // system message stays whole, the last message is cut to head and tail.
+      let budget = conv.tokens(0) + conv.tokens(2) / 2 + 60;
+      let out = t(&conv, None, &options(budget, 1)).outcome;
+      assert!(!out.over_budget && out.total_tokens <= budget);
+      assert!(matches!(out.plan.action(0), Action::Keep));
+      let Action::Replace(text) = out.plan.action(2) else { panic!("text not cut") };
+      assert!(
+        text.content.starts_with("I will now build it.")
+          && text.content.contains(" tokens cut ...]")
+      );
+      assert!(matches!(out.plan.action(3), Action::Replace(_)));
+      // Not even that: the system message is cut too, rather than the request refused.
+      let out = t(&conv, None, &options(conv.tokens(0) / 2, 1)).outcome;
+      assert!(!out.over_budget);
+      let Action::Replace(system) = out.plan.action(0) else { panic!("system not cut") };
+      assert!(system.content.starts_with("Use the tools below carefully."));
+      assert!(out.plan.check_units(&conv).is_ok());
+    }
+  }
+
+  #[test]
   fn a_unit_dropped_for_a_larger_one_comes_back_when_it_fits() {
     let msgs = vec![
       Message::text(Role::System, "s"),
@@ -614,18 +737,18 @@ mod tests {
   }
 
   #[test]
-  fn drops_lowest_priority_first_and_oldest_first_within_a_priority() {
+  fn shortens_lowest_priority_first_and_drops_whole_only_when_that_is_not_enough() {
     let msgs = session();
     let conv = Conversation::new(&msgs, Encoding::O200kBase);
     let all = trim_by_priority(&conv, None, &options(0, 1));
     let p: Vec<u32> = all.classification.iter().map(|c| c.priority.value()).collect();
-    // steps: 2,3 → 1; 4,5 → 2; 6,7 → 3; 8,9,10 → 4 (current).
-    // Calls take the priority of their results.
-    assert_eq!(p, vec![100, 80, 30, 30, 30, 30, 70, 70, 50, 50, 60]);
+    // steps: 2,3 → 1; 4,5 → 2; 6,7 → 3; 8,9,10 → 4 (current). Calls take the priority of
+    // their results; the old read of /w/a.ts is that file's newest view, so a recent read.
+    assert_eq!(p, vec![100, 80, 50, 50, 30, 30, 70, 70, 50, 50, 60]);
     // Units: 0 [0], 1 [1], 2 [2,3], 3 [4,5], 4 [6,7], 5 [8,9], 6 [10]. The system message and
     // the last unit are never trimmed; the seed's never-dropped tiers (the edit, the task) go
     // last.
-    assert_eq!(trim_order(&conv, &all.classification), vec![2, 3, 5, 4, 1]);
+    assert_eq!(trim_order(&conv, &all.classification), vec![3, 2, 5, 4, 1]);
     assert_eq!(all.outcome.plan.dropped(), (1..=9).collect::<Vec<_>>());
     assert!(all.outcome.over_budget);
     assert_eq!(all.outcome.total_tokens, conv.tokens(0) + conv.tokens(10) + 3);
@@ -634,12 +757,23 @@ mod tests {
     let t = trim_by_priority(&conv, None, &options(with_task, 1));
     assert_eq!(t.outcome.plan.dropped(), (2..=9).collect::<Vec<_>>());
     assert!(!t.outcome.over_budget);
-    // A budget that the oldest stale unit alone frees.
-    let first = conv.total_tokens() - conv.tokens(2) - conv.tokens(3);
-    let t = trim_by_priority(&conv, None, &options(first, 1));
-    assert_eq!(t.outcome.plan.dropped(), vec![2, 3]);
-    assert_eq!(t.outcome.saved_tokens, conv.tokens(2) + conv.tokens(3));
-    assert!(!t.outcome.over_budget && t.outcome.total_tokens == first);
+    // A budget that a cut of the stale bash output alone meets: only it is cut, by what is
+    // missing, and its call stays.
+    let budget = conv.total_tokens() - conv.tokens(5) / 2;
+    let t = trim_by_priority(&conv, None, &options(budget, 1));
+    assert_eq!(t.outcome.plan.replaced(), vec![5]);
+    assert!(t.outcome.plan.dropped().is_empty());
+    let Action::Replace(r) = t.outcome.plan.action(5) else { panic!("not cut") };
+    assert!(r.content.starts_with("FAIL test/b.test.ts") && r.content.contains(" tokens cut ...]"));
+    assert!(!t.outcome.over_budget && t.outcome.total_tokens <= budget);
+    // More than cuts free: units go whole, first in the order, and the rest is cut only as far
+    // as needed after them.
+    let cut_all =
+      conv.tokens(0) + conv.tokens(1) + conv.tokens(6) + conv.tokens(7) + conv.tokens(10);
+    let t = trim_by_priority(&conv, None, &options(cut_all + 3, 1));
+    assert!(!t.outcome.over_budget);
+    assert!(t.outcome.plan.is_dropped(4) && t.outcome.plan.is_dropped(5));
+    assert!(t.outcome.plan.check_units(&conv).is_ok());
   }
 
   #[test]
@@ -681,27 +815,29 @@ mod tests {
     let msgs = session();
     let conv = Conversation::new(&msgs, Encoding::O200kBase);
     let t = trim_with_placeholders(&conv, None, &options(conv.total_tokens() - 1, 1));
+    // The stale bash output goes first, with the generic placeholder.
     assert_eq!(t.outcome.plan.dropped(), Vec::<usize>::new());
-    assert_eq!(t.outcome.plan.replaced(), vec![3]);
-    assert_eq!(t.outcome.dropped, vec![3]);
-    let Action::Replace(r) = t.outcome.plan.action(3) else { panic!("not replaced") };
-    assert!(r.content.starts_with("[File: /w/a.ts\n  Lines: 81\n  Last accessed: 3 steps ago\n  Modified: no\n  Preview: const a = 1;\nconst a"));
-    assert!(r.content.ends_with("...\n\n  Use read_file to retrieve current content]"));
+    assert_eq!(t.outcome.plan.replaced(), vec![5]);
+    assert_eq!(t.outcome.dropped, vec![5]);
+    let Action::Replace(r) = t.outcome.plan.action(5) else { panic!("not replaced") };
+    assert_eq!(r.content, format!("[Content truncated - 2 steps ago - {} tokens]", conv.tokens(5)));
     assert_eq!(
       r.meta,
       vec![
         ("_truncated", MetaValue::Bool(true)),
-        ("_originalTokens", MetaValue::Number(conv.tokens(3) as f64))
+        ("_originalTokens", MetaValue::Number(conv.tokens(5) as f64))
       ]
     );
-    let after_first = conv.total_tokens() - conv.tokens(3) + r.tokens;
+    let after_first = conv.total_tokens() - conv.tokens(5) + r.tokens;
     assert_eq!(t.outcome.total_tokens, after_first);
     assert!(!t.outcome.over_budget);
-    // One token less: the bash output gets the generic placeholder too.
+    // One token less: the read of /w/a.ts gets the seed's file placeholder, which frees so
+    // much that the bash output is whole again.
     let t = trim_with_placeholders(&conv, None, &options(after_first - 1, 1));
-    assert_eq!(t.outcome.plan.replaced(), vec![3, 5]);
-    let Action::Replace(r) = t.outcome.plan.action(5) else { panic!("not replaced") };
-    assert_eq!(r.content, format!("[Content truncated - 2 steps ago - {} tokens]", conv.tokens(5)));
+    assert_eq!(t.outcome.plan.replaced(), vec![3]);
+    let Action::Replace(r) = t.outcome.plan.action(3) else { panic!("not replaced") };
+    assert!(r.content.starts_with("[File: /w/a.ts\n  Lines: 81\n  Last accessed: 3 steps ago\n  Modified: no\n  Preview: const a = 1;\nconst a"));
+    assert!(r.content.ends_with("...\n\n  Use read_file to retrieve current content]"));
   }
 
   #[test]
@@ -751,7 +887,9 @@ mod tests {
     let conv = Conversation::new(&msgs, Encoding::O200kBase);
     let template =
       PlaceholderTemplate::new("[content truncated - {age} steps ago, {tokens} tokens{path}]");
-    let o = PriorityOptions { placeholder: Some(template), ..options(conv.total_tokens() - 1, 0) };
+    // A budget that takes both placeholders: the bash output's, then the read's.
+    let budget = conv.total_tokens() - conv.tokens(5) + 10;
+    let o = PriorityOptions { placeholder: Some(template), ..options(budget, 0) };
     let t = trim_with_placeholders(&conv, None, &o);
     // The read of /w/a.ts (a file the tracker knows) and the bash output both use the template.
     let texts: Vec<String> = (0..msgs.len())
