@@ -127,7 +127,7 @@ impl Tally {
     plan.keep_unit(conv, u);
   }
 
-  /// Replaces message `i` (returned, not yet replaced) in the plan and the tally.
+  /// Replaces message `i` (returned, as it is or already replaced) in the plan and the tally.
   pub fn replace(
     &mut self,
     conv: &Conversation<'_>,

@@ -31,7 +31,7 @@ use crate::conversation::Conversation;
 use crate::cut::{cut_middle, MIN_CUT_BUDGET};
 use crate::file_ops::file_operations;
 use crate::file_tracker::FileTracker;
-use crate::message::{Content, Role};
+use crate::message::Role;
 use crate::placeholder::{PlaceholderFields, PlaceholderTemplate};
 use crate::plan::{replacement, Action, MetaValue, Opening, Plan, Replacement};
 use crate::strategy::{anchored_units, Outcome, Tally};
@@ -209,10 +209,10 @@ fn largest_first(conv: &Conversation<'_>, indices: &mut [usize]) {
 /// [`anchored_units`] that `plan` keeps as they are:
 /// 1. tool results (answering one call) and plain user messages, the largest first;
 /// 2. the last message;
-/// 3. the text of assistant messages whose content is a plain string (their tool calls stay
-///    whole; where calls sit inside the content, as in Anthropic's and the AI SDK's formats, the
-///    message is not cut);
-/// 4. the system and developer messages, the largest first.
+/// 3. the system and developer messages, the largest first.
+///
+/// Assistant messages are not cut: in Anthropic's and the AI SDK's formats their content holds
+/// their tool calls, and a strategy decides the same in every format.
 fn anchor_candidates(conv: &Conversation<'_>, plan: &Plan) -> Vec<usize> {
   let anchored = anchored_units(conv);
   let Some(last) = conv.len().checked_sub(1) else { return Vec::new() };
@@ -221,21 +221,14 @@ fn anchor_candidates(conv: &Conversation<'_>, plan: &Plan) -> Vec<usize> {
     let m = conv.message(i);
     (m.is_tool_result() && m.answers.len() == 1) || (m.role == Role::User && m.answers.is_empty())
   };
-  let text = |i: usize| {
-    let m = conv.message(i);
-    m.role == Role::Assistant && matches!(m.content, Content::Text(_))
-  };
-  let instruction = |i: usize| conv.message(i).role.is_instruction();
   let mut candidates: Vec<usize> = (0..last).filter(|&i| kept(i) && output(i)).collect();
   largest_first(conv, &mut candidates);
   if kept(last) && output(last) {
     candidates.push(last);
   }
-  let mut texts: Vec<usize> = (0..=last).filter(|&i| kept(i) && text(i)).collect();
-  largest_first(conv, &mut texts);
-  let mut instructions: Vec<usize> = (0..=last).filter(|&i| kept(i) && instruction(i)).collect();
+  let mut instructions: Vec<usize> =
+    (0..=last).filter(|&i| kept(i) && conv.message(i).role.is_instruction()).collect();
   largest_first(conv, &mut instructions);
-  candidates.extend(texts);
   candidates.extend(instructions);
   candidates
 }
@@ -243,12 +236,12 @@ fn anchor_candidates(conv: &Conversation<'_>, plan: &Plan) -> Vec<usize> {
 /// The last rung: when the units every strategy keeps ([`anchored_units`]) do not fit `target`
 /// on their own, they are cut to head and tail ([`cut_middle`]) in the order of
 /// [`anchor_candidates`], each by what is still missing: the other results of the last call,
-/// then the last message, then the assistant's own text, and the instructions last of all;
-/// only if that brings the request within `target` (else nothing is cut, and the outcome is
-/// over budget). A request the provider refuses for its length helps no one, and one without
-/// its last message leaves the agent blind to what it just did; the head and the tail of a
-/// text carry its command, its status and its closing instructions. What is cut is reported
-/// by the cut marker and `_cutTokens`.
+/// then the last message, and the instructions last of all; only if that brings the request
+/// within `target` (else nothing is cut, and the outcome is over budget). A request the
+/// provider refuses for its length helps no one, and one without its last message leaves the
+/// agent blind to what it just did; the head and the tail of a text carry its command, its
+/// status and its closing instructions. What is cut is reported by the cut marker and
+/// `_cutTokens`.
 fn cut_anchors_to_fit(conv: &Conversation<'_>, plan: &mut Plan, tally: &mut Tally, target: usize) {
   if tally.total() > target {
     let candidates = anchor_candidates(conv, plan);
@@ -370,7 +363,8 @@ impl Shorten<'_, '_> {
   ///    whole, and the order is shortened again after them only as far as needed, so no unit
   ///    is dropped whole while one after it in the order is only shortened.
   /// 3. The dropped units come back, the most important first, whole when they fit, else
-  ///    shortened when that fits; then the shortened units that fit whole again are whole.
+  ///    shortened when that fits; then the shortened units, the most important first, are
+  ///    whole again when they fit (cut results else cut less, to fill what is left).
   fn run(&self) -> (Plan, Tally) {
     let (mut plan, mut tally, mut dropped) = self.from(0);
     if tally.total() > self.target {
@@ -386,18 +380,44 @@ impl Shorten<'_, '_> {
     for &u in dropped.iter().rev() {
       self.restore(u, &mut plan, &mut tally);
     }
-    // A unit shortened before a later one was dropped may have been shortened for nothing.
+    // A unit shortened before a later one was dropped may have been shortened for nothing, or
+    // more than needed: whole again when it fits, else its results cut to fill what is left.
     for &u in self.order.iter().rev() {
-      let members = &self.conv.units()[u].members;
-      if members.iter().any(|&i| matches!(plan.action(i), Action::Replace(_))) {
-        let now: usize = members.iter().map(|&i| plan.tokens_of(self.conv, i)).sum();
-        let whole: usize = members.iter().map(|&i| self.conv.tokens(i)).sum();
-        if tally.total() - now + whole <= self.target {
-          tally.keep_unit(self.conv, &mut plan, u);
-        }
-      }
+      self.refill(u, &mut plan, &mut tally);
     }
     (plan, tally)
+  }
+
+  /// Gives shortened unit `u` back what the budget has left: whole when that fits, else (with
+  /// [`Shortening::Cuts`]; a placeholder stays a placeholder) each cut result cut again, less,
+  /// to fill it.
+  fn refill(&self, u: usize, plan: &mut Plan, tally: &mut Tally) {
+    let conv = self.conv;
+    let members = &conv.units()[u].members;
+    let shortened = |plan: &Plan, i: usize| matches!(plan.action(i), Action::Replace(_));
+    if !members.iter().any(|&i| shortened(plan, i)) {
+      return;
+    }
+    let now: usize = members.iter().map(|&i| plan.tokens_of(conv, i)).sum();
+    let whole: usize = members.iter().map(|&i| conv.tokens(i)).sum();
+    if tally.total() - now + whole <= self.target {
+      tally.keep_unit(conv, plan, u);
+      return;
+    }
+    if !matches!(self.shortening, Shortening::Cuts) {
+      return;
+    }
+    for &i in members {
+      let m = conv.message(i);
+      if !shortened(plan, i) || !m.is_tool_result() || m.answers.len() != 1 {
+        continue;
+      }
+      let room = plan.tokens_of(conv, i) + self.target.saturating_sub(tally.total());
+      let Some(r) = cut_result(conv, i, conv.tokens(i).saturating_sub(room)) else { continue };
+      if r.tokens > plan.tokens_of(conv, i) && r.tokens <= room {
+        tally.replace(conv, plan, i, r);
+      }
+    }
   }
 
   /// Drops the first `cut` units of the order, then shortens the next ones until the request
@@ -680,7 +700,7 @@ mod tests {
   }
 
   #[test]
-  fn when_even_the_cut_last_unit_does_not_fit_the_assistant_text_then_the_instructions_are_cut() {
+  fn when_even_the_cut_last_unit_does_not_fit_the_instructions_are_cut_last_of_all() {
     let mut thinking = call("1", "execute_bash", r#"{"command":"make"}"#);
     thinking.content = crate::message::Content::Text("I will now build it. ".repeat(100));
     let msgs = vec![
@@ -691,23 +711,21 @@ mod tests {
     ];
     let conv = Conversation::new(&msgs, Encoding::O200kBase);
     for t in [trim_by_priority, trim_with_placeholders] {
-      // The system message fits with the call, not with its text: the text is cut, the
-      // system message stays whole, the last message is cut to head and tail.
-      let budget = conv.tokens(0) + conv.tokens(2) / 2 + 60;
+      // The system message fits with the last unit once its output is cut: the system message
+      // stays whole, the assistant's text too.
+      let budget = conv.tokens(0) + conv.tokens(2) + 60;
       let out = t(&conv, None, &options(budget, 1)).outcome;
       assert!(!out.over_budget && out.total_tokens <= budget);
       assert!(matches!(out.plan.action(0), Action::Keep));
-      let Action::Replace(text) = out.plan.action(2) else { panic!("text not cut") };
-      assert!(
-        text.content.starts_with("I will now build it.")
-          && text.content.contains(" tokens cut ...]")
-      );
+      assert!(matches!(out.plan.action(2), Action::Keep));
       assert!(matches!(out.plan.action(3), Action::Replace(_)));
       // Not even that: the system message is cut too, rather than the request refused.
-      let out = t(&conv, None, &options(conv.tokens(0) / 2, 1)).outcome;
-      assert!(!out.over_budget);
+      let out = t(&conv, None, &options(conv.tokens(0), 1)).outcome;
+      assert!(!out.over_budget && out.total_tokens <= conv.tokens(0));
       let Action::Replace(system) = out.plan.action(0) else { panic!("system not cut") };
       assert!(system.content.starts_with("Use the tools below carefully."));
+      assert!(system.content.contains(" tokens cut ...]"));
+      assert!(matches!(out.plan.action(2), Action::Keep));
       assert!(out.plan.check_units(&conv).is_ok());
     }
   }
