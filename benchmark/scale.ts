@@ -7,8 +7,9 @@
  * - Sessions of 1,000, 4,000 and 25,000 messages replayed from the transcripts (benchmark/data.ts),
  *   and the 50 MB run: `openhands-ponyc-4595.json` replayed 556 times with fresh tool-call ids.
  * - Each CLI command (`stats --json`, `trim --budget 50% -o FILE --json`, `simulate --json`) runs
- *   in its own process, as a user runs it: the wall time, and the peak RSS that process reports
- *   on exit (benchmark/rss.cjs). Its fixed cost (Node's start, loading the addon and the encoding)
+ *   in its own process, as a user runs it: the wall time, and the peak RSS and CPU time (user +
+ *   system) that process reports on exit (benchmark/rss.cjs). On a shared machine the CPU time
+ *   is the steadier figure: it does not count the time the process waited for a core. Its fixed cost (Node's start, loading the addon and the encoding)
  *   is measured by the same command on a 2-message file (the fastest of three runs) and taken off before dividing by the
  *   number of messages.
  * - `classifyMessages` in this process: cold (the addon's token and message caches emptied, so
@@ -55,6 +56,8 @@ const COMMANDS: Array<{ name: string; args: (file: string, out: string) => strin
 interface Run {
   ms: number
   rss: number
+  /** CPU time, user + system, in ms. */
+  cpu: number
   finished: boolean
 }
 
@@ -71,9 +74,10 @@ function cli(argv: string[]): Run {
     maxBuffer: 1 << 26,
   })
   const ms = performance.now() - start
-  if (r.error || r.signal) return { ms, rss: NaN, finished: false }
+  if (r.error || r.signal) return { ms, rss: NaN, cpu: NaN, finished: false }
   if (r.status !== 0) throw new Error(`context-trim ${argv.join(' ')} exited with ${r.status}: ${r.stderr}`)
-  return { ms, rss: Number(readFileSync(rssFile, 'utf8')), finished: true }
+  const usage = JSON.parse(readFileSync(rssFile, 'utf8')) as { rss: number; cpu: number }
+  return { ms, rss: usage.rss, cpu: usage.cpu, finished: true }
 }
 
 function write(name: string, messages: Message[]): { file: string; bytes: number } {
@@ -90,10 +94,14 @@ const emptyCaches = () => {
   ct.setMessageCacheCapacity(messageCacheCapacity)
 }
 
-function time<T>(f: () => T): [T, number] {
+/** The result of `f`, its wall time and its CPU time (user + system of this process), in ms. */
+function time<T>(f: () => T): [T, number, number] {
+  const cpu = process.cpuUsage()
   const start = performance.now()
   const out = f()
-  return [out, performance.now() - start]
+  const wall = performance.now() - start
+  const used = process.cpuUsage(cpu)
+  return [out, wall, (used.user + used.system) / 1000]
 }
 
 const loadStart = os.loadavg()
@@ -103,8 +111,10 @@ ct.countTokens('load the encoding')
 // Fixed cost of every command: the same command on a 2-message history.
 const tiny = write('tiny', buildMessages(2))
 // The fastest of three runs: the others waited for the cores.
-const fixed = new Map(COMMANDS.map((c) => [c.name, Math.min(...[0, 1, 2].map(() => cli(c.args(tiny.file, join(dir, 'out.json'))).ms))]))
-log(`fixed cost: ${COMMANDS.map((c) => `${c.name} ${duration(fixed.get(c.name)!)}`).join(', ')}`)
+const tinyRuns = new Map(COMMANDS.map((c) => [c.name, [0, 1, 2].map(() => cli(c.args(tiny.file, join(dir, 'out.json'))))]))
+const fixed = new Map(COMMANDS.map((c) => [c.name, Math.min(...tinyRuns.get(c.name)!.map((r) => r.ms))]))
+const fixedCpu = new Map(COMMANDS.map((c) => [c.name, Math.min(...tinyRuns.get(c.name)!.map((r) => r.cpu))]))
+log(`fixed cost: ${COMMANDS.map((c) => `${c.name} ${duration(fixed.get(c.name)!)} (CPU ${duration(fixedCpu.get(c.name)!)})`).join(', ')}`)
 
 interface Row {
   size: number
@@ -112,6 +122,8 @@ interface Row {
   runs: Map<string, Run>
   classifyCold: number
   classifyWarm: number
+  classifyColdCpu: number
+  classifyWarmCpu: number
 }
 const rows: Row[] = []
 for (const size of sizes) {
@@ -125,11 +137,11 @@ for (const size of sizes) {
   }
   const fresh = JSON.parse(readFileSync(file, 'utf8')) as Message[]
   emptyCaches()
-  const [classes, classifyCold] = time(() => ct.classifyMessages(fresh))
+  const [classes, classifyCold, classifyColdCpu] = time(() => ct.classifyMessages(fresh))
   if (classes.length !== size) throw new Error(`classifyMessages gave ${classes.length} entries for ${size} messages`)
-  const [, classifyWarm] = time(() => ct.classifyMessages(fresh))
+  const [, classifyWarm, classifyWarmCpu] = time(() => ct.classifyMessages(fresh))
   log(`${size} classifyMessages: cold ${duration(classifyCold)}, warm ${duration(classifyWarm)}`)
-  rows.push({ size, bytes, runs, classifyCold, classifyWarm })
+  rows.push({ size, bytes, runs, classifyCold, classifyWarm, classifyColdCpu, classifyWarmCpu })
 }
 
 // The 50 MB run.
@@ -151,6 +163,7 @@ rmSync(dir, { recursive: true, force: true })
 // Report.
 
 const perMessage = (run: Run, name: string, size: number) => (run.finished ? Math.max(run.ms - fixed.get(name)!, 0) / size : NaN)
+const cpuPerMessage = (run: Run, name: string, size: number) => (run.finished ? Math.max(run.cpu - fixedCpu.get(name)!, 0) / size : NaN)
 const spread = (values: number[]) => {
   const finite = values.filter(Number.isFinite)
   if (finite.length < values.length) return 'not every size finished'
@@ -167,7 +180,7 @@ const lines: string[] = [
     .map((l) => l.toFixed(2))
     .join(', ')} at the end (2 cores: a load above 2 means the runs shared them, so read the ratios). Method: [docs/benchmark.md](../docs/benchmark.md#scale-benchmarkscalets).`,
   '',
-  `Each command runs in its own process. Fixed cost (the command on 2 messages: Node, the addon, the encoding): ${COMMANDS.map((c) => `${c.name} ${duration(fixed.get(c.name)!)}`).join(', ')}; it is taken off before dividing by the messages.`,
+  `Each command runs in its own process. Fixed cost (the command on 2 messages: Node, the addon, the encoding), wall and CPU: ${COMMANDS.map((c) => `${c.name} ${duration(fixed.get(c.name)!)} / ${duration(fixedCpu.get(c.name)!)}`).join(', ')}; it is taken off before dividing by the messages.`,
   '',
   table(
     ['messages', 'JSON', ...COMMANDS.map((c) => `${c.name}`), ...COMMANDS.map((c) => `${c.name} per message`), 'classifyMessages cold', 'per message', 'warm', 'per message'],
@@ -183,15 +196,34 @@ const lines: string[] = [
     ]),
   ),
   '',
+  'CPU time (user + system, fixed cost taken off) per message: the steadier figure when other processes share the cores.',
+  '',
+  table(
+    ['messages', ...COMMANDS.map((c) => `${c.name} CPU per message`), 'classifyMessages cold CPU per message', 'warm'],
+    rows.map((r) => [
+      r.size.toLocaleString('en-US'),
+      ...COMMANDS.map((c) => duration(cpuPerMessage(r.runs.get(c.name)!, c.name, r.size))),
+      duration(r.classifyColdCpu / r.size),
+      duration(r.classifyWarmCpu / r.size),
+    ]),
+  ),
+  '',
   'Largest over smallest time per message across the sizes (target: at most 2×):',
   '',
   table(
-    ['stats', 'trim', 'simulate', 'classifyMessages cold', 'classifyMessages warm'],
+    ['measure', 'stats', 'trim', 'simulate', 'classifyMessages cold', 'classifyMessages warm'],
     [
       [
+        'wall time',
         ...COMMANDS.map((c) => spread(rows.map((r) => perMessage(r.runs.get(c.name)!, c.name, r.size)))),
         spread(rows.map((r) => r.classifyCold / r.size)),
         spread(rows.map((r) => r.classifyWarm / r.size)),
+      ],
+      [
+        'CPU time',
+        ...COMMANDS.map((c) => spread(rows.map((r) => cpuPerMessage(r.runs.get(c.name)!, c.name, r.size)))),
+        spread(rows.map((r) => r.classifyColdCpu / r.size)),
+        spread(rows.map((r) => r.classifyWarmCpu / r.size)),
       ],
     ],
   ),
@@ -209,8 +241,8 @@ if (big) {
     `The 50 MB run: \`openhands-ponyc-4595.json\` replayed 556 times with fresh tool-call ids, ${big.messages.toLocaleString('en-US')} messages, ${mb(big.bytes)} of JSON (targets: 10 s and 1.5 GB each).`,
     '',
     table(
-      ['command', 'time', 'peak RSS', 'within 10 s and 1.5 GB'],
-      [...big.runs].map(([name, run]) => [name, shown(run), run.finished ? mb(run.rss) : '—', run.finished && run.ms <= 10_000 && run.rss <= 1.5e9 ? 'yes' : 'no']),
+      ['command', 'time', 'CPU time', 'peak RSS', 'within 10 s and 1.5 GB'],
+      [...big.runs].map(([name, run]) => [name, shown(run), run.finished ? duration(run.cpu) : '—', run.finished ? mb(run.rss) : '—', run.finished && run.ms <= 10_000 && run.rss <= 1.5e9 ? 'yes' : 'no']),
     ),
   )
 }

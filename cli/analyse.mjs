@@ -45,6 +45,24 @@ export function tiers(ct) {
 }
 
 /**
+ * Makes the addon's message cache large enough for the whole input, `count` messages read from
+ * `bytes` bytes of JSON. The CLI asks several questions about one conversation (tokens, tiers,
+ * files, then the trim), and each call reads the messages; the cache keeps what one call read for
+ * the next, within its bounds: a message seen once waits in probation, an eighth of the bounds,
+ * in two generations of half of that each (4 MiB of parsed messages by default, about 3 MB of
+ * JSON). A larger history would be read across the boundary again on every call, so the bounds
+ * are raised to 16 times the input's (a parsed message weighs about 1.5 times its JSON, hence 32
+ * times the bytes). A bound is not an allocation: the cache holds what was read, no more.
+ */
+export function holdInput(ct, count, bytes) {
+  if (typeof ct.setMessageCacheCapacity !== 'function' || typeof ct.messageCacheStats !== 'function') return
+  const { capacity, maxBytes } = ct.messageCacheStats()
+  const share = 8 * 2
+  if (capacity >= share * count && maxBytes >= share * 2 * bytes) return
+  ct.setMessageCacheCapacity(Math.max(capacity, share * count), { maxBytes: Math.max(maxBytes, share * 2 * bytes) })
+}
+
+/**
  * Reads a conversation with the addon: per message its role, tokens, step, priority tier and
  * why, the tools it calls or answers, and a text preview. Throws the addon's error (with its
  * `code`) on invalid messages.
@@ -52,24 +70,25 @@ export function tiers(ct) {
 export function analyse(ct, messages, { model, format } = {}) {
   const tokenOptions = clean({ model, format })
   const totalTokens = ct.estimateTokens(messages, tokenOptions)
-  const steps = ct.tagMessagesWithStep(messages).map((t) => t.step)
   const tools = toolsOf(messages)
   const tierNames = new Map(tiers(ct).map((t) => [t.value, t.name]))
-  // One pass for every message's tier: classifyMessage with { messages, index } analyses the
-  // whole conversation on each call.
+  // One pass for every message's tier, tokens and step: classifyMessage with { messages, index }
+  // analyses the whole conversation on each call, and a call per message (estimateMessageTokens)
+  // costs a crossing of the boundary each.
   const classify = typeof ct.classifyMessages === 'function'
   const classes = classify ? ct.classifyMessages(messages, tokenOptions) : null
+  const steps = classes ? null : ct.tagMessagesWithStep(messages).map((t) => t.step)
   const rows = messages.map((message, index) => {
+    const c = classes?.[index]
     const row = {
       index,
       role: message.role,
-      tokens: ct.estimateMessageTokens(message, tokenOptions),
-      step: steps[index],
+      tokens: c ? c.tokens : ct.estimateMessageTokens(message, tokenOptions),
+      step: c ? c.step : steps[index],
       calls: tools[index].calls,
       answers: tools[index].answers,
     }
-    if (classes) {
-      const c = classes[index]
+    if (c) {
       row.priority = c.priority
       row.tier = tierNames.get(c.priority) ?? String(c.priority)
       row.reason = reasonOf(c.metadata, row)
@@ -161,10 +180,11 @@ function resultsOf(rows, i) {
 /**
  * Runs a strategy of the addon and says, per input message, what happened to it: `kept` (the
  * very object came back), `placeholder` (a copy with new content came back in its place) or
- * `dropped`.
+ * `dropped`. `tokens`, when given, are the input messages' tokens (the analysis rows'), which a
+ * kept message still has; otherwise each returned message is counted on its own.
  */
 export function runTrim(ct, messages, opts) {
-  const { strategy, budget, placeholders, model, format, dropOrder } = opts
+  const { strategy, budget, placeholders, model, format, dropOrder, tokens } = opts
   const spec = STRATEGIES[strategy]
   const fn = strategy === 'priority' ? (placeholders ? 'trimWithPlaceholders' : 'trimByPriority') : spec.functions[0]
   requireFunction(ct, fn, `--strategy ${strategy}${placeholders ? ' --placeholders' : ''}`)
@@ -185,7 +205,7 @@ export function runTrim(ct, messages, opts) {
     const kept = o === messages[i]
     decisions[i] = {
       decision: kept ? 'kept' : 'placeholder',
-      tokensAfter: ct.estimateMessageTokens(o, tokenOptions),
+      tokensAfter: kept && tokens ? tokens[i] : ct.estimateMessageTokens(o, tokenOptions),
       output: o,
       note: kept ? undefined : placeholderNote(o),
     }

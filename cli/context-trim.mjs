@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-import { DEFAULT_DROP_ORDER, STRATEGIES, analyse, clean, decisionReason, runTrim, textOf, tiers, totalsBy } from './analyse.mjs'
+import { DEFAULT_DROP_ORDER, STRATEGIES, analyse, clean, decisionReason, holdInput, runTrim, textOf, tiers, totalsBy } from './analyse.mjs'
 import { renderHtmlReport } from './html.mjs'
 import { CliError, displayName, formatConversation, parseConversation, readInput } from './input.mjs'
 import { unknownModelWarning } from './models.mjs'
@@ -172,7 +172,9 @@ function addon() {
  */
 function load(ct, path, options, { systemField = false } = {}) {
   const name = displayName(path)
-  let parsed = parseConversation(readInput(path), name)
+  const text = readInput(path)
+  let parsed = parseConversation(text, name)
+  holdInput(ct, parsed.messages.length + 1, Buffer.byteLength(text))
   const system = parsed.form === 'object' ? parsed.wrapper.system : undefined
   if (systemField && system !== undefined) {
     if (typeof system !== 'string' && !Array.isArray(system)) {
@@ -324,7 +326,7 @@ function trim(ct, path, options) {
   const budget = budgetOf(options.budget, analysis.totalTokens)
   let result
   try {
-    result = runTrim(ct, parsed.messages, { ...opts, budget })
+    result = runTrim(ct, parsed.messages, { ...opts, budget, tokens: analysis.messages.map((r) => r.tokens) })
   } catch (e) {
     if (typeof e.code !== 'string' || !e.code.startsWith('INVALID_')) throw e
     throw new CliError(`${name}: ${e.message}`)

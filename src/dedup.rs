@@ -32,6 +32,7 @@ use serde_json::{Map, Value};
 use crate::conversation::Conversation;
 use crate::error::{js_number, Error, Result};
 use crate::file_ops::{file_operation, parse_object, reports_failure, FileOpKind};
+use crate::message::Message;
 use crate::plan::{replacement, MetaValue, Plan};
 use crate::strategy::Tally;
 
@@ -294,22 +295,30 @@ pub struct Context<'c, 'a> {
   pub conv: &'c Conversation<'a>,
   /// The tool names and argument keys.
   pub tools: &'c ToolNames,
-  /// Per message with tool calls, per call: the epoch.
-  epochs: BTreeMap<(usize, usize), usize>,
+  /// The epochs, found on first use: only a relative path that a shell result does not place
+  /// in a working directory needs them.
+  epochs: std::cell::OnceCell<Epochs>,
 }
 
-impl<'c, 'a> Context<'c, 'a> {
-  /// Analyses `conv` once for the deduplicators.
-  pub fn new(conv: &'c Conversation<'a>, tools: &'c ToolNames) -> Self {
-    let mut epochs = BTreeMap::new();
+/// Every tool call's working-directory epoch, calls in conversation order.
+struct Epochs {
+  /// Per message, the position of its first call in `of`.
+  first: Vec<usize>,
+  /// Per call, its epoch.
+  of: Vec<usize>,
+}
+
+impl Epochs {
+  fn new(conv: &Conversation<'_>, tools: &ToolNames) -> Epochs {
+    let mut first = Vec::with_capacity(conv.len());
+    let mut of = Vec::new();
     let mut epoch = 0;
-    for (i, m) in conv.messages().iter().enumerate() {
+    for m in conv.messages() {
+      first.push(of.len());
       for (c, call) in m.tool_calls.iter().enumerate() {
-        epochs.insert((i, c), epoch);
+        of.push(epoch);
         if contains(&tools.shell, &call.name) {
-          let args = parse_object(&call.arguments);
-          let changes_directory = args
-            .as_ref()
+          let changes_directory = arguments_of(m, c)
             .and_then(|a| string_arg(a, &tools.shell_command_keys))
             .is_some_and(|cmd| {
               cmd
@@ -322,12 +331,26 @@ impl<'c, 'a> Context<'c, 'a> {
         }
       }
     }
-    Context { conv, tools, epochs }
+    Epochs { first, of }
   }
 
-  /// The arguments of the call that message `i` answers, as a JSON object.
-  fn arguments(&self, i: usize) -> Option<Map<String, Value>> {
-    self.conv.call_arguments(i).and_then(parse_object)
+  /// The epoch of call `c` of message `i`.
+  fn get(&self, (i, c): (usize, usize)) -> Option<usize> {
+    self.of.get(self.first.get(i)? + c).copied()
+  }
+}
+
+impl<'c, 'a> Context<'c, 'a> {
+  /// The deduplicators' view of `conv`.
+  pub fn new(conv: &'c Conversation<'a>, tools: &'c ToolNames) -> Self {
+    Context { conv, tools, epochs: std::cell::OnceCell::new() }
+  }
+
+  /// The arguments of the call that message `i` answers, as a JSON object (parsed once per
+  /// call: see [`arguments_of`]).
+  fn arguments(&self, i: usize) -> Option<&'a Map<String, Value>> {
+    let (caller, c) = self.conv.answered_call(i)?;
+    arguments_of(self.conv.message(caller), c)
   }
 
   /// The shell command line of the call message `i` answers, if its tool is a shell tool.
@@ -336,21 +359,23 @@ impl<'c, 'a> Context<'c, 'a> {
     if !contains(&self.tools.shell, name) {
       return None;
     }
-    string_arg(&self.arguments(i)?, &self.tools.shell_command_keys)
+    string_arg(self.arguments(i)?, &self.tools.shell_command_keys)
   }
 
   /// The location key of `path` as tool result `i` names it; a relative path given to a shell
-  /// command is joined to the working directory the result reports, else keyed by the epoch.
-  fn shell_key(&self, i: usize, path: &str, text: &str) -> (String, String) {
+  /// command is joined to the working directory the result reports (`facts`), else keyed by the
+  /// epoch.
+  fn shell_key(&self, i: usize, path: &str, facts: &ResultText) -> (String, String) {
     let path = normalise(path);
     if is_absolute(&path) {
       return (path.clone(), path);
     }
-    if let Some(dir) = working_directory(text) {
+    if let Some(dir) = facts.working_directory.as_deref() {
       let joined = normalise(&format!("{}/{}", dir.trim_end_matches('/'), path));
       return (joined.clone(), joined);
     }
-    let epoch = self.conv.answered_call(i).and_then(|call| self.epochs.get(&call)).copied();
+    let epochs = self.epochs.get_or_init(|| Epochs::new(self.conv, self.tools));
+    let epoch = self.conv.answered_call(i).and_then(|call| epochs.get(call));
     (path.clone(), format!("cwd#{}:{path}", epoch.unwrap_or(0)))
   }
 
@@ -361,8 +386,63 @@ impl<'c, 'a> Context<'c, 'a> {
   /// idempotent).
   fn is_single_result(&self, i: usize) -> bool {
     let m = self.conv.message(i);
-    m.is_tool_result() && m.answers.len() <= 1 && !m.is_error && !is_placeholder(m)
+    m.is_tool_result() && m.answers.len() <= 1 && !m.is_error && !result_text(m).placeholder
   }
+}
+
+/// The arguments of call `c` of `message`, as a JSON object. Every call's arguments are parsed
+/// once and kept in the message's memo: a history trimmed again on every turn (an agent loop,
+/// the simulator) does not parse them again each time.
+fn arguments_of(message: &Message, c: usize) -> Option<&Map<String, Value>> {
+  message
+    .memo
+    .call_arguments
+    .get_or_init(|| message.tool_calls.iter().map(|call| parse_object(&call.arguments)).collect())
+    .get(c)?
+    .as_ref()
+}
+
+/// What the deduplicators read from a tool result's own text, found in one reading of it and
+/// kept in the message's memo (see [`result_text`]).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ResultText {
+  /// A placeholder of an earlier run ([`is_placeholder`]).
+  placeholder: bool,
+  /// [`reports_failure`].
+  reports_failure: bool,
+  /// [`shell_failed`].
+  shell_failed: bool,
+  /// [`editor_listing`].
+  editor_listing: Option<(u64, String, bool)>,
+  /// [`listing_coverage`].
+  listing_coverage: Option<Coverage>,
+  /// [`returns_content`].
+  returns_content: bool,
+  /// [`working_directory`].
+  working_directory: Option<String>,
+}
+
+impl ResultText {
+  fn of(m: &Message) -> ResultText {
+    if is_placeholder(m) {
+      return ResultText { placeholder: true, ..ResultText::default() };
+    }
+    let text = m.content_text();
+    ResultText {
+      placeholder: false,
+      reports_failure: reports_failure(&text),
+      shell_failed: shell_failed(&text),
+      editor_listing: editor_listing(&text),
+      listing_coverage: listing_coverage(&text),
+      returns_content: returns_content(&text),
+      working_directory: working_directory(&text).map(String::from),
+    }
+  }
+}
+
+/// The [`ResultText`] of `m`, found on the first call and kept in its memo.
+fn result_text(m: &Message) -> &ResultText {
+  m.memo.result_text.get_or_init(|| ResultText::of(m))
 }
 
 /// Files: a newer read or full write supersedes an older read, write or edit it covers; an
@@ -382,14 +462,14 @@ impl Deduplicator for IoContentDeduplicator {
     if !ctx.is_single_result(i) {
       return None;
     }
-    let text = ctx.conv.message(i).content_text();
+    let facts = result_text(ctx.conv.message(i));
     if let Some(command) = ctx.shell_command(i) {
       let cmd = simple_command(&command, "cat", CAT_FLAGS)?;
       let [path] = cmd.operands.as_slice() else { return None };
-      if shell_failed(&text) {
+      if facts.shell_failed {
         return None;
       }
-      let (path, key) = ctx.shell_key(i, path, &text);
+      let (path, key) = ctx.shell_key(i, path, facts);
       let scope = FileAccess { kind: FileOpKind::Read, coverage: Coverage::Whole };
       return Some(Access { path, key, noun: "read", scope });
     }
@@ -403,10 +483,9 @@ impl Deduplicator for IoContentDeduplicator {
     let (kind, path) = match configured {
       Some(kind) => {
         let path = args
-          .as_ref()
           .and_then(|a| string_arg(a, &ctx.tools.path_keys))
           .or_else(|| file_operation(ctx.conv, i).map(|op| op.path))?;
-        if reports_failure(&text) {
+        if facts.reports_failure {
           return None;
         }
         (kind, path)
@@ -422,16 +501,14 @@ impl Deduplicator for IoContentDeduplicator {
     let coverage = match kind {
       FileOpKind::Delete => return None,
       FileOpKind::Create => Coverage::Whole,
-      FileOpKind::Read => args
-        .as_ref()
-        .and_then(argument_range)
-        .or_else(|| listing_coverage(&text))
-        .unwrap_or(Coverage::Whole),
+      FileOpKind::Read => {
+        args.and_then(argument_range).or(facts.listing_coverage).unwrap_or(Coverage::Whole)
+      }
       FileOpKind::Edit => {
-        if returns_content(&text) {
+        if facts.returns_content {
           Coverage::Whole
         } else {
-          match listing_coverage(&text) {
+          match facts.listing_coverage {
             Some(Coverage::Lines(a, b)) => Coverage::Lines(a, b),
             Some(_) => Coverage::Whole,
             None => Coverage::Unknown,
@@ -479,13 +556,15 @@ impl Deduplicator for SurveyDirectoryDeduplicator {
     if !ctx.is_single_result(i) {
       return None;
     }
-    let text = ctx.conv.message(i).content_text();
+    let facts = result_text(ctx.conv.message(i));
     let listing = |path: String, key: String, scope: Listing| {
       Some(Access { path, key, noun: "listing", scope })
     };
-    if let Some((depth, path, hidden)) = editor_listing(&text) {
+    if let Some((depth, path, hidden)) = &facts.editor_listing {
+      let (depth, hidden) = (*depth, *hidden);
       let args = ctx.arguments(i);
-      let path = args.as_ref().and_then(|a| string_arg(a, &["path".to_string()])).unwrap_or(path);
+      let path =
+        args.and_then(|a| string_arg(a, &["path".to_string()])).unwrap_or_else(|| path.clone());
       let excludes = if hidden { [HIDDEN_FILTER.to_string()].into() } else { BTreeSet::new() };
       let path = normalise(&path);
       let scope = Listing { depth: Some(depth), excludes, details: BTreeSet::new() };
@@ -493,11 +572,11 @@ impl Deduplicator for SurveyDirectoryDeduplicator {
     }
     if let Some(command) = ctx.shell_command(i) {
       let cmd = simple_command(&command, "ls", LS_FLAGS)?;
-      if cmd.operands.len() > 1 || shell_failed(&text) {
+      if cmd.operands.len() > 1 || facts.shell_failed {
         return None;
       }
       let dir = cmd.operands.first().copied().unwrap_or(".");
-      let (path, key) = ctx.shell_key(i, dir, &text);
+      let (path, key) = ctx.shell_key(i, dir, facts);
       let mut excludes = BTreeSet::new();
       if !cmd.flags.contains(&'a') && !cmd.flags.contains(&'A') {
         excludes.insert(HIDDEN_FILTER.to_string());
@@ -507,12 +586,13 @@ impl Deduplicator for SurveyDirectoryDeduplicator {
       return listing(path, key, Listing { depth, excludes, details });
     }
     let name = ctx.conv.tool_name(i)?;
-    if !contains(&ctx.tools.list, name) || reports_failure(&text) {
+    if !contains(&ctx.tools.list, name) || facts.reports_failure {
       return None;
     }
-    let args = ctx.arguments(i).unwrap_or_default();
+    let no_arguments = Map::new();
+    let args = ctx.arguments(i).unwrap_or(&no_arguments);
     let tools = ctx.tools;
-    let path = normalise(&string_arg(&args, &tools.list_path_keys).unwrap_or_else(|| ".".into()));
+    let path = normalise(&string_arg(args, &tools.list_path_keys).unwrap_or_else(|| ".".into()));
     let recursive = tools.recursive_keys.iter().any(|k| args.get(k) == Some(&Value::Bool(true)));
     let depth = if recursive {
       None
@@ -702,7 +782,7 @@ const PLACEHOLDER_PREFIX: &str = "[superseded by a newer ";
 /// Whether `m` is a placeholder [`deduplicate`] wrote: one line, in brackets, from
 /// [`PLACEHOLDER_PREFIX`]. Results longer than any placeholder (4,096 UTF-16 units, a long
 /// path included) are rejected from their memoised length, without joining their text.
-fn is_placeholder(m: &crate::message::Message) -> bool {
+fn is_placeholder(m: &Message) -> bool {
   if m.content_utf16_len() > 4096 {
     return false;
   }
@@ -1159,6 +1239,64 @@ mod tests {
     // ({dist} ⊆ it); 4 ({*.log}) is not by 12. lib: 8 (recursive) is not by 10 (depth 1), 10 is
     // by 14 (recursive), and so is 8.
     assert_eq!(pairs(&msgs), vec![(6, 12), (8, 14), (10, 14)]);
+  }
+
+  #[test]
+  fn memoised_facts_belong_to_each_message_and_give_the_same_results_on_every_turn() {
+    let sh = |cmd: &str| format!(r#"{{"command":{}}}"#, serde_json::to_string(cmd).unwrap());
+    let (cat, ls, cd) = (sh("cat notes.txt"), sh("ls src"), sh("cd sub"));
+    let done = "[The command completed with exit code 0.]";
+    let msgs = session(&[
+      ("execute_bash", &cat, &big("v1")),
+      ("execute_bash", &ls, &big("a b")),
+      ("read_file", r#"{"path":"src/a.ts"}"#, &big("a1")),
+      ("execute_bash", &cd, done),
+      ("execute_bash", &cat, &big("v2")),
+      ("execute_bash", &ls, &big("a b c")),
+      ("read_file", r#"{"path":"./src//a.ts"}"#, &big("a2")),
+      ("execute_bash", &cat, &big("v3")),
+    ]);
+    // `cd` (8) starts a new working directory: the relative `cat` (2) and `ls` (4) before it are
+    // about other files than those after it.
+    let expected = vec![(6, 14), (10, 16)];
+    let found = |msgs: &[&Message]| -> Vec<(usize, usize, String)> {
+      let conv = Conversation::from_refs(msgs.to_vec(), Encoding::O200kBase);
+      let found = superseded_results(&conv, &ToolNames::default());
+      found.into_iter().map(|f| (f.index, f.by, f.path)).collect()
+    };
+    let refs: Vec<&Message> = msgs.iter().collect();
+    // Every prefix, as an agent loop (or the simulator) sends them turn after turn, on the same
+    // messages: the first prefix fills the memos, the later ones read them; fresh copies start
+    // with empty memos.
+    for end in 1..=refs.len() {
+      let cold: Vec<Message> = msgs[..end].to_vec();
+      let cold_refs: Vec<&Message> = cold.iter().collect();
+      assert_eq!(found(&refs[..end]), found(&cold_refs), "prefix of {end} messages");
+    }
+    let pairs: Vec<(usize, usize)> = found(&refs).iter().map(|f| (f.0, f.1)).collect();
+    assert_eq!(pairs, expected);
+    // The same result messages answering other calls: a result's memo holds what its own text
+    // says and a call's what its arguments say, so a result paired anew is keyed by its new call.
+    let (first, second) = (result("x", &big("v1")), result("y", &big("v2")));
+    let with = |tool: &str, args: &str| {
+      vec![
+        user("task"),
+        call("x", tool, args),
+        first.clone(),
+        call("y", tool, args),
+        second.clone(),
+      ]
+    };
+    let (shell, read) = (with("execute_bash", &cat), with("read_file", r#"{"path":"/r/b.ts"}"#));
+    fn shared<'m>(
+      msgs: &'m [Message],
+      first: &'m Message,
+      second: &'m Message,
+    ) -> Vec<&'m Message> {
+      vec![&msgs[0], &msgs[1], first, &msgs[3], second]
+    }
+    assert_eq!(found(&shared(&shell, &first, &second)), vec![(2, 4, "notes.txt".to_string())]);
+    assert_eq!(found(&shared(&read, &first, &second)), vec![(2, 4, "/r/b.ts".to_string())]);
   }
 
   #[test]

@@ -146,6 +146,11 @@ pub struct Memo {
   pub(crate) error_output: std::sync::OnceLock<bool>,
   /// The span marks of the content text, for the first minimum length asked (see `span_index`).
   span_marks: std::sync::OnceLock<crate::span_index::Marks>,
+  /// Each tool call's arguments parsed as a JSON object, if they are one (see `dedup`).
+  pub(crate) call_arguments:
+    std::sync::OnceLock<Vec<Option<serde_json::Map<String, serde_json::Value>>>>,
+  /// What the deduplicators read from the message's text (see `dedup`).
+  pub(crate) result_text: std::sync::OnceLock<crate::dedup::ResultText>,
   /// The file paths each tool call's arguments name (see `strategy::rolling::argument_paths`).
   pub(crate) call_paths: std::sync::OnceLock<Vec<Vec<String>>>,
   /// The content text cut to a token limit in an encoding, for the first limit and encoding

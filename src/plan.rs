@@ -10,7 +10,7 @@
 
 use crate::conversation::Conversation;
 use crate::message::{Content, Message, Part, Role};
-use crate::tokens::{content_tokens, count_tokens, message_tokens, Encoding};
+use crate::tokens::{count_tokens, message_content_tokens, message_tokens, Encoding};
 
 /// A value of a metadata field added to a replaced message (e.g. `_truncated: true`).
 #[derive(Debug, Clone, PartialEq)]
@@ -408,7 +408,9 @@ pub fn replacement(
         .collect();
       (results.iter().map(|t| count_tokens(t, encoding)).sum::<usize>(), new * results.len())
     }
-    other => (content_tokens(other, encoding), new),
+    // The content's count, memoised in the message: a strategy that replaces the same message
+    // on every turn does not hash its whole text again to find the count.
+    _ => (message_content_tokens(m, encoding), new),
   };
   let tokens = conv.tokens(i) - old.min(conv.tokens(i)) + added;
   Replacement { content, meta, tokens }

@@ -438,21 +438,21 @@ fn count_message(message: &Message, encoding: Encoding) -> usize {
   n
 }
 
-/// The tokens of a role's name (1 in every encoding, counted once).
+/// The tokens of a role's name (1 in every encoding), counted once per encoding, when a message
+/// is first counted in it: counting every encoding's at once would load all five tokenizers
+/// (about a second, and their tables' memory) in a process that uses one.
 fn role_tokens(role: crate::message::Role, encoding: Encoding) -> usize {
+  use crate::message::Role;
   use std::sync::OnceLock;
-  static TABLE: OnceLock<Vec<usize>> = OnceLock::new();
-  let table = TABLE.get_or_init(|| {
-    let mut t = vec![0; ENCODING_COUNT * crate::message::Role::ALL.len()];
-    for e in Encoding::ALL {
-      for (r, role) in crate::message::Role::ALL.iter().enumerate() {
-        t[e as usize * crate::message::Role::ALL.len() + r] = count_tokens(role.as_str(), e);
-      }
+  static TABLES: [OnceLock<[usize; Role::ALL.len()]>; ENCODING_COUNT] =
+    [const { OnceLock::new() }; ENCODING_COUNT];
+  let r = Role::ALL.iter().position(|x| *x == role).unwrap_or(0);
+  match TABLES.get(encoding as usize) {
+    Some(table) => {
+      table.get_or_init(|| Role::ALL.map(|role| count_tokens(role.as_str(), encoding)))[r]
     }
-    t
-  });
-  let r = crate::message::Role::ALL.iter().position(|x| *x == role).unwrap_or(0);
-  table[encoding as usize * crate::message::Role::ALL.len() + r]
+    None => count_tokens(role.as_str(), encoding),
+  }
 }
 
 /// The tokens of a content value: text is counted, each image is [`IMAGE_PART_TOKENS`].
