@@ -1757,7 +1757,7 @@ export declare function trimByPriorityAsync<M extends AnyMessageInput = Message>
  * UTF-8, not JSON, or has no messages array; `INVALID_MESSAGE` naming the message's index
  * and field, as {@link trimByPriority}.
  */
-export declare function trimByPriorityJson(body: string | Uint8Array, options: TrimOptions): TrimJsonResult
+export declare function trimByPriorityJson<B extends string | Uint8Array = string>(body: B, options: TrimOptions): TrimJsonResult & { body: B extends string ? string : Buffer }
 
 /**
  * Trims a conversation to `targetTokens` and returns the messages, as nanocoder's
@@ -1885,9 +1885,10 @@ export interface TrimJsonResult {
    * shortened messages (cut, or placeholders) are rewritten compactly with their other fields
    * in order, as `JSON.stringify` writes the copies {@link trimByPriority} returns (without
    * the hidden `_truncated`-style metadata, which `JSON.stringify` leaves out there too); an
-   * inserted summary is `{"role":"user","content":…}`.
+   * inserted summary is `{"role":"user","content":…}`. A string when the body was given as
+   * a string, else a `Buffer` of UTF-8 (no string is made: a server sends it as it is).
    */
-  body: string
+  body: string | Buffer
   /** The indices (in the body's messages) of the messages dropped, in order. */
   dropped: Array<number>
   /** The indices of the messages returned shortened (cut, or replaced by a placeholder). */
@@ -2043,7 +2044,7 @@ export declare function trimWithPlaceholdersAsync<M extends AnyMessageInput = Me
  * {@link trimWithPlaceholders} on a request body given as JSON text, as
  * {@link trimByPriorityJson} does for {@link trimByPriority}.
  */
-export declare function trimWithPlaceholdersJson(body: string | Uint8Array, options: TrimOptions): TrimJsonResult
+export declare function trimWithPlaceholdersJson<B extends string | Uint8Array = string>(body: B, options: TrimOptions): TrimJsonResult & { body: B extends string ? string : Buffer }
 
 /**
  * Replaces tool outputs older than `maxAge` steps with a placeholder, and cuts younger ones

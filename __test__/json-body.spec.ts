@@ -88,7 +88,7 @@ test('kept messages are their original bytes, and the body around the messages i
   t.true(kept > 0 && got.dropped.length > 0)
 })
 
-test('a Buffer is read as UTF-8 without JSON.parse, with the same result as the string', (t) => {
+test('a Buffer is read as UTF-8 without JSON.parse, and the body comes back as a Buffer with the same bytes as from the string', (t) => {
   const messages = [
     { role: 'system', content: 'Be brief. 東京 🚀' },
     { role: 'user', content: 'é'.repeat(400) },
@@ -97,8 +97,14 @@ test('a Buffer is read as UTF-8 without JSON.parse, with the same result as the 
   ]
   const text = JSON.stringify(messages)
   const options = { targetTokens: 60 }
-  t.deepEqual(ct.trimByPriorityJson(Buffer.from(text), options), ct.trimByPriorityJson(text, options))
-  t.deepEqual(ct.trimByPriorityJson(new TextEncoder().encode(text), options), ct.trimByPriorityJson(text, options))
+  const fromString = ct.trimByPriorityJson(text, options)
+  t.is(typeof fromString.body, 'string')
+  for (const bytes of [Buffer.from(text), new TextEncoder().encode(text)]) {
+    const got = ct.trimByPriorityJson(bytes, options)
+    t.true(Buffer.isBuffer(got.body))
+    t.deepEqual({ ...got, body: got.body.toString('utf8') }, fromString)
+  }
+  t.true(fromString.dropped.length > 0)
 })
 
 test('arguments objects are counted from their JSON.stringify text, key order and number spelling included', (t) => {
@@ -151,6 +157,7 @@ test('bad bodies are coded errors naming the body, the message index or the fiel
     const err = t.throws(() => ct.trimByPriority(JSON.parse(body), options)) as CodedError
     t.is(code(() => ct.trimByPriorityJson(body, options)), `${err.code}: ${err.message}`, body)
   }
+  t.regex(code(() => ct.trimByPriorityJson('[{"role":"user","content":"\\ud800"}]', options)), /^INVALID_MESSAGE: messages\[0\]: could not be read: .*escape/)
   t.regex(code(() => ct.trimByPriorityJson('[]', {} as never)), /^INVALID_OPTION: .*targetTokens/)
   t.regex(code(() => ct.trimByPriorityJson('[]', { targetTokens: 10, summarizer: async () => 's' } as never)), /summarizer/)
 })

@@ -73,37 +73,49 @@ pub struct Body<'a> {
 impl<'a> Body<'a> {
   /// Finds the messages of a body.
   ///
+  /// One pass over the text that follows its structure (brackets, braces, commas, strings
+  /// skipped to their closing quote) without decoding anything: the messages themselves are
+  /// parsed only when the message cache does not hold their text, and a text it holds was
+  /// parsed whole before. Outside the messages array, only the structure is checked (the body
+  /// is returned as it was there).
+  ///
   /// # Errors
   ///
   /// `INVALID_ARGUMENT` on `body` when the text is not JSON, or is neither an array nor an
   /// object with a `messages` array.
   pub fn parse(text: &'a str) -> Result<Body<'a>> {
     let invalid = |detail: String| Error::new(ErrorKind::InvalidArgument, "body", detail);
-    let not_json = |e: serde_json::Error| invalid(format!("is not valid JSON: {e}"));
-    let trimmed = text.trim_start_matches([' ', '\t', '\n', '\r']);
-    let array: &'a RawValue = if trimmed.starts_with('{') {
-      let Entries(entries) = serde_json::from_str(text).map_err(not_json)?;
-      let Some((_, messages)) = entries.into_iter().rev().find(|(k, _)| k == "messages") else {
-        return Err(invalid("must be an array of messages or an object with `messages`".into()));
-      };
-      messages
-    } else {
-      serde_json::from_str(text).map_err(not_json)?
+    let mut scan = Scanner { bytes: text.as_bytes(), at: 0 };
+    scan.skip_space();
+    let (array, messages) = match scan.peek() {
+      Some(b'[') => {
+        let start = scan.at;
+        let messages = scan.array_items().map_err(|e| invalid(e.describe(text)))?;
+        (start..scan.at, messages)
+      }
+      Some(b'{') => {
+        let found = scan.find_messages().map_err(|e| invalid(e.describe(text)))?;
+        match found {
+          Some(Ok(found)) => found,
+          Some(Err(got)) => return Err(invalid(format!("messages must be an array, got {got}"))),
+          None => {
+            return Err(invalid("must be an array of messages or an object with `messages`".into()))
+          }
+        }
+      }
+      _ => {
+        let got = json_type_name(&text.as_bytes()[scan.at..]);
+        return Err(invalid(format!(
+          "must be an array of messages or an object with `messages`, got {got}"
+        )));
+      }
     };
-    let items: Vec<&'a RawValue> = serde_json::from_str(array.get()).map_err(|_| {
-      let got = json_type_name(array.get());
-      invalid(if trimmed.starts_with('{') {
-        format!("messages must be an array, got {got}")
-      } else {
-        format!("must be an array of messages or an object with `messages`, got {got}")
-      })
-    })?;
-    let start = offset_in(text, array.get());
-    Ok(Body {
-      text,
-      array: start..start + array.get().len(),
-      messages: items.into_iter().map(RawValue::get).collect(),
-    })
+    scan.skip_space();
+    if scan.at < text.len() {
+      return Err(invalid(Malformed(scan.at).describe(text)));
+    }
+    let messages = messages.into_iter().map(|r| &text[r]).collect();
+    Ok(Body { text, array, messages })
   }
 
   /// Each message's JSON text, in order.
@@ -162,14 +174,197 @@ impl<'a> Body<'a> {
   }
 }
 
-/// Where `inner` (a slice of `outer`) starts in `outer`.
-fn offset_in(outer: &str, inner: &str) -> usize {
-  (inner.as_ptr() as usize).saturating_sub(outer.as_ptr() as usize).min(outer.len())
+/// Where the structure of a body breaks: a byte offset.
+struct Malformed(usize);
+
+impl Malformed {
+  fn describe(&self, text: &str) -> String {
+    let before = &text[..floor_boundary(text, self.0)];
+    let line = before.matches('\n').count() + 1;
+    let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    match text.get(self.0..).and_then(|t| t.chars().next()) {
+      Some(c) => format!("is not valid JSON: unexpected {c:?} at line {line} column {column}"),
+      None => format!("is not valid JSON: it ends early, at line {line} column {column}"),
+    }
+  }
 }
 
+fn floor_boundary(text: &str, mut at: usize) -> usize {
+  at = at.min(text.len());
+  while !text.is_char_boundary(at) {
+    at -= 1;
+  }
+  at
+}
+
+/// A cursor over a body's bytes that follows the JSON structure without decoding values.
+struct Scanner<'a> {
+  bytes: &'a [u8],
+  at: usize,
+}
+
+type Scan<T> = std::result::Result<T, Malformed>;
+
+impl Scanner<'_> {
+  fn peek(&self) -> Option<u8> {
+    self.bytes.get(self.at).copied()
+  }
+
+  fn skip_space(&mut self) {
+    while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+      self.at += 1;
+    }
+  }
+
+  fn expect(&mut self, byte: u8) -> Scan<()> {
+    self.skip_space();
+    if self.peek() != Some(byte) {
+      return Err(Malformed(self.at));
+    }
+    self.at += 1;
+    Ok(())
+  }
+
+  /// Skips a string (the cursor on its opening quote); returns its bytes, quotes included.
+  fn string(&mut self) -> Scan<std::ops::Range<usize>> {
+    let start = self.at;
+    self.at += 1;
+    loop {
+      match memchr::memchr2(b'"', b'\\', &self.bytes[self.at..]) {
+        None => return Err(Malformed(self.bytes.len())),
+        Some(i) if self.bytes[self.at + i] == b'"' => {
+          self.at += i + 1;
+          return Ok(start..self.at);
+        }
+        // A backslash escapes the next byte (a `\uXXXX` escape's digits need no care).
+        Some(i) => self.at += i + 2,
+      }
+      if self.at > self.bytes.len() {
+        return Err(Malformed(self.bytes.len()));
+      }
+    }
+  }
+
+  /// Skips one value; returns its bytes.
+  fn value(&mut self) -> Scan<std::ops::Range<usize>> {
+    self.skip_space();
+    let start = self.at;
+    match self.peek() {
+      Some(b'"') => {
+        self.string()?;
+      }
+      Some(b'[') => {
+        self.array_items()?;
+      }
+      Some(b'{') => {
+        self.object(|_, _| Ok(()))?;
+      }
+      Some(b't' | b'f' | b'n' | b'-' | b'0'..=b'9') => {
+        while matches!(self.peek(), Some(b'a'..=b'z' | b'0'..=b'9' | b'-' | b'+' | b'.' | b'E')) {
+          self.at += 1;
+        }
+        let token = &self.bytes[start..self.at];
+        let number =
+          token.iter().all(|b| matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'));
+        if !(number || token == b"true" || token == b"false" || token == b"null") {
+          return Err(Malformed(start));
+        }
+      }
+      _ => return Err(Malformed(self.at)),
+    }
+    Ok(start..self.at)
+  }
+
+  /// Skips an array (the cursor on its `[`); returns each item's bytes.
+  fn array_items(&mut self) -> Scan<Vec<std::ops::Range<usize>>> {
+    self.at += 1;
+    let mut items = Vec::new();
+    self.skip_space();
+    if self.peek() == Some(b']') {
+      self.at += 1;
+      return Ok(items);
+    }
+    loop {
+      items.push(self.value()?);
+      self.skip_space();
+      match self.peek() {
+        Some(b',') => self.at += 1,
+        Some(b']') => {
+          self.at += 1;
+          return Ok(items);
+        }
+        _ => return Err(Malformed(self.at)),
+      }
+    }
+  }
+
+  /// Skips an object (the cursor on its `{`), calling `entry` with each key's bytes (quotes
+  /// included), the cursor at its value, and the scanner, which must be left after the value.
+  fn object(
+    &mut self,
+    mut entry: impl FnMut(&mut Self, std::ops::Range<usize>) -> Scan<()>,
+  ) -> Scan<()> {
+    self.at += 1;
+    self.skip_space();
+    if self.peek() == Some(b'}') {
+      self.at += 1;
+      return Ok(());
+    }
+    loop {
+      self.skip_space();
+      if self.peek() != Some(b'"') {
+        return Err(Malformed(self.at));
+      }
+      let key = self.string()?;
+      self.expect(b':')?;
+      self.skip_space();
+      let before = self.at;
+      entry(self, key)?;
+      if self.at == before {
+        self.value()?;
+      }
+      self.skip_space();
+      match self.peek() {
+        Some(b',') => self.at += 1,
+        Some(b'}') => {
+          self.at += 1;
+          return Ok(());
+        }
+        _ => return Err(Malformed(self.at)),
+      }
+    }
+  }
+
+  /// Skips the top-level object (the cursor on its `{`); returns where its last `messages`
+  /// array is and its items, or the type of its last `messages` when that is not an array
+  /// (a repeated key counts last, as in `JSON.parse`).
+  fn find_messages(&mut self) -> Scan<Option<std::result::Result<Items, &'static str>>> {
+    let bytes = self.bytes;
+    let mut found = None;
+    self.object(|scan, key| {
+      if &bytes[key] != b"\"messages\"" {
+        return Ok(());
+      }
+      scan.skip_space();
+      found = Some(if scan.peek() == Some(b'[') {
+        let start = scan.at;
+        let items = scan.array_items()?;
+        Ok((start..scan.at, items))
+      } else {
+        Err(json_type_name(&bytes[scan.at..]))
+      });
+      Ok(())
+    })?;
+    Ok(found)
+  }
+}
+
+/// Where an array is, and where each of its items is.
+type Items = (std::ops::Range<usize>, Vec<std::ops::Range<usize>>);
+
 /// The JavaScript type name of a JSON text, for error messages.
-fn json_type_name(raw: &str) -> &'static str {
-  match raw.as_bytes().first() {
+fn json_type_name(raw: &[u8]) -> &'static str {
+  match raw.first() {
     Some(b'[') => "array",
     Some(b'{') => "object",
     Some(b'"') => "string",
@@ -661,10 +856,40 @@ mod tests {
   }
 
   #[test]
+  fn the_scan_follows_strings_escapes_and_nesting() {
+    let text = " [ {\"a\":\"]},[\\\"\\\\\",\"b\":[1,{\"c\":null}]} , 2.5e-3,\"x\",true ]\n";
+    let body = Body::parse(text).unwrap();
+    assert_eq!(
+      body.messages(),
+      [r#"{"a":"]},[\"\\","b":[1,{"c":null}]}"#, "2.5e-3", r#""x""#, "true"]
+    );
+    let nested =
+      r#"{"tools":[{"messages":[1]}],"messages":[{"role":"user"}],"x":{"messages":"no"}}"#;
+    assert_eq!(Body::parse(nested).unwrap().messages(), [r#"{"role":"user"}"#]);
+    for bad in [
+      "[1 2]",
+      "[\"open]",
+      "[1,]",
+      "[1] x",
+      "{\"messages\":[1],}",
+      "[tru]",
+      "[{\"a\" 1}]",
+      "[{1:2}]",
+    ] {
+      assert!(Body::parse(bad).is_err(), "{bad}");
+    }
+    assert_eq!(Body::parse("[]").unwrap().messages().len(), 0);
+  }
+
+  #[test]
   fn bad_bodies_and_messages_are_named() {
     let e = |t: &str| Body::parse(t).unwrap_err().to_string();
     assert!(e("[1,").contains("body"), "{}", e("[1,"));
-    assert!(e(r#"{"messages": 3}"#).contains("messages must be an array, got number"));
+    assert!(
+      e(r#"{"messages": 3}"#).contains("messages must be an array, got number"),
+      "{}",
+      e(r#"{"messages": 3}"#)
+    );
     assert!(e(r#""x""#).contains("got string"));
     let m = message_view("[1]", 4).unwrap_err().to_string();
     assert!(m.contains("4") && m.contains("must be an object, got array"), "{m}");

@@ -34,8 +34,10 @@ pub struct TrimJsonResult {
   /// shortened messages (cut, or placeholders) are rewritten compactly with their other fields
   /// in order, as `JSON.stringify` writes the copies {@link trimByPriority} returns (without
   /// the hidden `_truncated`-style metadata, which `JSON.stringify` leaves out there too); an
-  /// inserted summary is `{"role":"user","content":…}`.
-  pub body: String,
+  /// inserted summary is `{"role":"user","content":…}`. A string when the body was given as
+  /// a string, else a `Buffer` of UTF-8 (no string is made: a server sends it as it is).
+  #[napi(ts_type = "string | Buffer")]
+  pub body: Either<String, Buffer>,
   /// The indices (in the body's messages) of the messages dropped, in order.
   pub dropped: Vec<u32>,
   /// The indices of the messages returned shortened (cut, or replaced by a placeholder).
@@ -66,8 +68,9 @@ pub struct TrimJsonResult {
 /// and field, as {@link trimByPriority}.
 #[napi(
   catch_unwind,
-  ts_args_type = "body: string | Uint8Array, options: TrimOptions",
-  ts_return_type = "TrimJsonResult"
+  ts_generic_types = "B extends string | Uint8Array = string",
+  ts_args_type = "body: B, options: TrimOptions",
+  ts_return_type = "TrimJsonResult & { body: B extends string ? string : Buffer }"
 )]
 pub fn trim_by_priority_json(
   env: &Env,
@@ -81,8 +84,9 @@ pub fn trim_by_priority_json(
 /// {@link trimByPriorityJson} does for {@link trimByPriority}.
 #[napi(
   catch_unwind,
-  ts_args_type = "body: string | Uint8Array, options: TrimOptions",
-  ts_return_type = "TrimJsonResult"
+  ts_generic_types = "B extends string | Uint8Array = string",
+  ts_args_type = "body: B, options: TrimOptions",
+  ts_return_type = "TrimJsonResult & { body: B extends string ? string : Buffer }"
 )]
 pub fn trim_with_placeholders_json(
   env: &Env,
@@ -103,6 +107,7 @@ fn trim_json(
   let bad_body = |detail: String| throw(CoreError::new(ErrorKind::InvalidArgument, "body", detail));
   let owned: String;
   let borrowed: Uint8ArraySlice;
+  let as_string = matches!(body.get_type(), Ok(ValueType::String));
   let text: &str = match body.get_type() {
     Ok(ValueType::String) => {
       owned = String::from_unknown(body)?;
@@ -131,7 +136,7 @@ fn trim_json(
     (0..plan.actions().len()).filter(|&i| f(plan.action(i))).map(|i| i as u32).collect()
   };
   Ok(TrimJsonResult {
-    body: written,
+    body: if as_string { Either::A(written) } else { Either::B(written.into_bytes().into()) },
     dropped: indices(|a| matches!(a, Action::Drop)),
     replaced: indices(|a| matches!(a, Action::Replace(_))),
     saved_tokens: super::saturate(output.trim.outcome.saved_tokens),
