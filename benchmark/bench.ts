@@ -536,7 +536,7 @@ if (addonTrim) {
         const bytes = Buffer.from(text)
         const [fromBuffer, bufferMs] = timeOnce(() => addonJson(bytes, options))
         bufferTimes.push(bufferMs)
-        const want = JSON.stringify((out as { messages: Message[] }).messages)
+        const want = JSON.stringify(out as Message[])
         for (const [what, r] of [['string', got], ['Buffer', fromBuffer]] as const) {
           if (JSON.stringify(JSON.parse(r.body)) !== want) {
             mismatches++
