@@ -161,3 +161,34 @@ test('bad bodies are coded errors naming the body, the message index or the fiel
   t.regex(code(() => ct.trimByPriorityJson('[]', {} as never)), /^INVALID_OPTION: .*targetTokens/)
   t.regex(code(() => ct.trimByPriorityJson('[]', { targetTokens: 10, summarizer: async () => 's' } as never)), /summarizer/)
 })
+
+test('a body nested a million levels deep is a coded error, not a crash', (t) => {
+  const err = t.throws(() => ct.trimByPriorityJson('['.repeat(1_000_000), { targetTokens: 10 })) as CodedError
+  t.is(err.code, 'INVALID_ARGUMENT')
+  t.regex(err.message, /body.*nested more than 1024 levels deep/)
+})
+
+test('bodies seen once hold at most the probation eighth and leave a body that comes back in place', (t) => {
+  const [, messages] = transcripts()[0]
+  const maxBytes = 8 << 20
+  ct.setMessageCacheCapacity(100_000, { maxBytes })
+  const options = { targetTokens: Math.floor(ct.estimateTokens(messages) / 2) }
+  const working = JSON.stringify(messages)
+  ct.trimByPriorityJson(working, options)
+  ct.trimByPriorityJson(working, options) // it came back: promoted out of probation
+  for (let i = 0; i < 40; i++) {
+    // A request no one sends twice: every message's bytes are new.
+    const once = JSON.stringify(messages.map((m) => ({ ...m, content: typeof m.content === 'string' ? `${m.content} #${i}` : m.content, request: i })))
+    ct.trimByPriorityJson(once, options)
+  }
+  const held = ct.messageCacheStats()
+  const before = held.bodyHits
+  ct.trimByPriorityJson(working, options)
+  t.is(ct.messageCacheStats().bodyHits - before, messages.length, 'the working set is still held whole')
+  ct.setMessageCacheCapacity(100_000, { maxBytes })
+  ct.trimByPriorityJson(working, options)
+  ct.trimByPriorityJson(working, options)
+  const workingOnly = ct.messageCacheStats().bodyBytes
+  t.true(held.bodyBytes - workingOnly <= maxBytes / 8, `${held.bodyBytes - workingOnly} bytes held for bodies seen once`)
+  ct.setMessageCacheCapacity(100_000, { maxBytes: 64 << 20 })
+})

@@ -85,7 +85,7 @@ impl<'a> Body<'a> {
   /// object with a `messages` array.
   pub fn parse(text: &'a str) -> Result<Body<'a>> {
     let invalid = |detail: String| Error::new(ErrorKind::InvalidArgument, "body", detail);
-    let mut scan = Scanner { bytes: text.as_bytes(), at: 0 };
+    let mut scan = Scanner { bytes: text.as_bytes(), at: 0, depth: 0 };
     scan.skip_space();
     let (array, messages) = match scan.peek() {
       Some(b'[') => {
@@ -112,7 +112,7 @@ impl<'a> Body<'a> {
     };
     scan.skip_space();
     if scan.at < text.len() {
-      return Err(invalid(Malformed(scan.at).describe(text)));
+      return Err(invalid(Malformed(scan.at, false).describe(text)));
     }
     let messages = messages.into_iter().map(|r| &text[r]).collect();
     Ok(Body { text, array, messages })
@@ -174,11 +174,19 @@ impl<'a> Body<'a> {
   }
 }
 
-/// Where the structure of a body breaks: a byte offset.
-struct Malformed(usize);
+/// How deep the scan of a body follows nested arrays and objects: a body nested deeper is
+/// refused (serde_json reads a message to 128 levels; this leaves room for the request's other
+/// fields), so that a hostile body cannot exhaust the stack.
+const MAX_BODY_DEPTH: usize = 1024;
+
+/// Where the structure of a body breaks: a byte offset, and whether it is nested too deep there.
+struct Malformed(usize, bool);
 
 impl Malformed {
   fn describe(&self, text: &str) -> String {
+    if self.1 {
+      return format!("is nested more than {MAX_BODY_DEPTH} levels deep");
+    }
     let before = &text[..floor_boundary(text, self.0)];
     let line = before.matches('\n').count() + 1;
     let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
@@ -201,6 +209,8 @@ fn floor_boundary(text: &str, mut at: usize) -> usize {
 struct Scanner<'a> {
   bytes: &'a [u8],
   at: usize,
+  /// The arrays and objects the cursor is in.
+  depth: usize,
 }
 
 type Scan<T> = std::result::Result<T, Malformed>;
@@ -219,7 +229,7 @@ impl Scanner<'_> {
   fn expect(&mut self, byte: u8) -> Scan<()> {
     self.skip_space();
     if self.peek() != Some(byte) {
-      return Err(Malformed(self.at));
+      return Err(Malformed(self.at, false));
     }
     self.at += 1;
     Ok(())
@@ -231,7 +241,7 @@ impl Scanner<'_> {
     self.at += 1;
     loop {
       match memchr::memchr2(b'"', b'\\', &self.bytes[self.at..]) {
-        None => return Err(Malformed(self.bytes.len())),
+        None => return Err(Malformed(self.bytes.len(), false)),
         Some(i) if self.bytes[self.at + i] == b'"' => {
           self.at += i + 1;
           return Ok(start..self.at);
@@ -240,7 +250,7 @@ impl Scanner<'_> {
         Some(i) => self.at += i + 2,
       }
       if self.at > self.bytes.len() {
-        return Err(Malformed(self.bytes.len()));
+        return Err(Malformed(self.bytes.len(), false));
       }
     }
   }
@@ -249,6 +259,16 @@ impl Scanner<'_> {
   fn value(&mut self) -> Scan<std::ops::Range<usize>> {
     self.skip_space();
     let start = self.at;
+    if matches!(self.peek(), Some(b'[' | b'{')) && self.depth >= MAX_BODY_DEPTH {
+      return Err(Malformed(start, true));
+    }
+    self.depth += 1;
+    let end = self.value_at(start);
+    self.depth -= 1;
+    end
+  }
+
+  fn value_at(&mut self, start: usize) -> Scan<std::ops::Range<usize>> {
     match self.peek() {
       Some(b'"') => {
         self.string()?;
@@ -267,10 +287,10 @@ impl Scanner<'_> {
         let number =
           token.iter().all(|b| matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'));
         if !(number || token == b"true" || token == b"false" || token == b"null") {
-          return Err(Malformed(start));
+          return Err(Malformed(start, false));
         }
       }
-      _ => return Err(Malformed(self.at)),
+      _ => return Err(Malformed(self.at, false)),
     }
     Ok(start..self.at)
   }
@@ -293,7 +313,7 @@ impl Scanner<'_> {
           self.at += 1;
           return Ok(items);
         }
-        _ => return Err(Malformed(self.at)),
+        _ => return Err(Malformed(self.at, false)),
       }
     }
   }
@@ -313,7 +333,7 @@ impl Scanner<'_> {
     loop {
       self.skip_space();
       if self.peek() != Some(b'"') {
-        return Err(Malformed(self.at));
+        return Err(Malformed(self.at, false));
       }
       let key = self.string()?;
       self.expect(b':')?;
@@ -330,7 +350,7 @@ impl Scanner<'_> {
           self.at += 1;
           return Ok(());
         }
-        _ => return Err(Malformed(self.at)),
+        _ => return Err(Malformed(self.at, false)),
       }
     }
   }
@@ -879,6 +899,11 @@ mod tests {
       assert!(Body::parse(bad).is_err(), "{bad}");
     }
     assert_eq!(Body::parse("[]").unwrap().messages().len(), 0);
+    // A hostile depth is refused, never followed down the stack.
+    let deep = format!("[{}1{}]", "[{\"a\":".repeat(200_000), "}]".repeat(200_000));
+    assert!(Body::parse(&deep).unwrap_err().to_string().contains("nested more than 1024 levels"));
+    let fine = format!("{{\"tools\":{}1{},\"messages\":[]}}", "[".repeat(1000), "]".repeat(1000));
+    assert!(Body::parse(&fine).is_ok());
   }
 
   #[test]
