@@ -157,15 +157,21 @@ test('bad bodies are coded errors naming the body, the message index or the fiel
     const err = t.throws(() => ct.trimByPriority(JSON.parse(body), options)) as CodedError
     t.is(code(() => ct.trimByPriorityJson(body, options)), `${err.code}: ${err.message}`, body)
   }
-  t.regex(code(() => ct.trimByPriorityJson('[{"role":"user","content":"\\ud800"}]', options)), /^INVALID_MESSAGE: messages\[0\]: could not be read: .*escape/)
+  t.regex(code(() => ct.trimByPriorityJson('[{"role":"user","content":"\\ud800"}]', options)), /^INVALID_MESSAGE: messages\[0\]\.content: could not be read: .*escape/)
   t.regex(code(() => ct.trimByPriorityJson('[]', {} as never)), /^INVALID_OPTION: .*targetTokens/)
   t.regex(code(() => ct.trimByPriorityJson('[]', { targetTokens: 10, summarizer: async () => 's' } as never)), /summarizer/)
 })
 
-test('a body nested a million levels deep is a coded error, not a crash', (t) => {
+test('depth: an unterminated million-level body is a coded error, and a field no format reads is skipped at any depth, as for objects', (t) => {
   const err = t.throws(() => ct.trimByPriorityJson('['.repeat(1_000_000), { targetTokens: 10 })) as CodedError
   t.is(err.code, 'INVALID_ARGUMENT')
-  t.regex(err.message, /body.*nested more than 1024 levels deep/)
+  t.regex(err.message, /body.*is not valid JSON/)
+  const deep = '{"a":'.repeat(10_000) + '1' + '}'.repeat(10_000)
+  const body = `[{"role":"user","content":"go","meta":${deep}},{"role":"assistant","content":"ok"}]`
+  const options = { targetTokens: 1000 }
+  const got = ct.trimByPriorityJson(body, options)
+  t.is(got.totalTokens, ct.trimByPriority(JSON.parse(body), options).totalTokens)
+  t.is(got.body, body)
 })
 
 test('bodies seen once hold at most the probation eighth and leave a body that comes back in place', (t) => {

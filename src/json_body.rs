@@ -12,7 +12,7 @@
 
 use std::fmt::Write as _;
 
-use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -85,7 +85,7 @@ impl<'a> Body<'a> {
   /// object with a `messages` array.
   pub fn parse(text: &'a str) -> Result<Body<'a>> {
     let invalid = |detail: String| Error::new(ErrorKind::InvalidArgument, "body", detail);
-    let mut scan = Scanner { bytes: text.as_bytes(), at: 0, depth: 0 };
+    let mut scan = Scanner { bytes: text.as_bytes(), at: 0 };
     scan.skip_space();
     let (array, messages) = match scan.peek() {
       Some(b'[') => {
@@ -112,7 +112,7 @@ impl<'a> Body<'a> {
     };
     scan.skip_space();
     if scan.at < text.len() {
-      return Err(invalid(Malformed(scan.at, false).describe(text)));
+      return Err(invalid(Malformed(scan.at).describe(text)));
     }
     let messages = messages.into_iter().map(|r| &text[r]).collect();
     Ok(Body { text, array, messages })
@@ -174,19 +174,11 @@ impl<'a> Body<'a> {
   }
 }
 
-/// How deep the scan of a body follows nested arrays and objects: a body nested deeper is
-/// refused (serde_json reads a message to 128 levels; this leaves room for the request's other
-/// fields), so that a hostile body cannot exhaust the stack.
-const MAX_BODY_DEPTH: usize = 1024;
-
-/// Where the structure of a body breaks: a byte offset, and whether it is nested too deep there.
-struct Malformed(usize, bool);
+/// Where the structure of a body breaks: a byte offset.
+struct Malformed(usize);
 
 impl Malformed {
   fn describe(&self, text: &str) -> String {
-    if self.1 {
-      return format!("is nested more than {MAX_BODY_DEPTH} levels deep");
-    }
     let before = &text[..floor_boundary(text, self.0)];
     let line = before.matches('\n').count() + 1;
     let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
@@ -209,8 +201,6 @@ fn floor_boundary(text: &str, mut at: usize) -> usize {
 struct Scanner<'a> {
   bytes: &'a [u8],
   at: usize,
-  /// The arrays and objects the cursor is in.
-  depth: usize,
 }
 
 type Scan<T> = std::result::Result<T, Malformed>;
@@ -229,7 +219,7 @@ impl Scanner<'_> {
   fn expect(&mut self, byte: u8) -> Scan<()> {
     self.skip_space();
     if self.peek() != Some(byte) {
-      return Err(Malformed(self.at, false));
+      return Err(Malformed(self.at));
     }
     self.at += 1;
     Ok(())
@@ -241,7 +231,7 @@ impl Scanner<'_> {
     self.at += 1;
     loop {
       match memchr::memchr2(b'"', b'\\', &self.bytes[self.at..]) {
-        None => return Err(Malformed(self.bytes.len(), false)),
+        None => return Err(Malformed(self.bytes.len())),
         Some(i) if self.bytes[self.at + i] == b'"' => {
           self.at += i + 1;
           return Ok(start..self.at);
@@ -250,7 +240,7 @@ impl Scanner<'_> {
         Some(i) => self.at += i + 2,
       }
       if self.at > self.bytes.len() {
-        return Err(Malformed(self.bytes.len(), false));
+        return Err(Malformed(self.bytes.len()));
       }
     }
   }
@@ -259,26 +249,11 @@ impl Scanner<'_> {
   fn value(&mut self) -> Scan<std::ops::Range<usize>> {
     self.skip_space();
     let start = self.at;
-    if matches!(self.peek(), Some(b'[' | b'{')) && self.depth >= MAX_BODY_DEPTH {
-      return Err(Malformed(start, true));
-    }
-    self.depth += 1;
-    let end = self.value_at(start);
-    self.depth -= 1;
-    end
-  }
-
-  fn value_at(&mut self, start: usize) -> Scan<std::ops::Range<usize>> {
     match self.peek() {
       Some(b'"') => {
         self.string()?;
       }
-      Some(b'[') => {
-        self.array_items()?;
-      }
-      Some(b'{') => {
-        self.object(|_, _| Ok(()))?;
-      }
+      Some(b'[' | b'{') => self.nested()?,
       Some(b't' | b'f' | b'n' | b'-' | b'0'..=b'9') => {
         while matches!(self.peek(), Some(b'a'..=b'z' | b'0'..=b'9' | b'-' | b'+' | b'.' | b'E')) {
           self.at += 1;
@@ -287,12 +262,45 @@ impl Scanner<'_> {
         let number =
           token.iter().all(|b| matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'));
         if !(number || token == b"true" || token == b"false" || token == b"null") {
-          return Err(Malformed(start, false));
+          return Err(Malformed(start));
         }
       }
-      _ => return Err(Malformed(self.at, false)),
+      _ => return Err(Malformed(self.at)),
     }
     Ok(start..self.at)
+  }
+
+  /// Skips an array or object (the cursor on its `[` or `{`) with a stack of the brackets to
+  /// close (no recursion: any depth is followed), checking that they match; inside, only
+  /// strings are followed (the values are parsed if and when they are read).
+  fn nested(&mut self) -> Scan<()> {
+    let mut open = Vec::new();
+    loop {
+      match self.peek() {
+        None => return Err(Malformed(self.bytes.len())),
+        Some(b'"') => {
+          self.string()?;
+        }
+        Some(b'[') => {
+          open.push(b']');
+          self.at += 1;
+        }
+        Some(b'{') => {
+          open.push(b'}');
+          self.at += 1;
+        }
+        Some(close @ (b']' | b'}')) => {
+          if open.pop() != Some(close) {
+            return Err(Malformed(self.at));
+          }
+          self.at += 1;
+          if open.is_empty() {
+            return Ok(());
+          }
+        }
+        Some(_) => self.at += 1,
+      }
+    }
   }
 
   /// Skips an array (the cursor on its `[`); returns each item's bytes.
@@ -313,7 +321,7 @@ impl Scanner<'_> {
           self.at += 1;
           return Ok(items);
         }
-        _ => return Err(Malformed(self.at, false)),
+        _ => return Err(Malformed(self.at)),
       }
     }
   }
@@ -333,7 +341,7 @@ impl Scanner<'_> {
     loop {
       self.skip_space();
       if self.peek() != Some(b'"') {
-        return Err(Malformed(self.at, false));
+        return Err(Malformed(self.at));
       }
       let key = self.string()?;
       self.expect(b':')?;
@@ -350,7 +358,7 @@ impl Scanner<'_> {
           self.at += 1;
           return Ok(());
         }
-        _ => return Err(Malformed(self.at, false)),
+        _ => return Err(Malformed(self.at)),
       }
     }
   }
@@ -517,16 +525,23 @@ fn part_type<'e>(entries: &'e [(String, &RawValue)]) -> Option<&'e str> {
 /// `INVALID_MESSAGE` naming the message and field when the text is not an object or is nested
 /// deeper than [`MAX_DEPTH`].
 pub fn message_view(raw: &str, index: usize) -> Result<Value> {
-  let js: Js = serde_json::from_str(raw)
-    .map_err(|e| Error::message(index, "", format!("could not be read: {e}")))?;
-  let Js::Obj(fields) = js else {
+  let unreadable =
+    |e: serde_json::Error| Error::message(index, "", format!("could not be read: {e}"));
+  if !raw.trim_start().starts_with('{') {
+    let js: Js = serde_json::from_str(raw).map_err(unreadable)?;
     return Err(Error::message(index, "", format!("must be an object, got {}", js.type_name())));
-  };
+  }
+  // The message's fields as text first: a field no format reads is checked but never built,
+  // whatever its depth (serde_json skips a value without recursion).
+  let Entries(fields) = serde_json::from_str(raw).map_err(unreadable)?;
   let mut map = Map::new();
   for &key in MESSAGE_FIELDS {
     let Some((_, v)) = fields.iter().find(|(k, _)| k == key) else { continue };
-    let value =
-      view(v, 1).map_err(|(path, detail)| Error::message(index, format!("{key}{path}"), detail))?;
+    let js = Seed::READ
+      .deserialize(&mut serde_json::Deserializer::from_str(v.get()))
+      .map_err(|e| Error::message(index, key, format!("could not be read: {e}")))?;
+    let value = view(&js, 1)
+      .map_err(|(path, detail)| Error::message(index, format!("{key}{path}"), detail))?;
     map.insert(key.to_string(), value);
   }
   Ok(Value::Object(map))
@@ -708,49 +723,79 @@ fn push_js_number(out: &mut String, x: f64) {
 
 impl<'de> Deserialize<'de> for Js {
   fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Js, D::Error> {
-    struct JsVisitor;
-    impl<'de> Visitor<'de> for JsVisitor {
-      type Value = Js;
-      fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a JSON value")
-      }
-      fn visit_unit<E>(self) -> std::result::Result<Js, E> {
-        Ok(Js::Null)
-      }
-      fn visit_bool<E>(self, b: bool) -> std::result::Result<Js, E> {
-        Ok(Js::Bool(b))
-      }
-      fn visit_i64<E>(self, n: i64) -> std::result::Result<Js, E> {
-        Ok(Js::Num(n as f64))
-      }
-      fn visit_u64<E>(self, n: u64) -> std::result::Result<Js, E> {
-        Ok(Js::Num(n as f64))
-      }
-      fn visit_f64<E>(self, n: f64) -> std::result::Result<Js, E> {
-        Ok(Js::Num(n))
-      }
-      fn visit_str<E>(self, s: &str) -> std::result::Result<Js, E> {
-        Ok(Js::Str(s.to_string()))
-      }
-      fn visit_string<E>(self, s: String) -> std::result::Result<Js, E> {
-        Ok(Js::Str(s))
-      }
-      fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Js, A::Error> {
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element()? {
-          items.push(item);
-        }
-        Ok(Js::Arr(items))
-      }
-      fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Js, A::Error> {
-        let mut entries: Vec<(String, Js)> = Vec::new();
-        while let Some((key, value)) = map.next_entry::<String, Js>()? {
-          set_entry(&mut entries, key, value);
-        }
-        Ok(Js::Obj(entries))
-      }
+    Seed::WHOLE.deserialize(d)
+  }
+}
+
+/// How a JSON value is built into a [`Js`]: whole, or as the reader reads it (inside objects
+/// only the [`NESTED_FIELDS`], their values read the same way, or whole under a
+/// [`SERIALISED_FIELDS`] key for its `JSON.stringify` text; the other keys skipped without
+/// being built, so without recursion whatever their depth).
+#[derive(Clone, Copy)]
+struct Seed {
+  read: bool,
+}
+
+impl Seed {
+  const WHOLE: Seed = Seed { read: false };
+  const READ: Seed = Seed { read: true };
+}
+
+impl<'de> DeserializeSeed<'de> for Seed {
+  type Value = Js;
+  fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Js, D::Error> {
+    d.deserialize_any(self)
+  }
+}
+
+impl<'de> Visitor<'de> for Seed {
+  type Value = Js;
+  fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+    f.write_str("a JSON value")
+  }
+  fn visit_unit<E>(self) -> std::result::Result<Js, E> {
+    Ok(Js::Null)
+  }
+  fn visit_bool<E>(self, b: bool) -> std::result::Result<Js, E> {
+    Ok(Js::Bool(b))
+  }
+  fn visit_i64<E>(self, n: i64) -> std::result::Result<Js, E> {
+    Ok(Js::Num(n as f64))
+  }
+  fn visit_u64<E>(self, n: u64) -> std::result::Result<Js, E> {
+    Ok(Js::Num(n as f64))
+  }
+  fn visit_f64<E>(self, n: f64) -> std::result::Result<Js, E> {
+    Ok(Js::Num(n))
+  }
+  fn visit_str<E>(self, s: &str) -> std::result::Result<Js, E> {
+    Ok(Js::Str(s.to_string()))
+  }
+  fn visit_string<E>(self, s: String) -> std::result::Result<Js, E> {
+    Ok(Js::Str(s))
+  }
+  fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Js, A::Error> {
+    let mut items = Vec::new();
+    while let Some(item) = seq.next_element_seed(self)? {
+      items.push(item);
     }
-    d.deserialize_any(JsVisitor)
+    Ok(Js::Arr(items))
+  }
+  fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Js, A::Error> {
+    let mut entries: Vec<(String, Js)> = Vec::new();
+    while let Some(key) = map.next_key::<String>()? {
+      let seed = if !self.read || SERIALISED_FIELDS.contains(&key.as_str()) {
+        Seed::WHOLE
+      } else if NESTED_FIELDS.contains(&key.as_str()) {
+        Seed::READ
+      } else {
+        map.next_value::<serde::de::IgnoredAny>()?;
+        continue;
+      };
+      let value = map.next_value_seed(seed)?;
+      set_entry(&mut entries, key, value);
+    }
+    Ok(Js::Obj(entries))
   }
 }
 
@@ -886,24 +931,30 @@ mod tests {
     let nested =
       r#"{"tools":[{"messages":[1]}],"messages":[{"role":"user"}],"x":{"messages":"no"}}"#;
     assert_eq!(Body::parse(nested).unwrap().messages(), [r#"{"role":"user"}"#]);
-    for bad in [
-      "[1 2]",
-      "[\"open]",
-      "[1,]",
-      "[1] x",
-      "{\"messages\":[1],}",
-      "[tru]",
-      "[{\"a\" 1}]",
-      "[{1:2}]",
-    ] {
+    for bad in ["[1 2]", "[\"open]", "[1,]", "[1] x", "{\"messages\":[1],}", "[tru]"] {
       assert!(Body::parse(bad).is_err(), "{bad}");
     }
+    // Inside a message only brackets and strings are followed: the message's own parse, when
+    // the cache does not hold its bytes, finds the rest.
+    for bad in ["[{\"a\" 1}]", "[{1:2}]"] {
+      let body = Body::parse(bad).unwrap();
+      assert!(message_view(body.messages()[0], 0).is_err(), "{bad}");
+    }
     assert_eq!(Body::parse("[]").unwrap().messages().len(), 0);
-    // A hostile depth is refused, never followed down the stack.
-    let deep = format!("[{}1{}]", "[{\"a\":".repeat(200_000), "}]".repeat(200_000));
-    assert!(Body::parse(&deep).unwrap_err().to_string().contains("nested more than 1024 levels"));
-    let fine = format!("{{\"tools\":{}1{},\"messages\":[]}}", "[".repeat(1000), "]".repeat(1000));
-    assert!(Body::parse(&fine).is_ok());
+    // Any depth is followed without recursion; brackets must match.
+    let deep = format!(
+      "[{{\"role\":\"user\",\"content\":\"x\",\"meta\":{}1{}}}]",
+      "[{\"a\":".repeat(200_000),
+      "}]".repeat(200_000)
+    );
+    let body = Body::parse(&deep).unwrap();
+    // A field no format reads is skipped whatever its depth, as the object reader skips it.
+    assert_eq!(
+      message_view(body.messages()[0], 0).unwrap(),
+      serde_json::json!({"role": "user", "content": "x"})
+    );
+    assert!(Body::parse("[[}]").is_err());
+    assert!(Body::parse(&"[".repeat(1_000_000)).is_err());
   }
 
   #[test]
