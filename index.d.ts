@@ -1268,6 +1268,18 @@ export interface MessageCacheStats {
   hits: number
   /** Messages read afresh since the last reset. */
   misses: number
+  /**
+   * Messages of JSON bodies ({@link trimByPriorityJson}) currently held, found by their
+   * text. They have their own bounds, equal to this cache's (`capacity`, `maxBytes`), with
+   * the same probation share for texts seen once.
+   */
+  bodyEntries: number
+  /** The estimated bytes those take: each message's text and its parsed form. */
+  bodyBytes: number
+  /** Messages of JSON bodies found by their text since the last reset. */
+  bodyHits: number
+  /** Messages of JSON bodies parsed afresh since the last reset. */
+  bodyMisses: number
 }
 
 /** Per role, how many of its last messages {@link applyMaxContextTokens} keeps at least. */
@@ -1731,6 +1743,23 @@ export declare function trimByPriority<M extends AnyMessageInput = Message>(mess
 export declare function trimByPriorityAsync<M extends AnyMessageInput = Message>(messages: M[], options: TrimOptions): Promise<TrimResultOf<M>>
 
 /**
+ * {@link trimByPriority} on a request body given as JSON text: a JSON array of messages, or an
+ * object with a `messages` array (an OpenAI or Anthropic request body; only `messages` is
+ * counted and trimmed, the other fields are returned byte for byte). Give the body as you
+ * received it, a string or a `Buffer`/`Uint8Array` of UTF-8 (borrowed, not copied): no
+ * `JSON.parse`, no objects. The decisions are those {@link trimByPriority} makes on
+ * `JSON.parse(body)` (its messages), with the same options. Messages seen on earlier calls
+ * are recognised by their text, so a stateless server that gets the whole history on every
+ * request pays for reading the new messages only. The `summarizer` option is not available
+ * (it needs the async variant and your objects).
+ *
+ * Errors: `INVALID_ARGUMENT` naming `body` when it is not a string or a `Uint8Array`, not
+ * UTF-8, not JSON, or has no messages array; `INVALID_MESSAGE` naming the message's index
+ * and field, as {@link trimByPriority}.
+ */
+export declare function trimByPriorityJson<B extends string | Uint8Array = string>(body: B, options: TrimOptions): TrimJsonResult & { body: B extends string ? string : Buffer }
+
+/**
  * Trims a conversation to `targetTokens` and returns the messages, as nanocoder's
  * `trimConversation`: unchanged when it fits; else rolling context's rules first (tool
  * results older than `maxAge` steps become the placeholder, longer than `maxTokensPerOutput`
@@ -1846,6 +1875,35 @@ export interface TrimConversationOptions {
    * @default 'auto'
    */
   format?: MessageFormat
+}
+
+/** The result of {@link trimByPriorityJson} and {@link trimWithPlaceholdersJson}. */
+export interface TrimJsonResult {
+  /**
+   * The trimmed body, as JSON text: the body you gave with its messages array trimmed, and
+   * every byte outside that array unchanged. Kept messages are their original bytes;
+   * shortened messages (cut, or placeholders) are rewritten compactly with their other fields
+   * in order, as `JSON.stringify` writes the copies {@link trimByPriority} returns (without
+   * the hidden `_truncated`-style metadata, which `JSON.stringify` leaves out there too); an
+   * inserted summary is `{"role":"user","content":…}`. A string when the body was given as
+   * a string, else a `Buffer` of UTF-8 (no string is made: a server sends it as it is).
+   */
+  body: string | Buffer
+  /** The indices (in the body's messages) of the messages dropped, in order. */
+  dropped: Array<number>
+  /** The indices of the messages returned shortened (cut, or replaced by a placeholder). */
+  replaced: Array<number>
+  /** Tokens before minus tokens after. */
+  savedTokens: number
+  /**
+   * With `summarizeDropped`, when something was dropped or replaced: the summary of it,
+   * starting with `[context-trim summary]`.
+   */
+  summary?: string
+  /** As {@link TrimResult.overBudget}. */
+  overBudget: boolean
+  /** The tokens of the returned messages (an inserted summary included). */
+  totalTokens: number
 }
 
 /**
@@ -1981,6 +2039,12 @@ export declare function trimWithPlaceholders<M extends AnyMessageInput = Message
 
 /** {@link trimWithPlaceholders} on the libuv thread pool; the only way to use a `summarizer`. */
 export declare function trimWithPlaceholdersAsync<M extends AnyMessageInput = Message>(messages: M[], options: TrimOptions): Promise<TrimResultOf<M>>
+
+/**
+ * {@link trimWithPlaceholders} on a request body given as JSON text, as
+ * {@link trimByPriorityJson} does for {@link trimByPriority}.
+ */
+export declare function trimWithPlaceholdersJson<B extends string | Uint8Array = string>(body: B, options: TrimOptions): TrimJsonResult & { body: B extends string ? string : Buffer }
 
 /**
  * Replaces tool outputs older than `maxAge` steps with a placeholder, and cuts younger ones

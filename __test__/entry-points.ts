@@ -224,6 +224,8 @@ export const otherEntryPoints: Array<[string, string]> = [
   ['setMessageCacheCapacity', 'a number'],
   ['tokenCacheStats', 'nothing'],
   ['messageCacheStats', 'nothing'],
+  ['trimByPriorityJson', 'a JSON body'],
+  ['trimWithPlaceholdersJson', 'a JSON body'],
 ]
 
 /** Classes: their methods taking messages are in `messageEntryPoints`, the others are checked apart. */

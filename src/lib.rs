@@ -26,6 +26,7 @@ pub mod format;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub mod generations;
+pub mod json_body;
 pub mod message;
 pub mod placeholder;
 pub mod plan;

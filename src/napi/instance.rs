@@ -142,33 +142,110 @@ pub(crate) struct Cached {
   pub message: Message,
 }
 
+/// A main map and its probation map: an entry seen for the first time goes to probation (an
+/// eighth of the bounds) and moves to the main map when it is asked for again (see the module
+/// docs).
+pub(crate) struct Admission<K, V> {
+  main: GenerationalMap<K, V, rustc_hash::FxBuildHasher>,
+  probation: GenerationalMap<K, V, rustc_hash::FxBuildHasher>,
+}
+
+impl<K: std::hash::Hash + Eq + Clone, V: Clone> Admission<K, V> {
+  fn new() -> Self {
+    Admission { main: GenerationalMap::new(0, 0), probation: GenerationalMap::new(0, 0) }
+  }
+
+  /// The value of `key`, if held (moved out of probation: it came back).
+  fn get(&mut self, key: &K) -> Option<V> {
+    self.main.get(key).or_else(|| {
+      let (value, weight) = self.probation.remove(key)?;
+      self.main.insert(key.clone(), value.clone(), weight);
+      Some(value)
+    })
+  }
+
+  /// Stores a value; `seen` sends it to the main map (it was read before), else it goes to
+  /// probation unless it is too heavy for it. False when nothing was stored.
+  fn insert(&mut self, key: K, value: V, weight: usize, seen: bool) -> bool {
+    if !seen && self.probation.admits(weight) {
+      self.probation.insert(key, value, weight)
+    } else {
+      self.main.insert(key, value, weight)
+    }
+  }
+
+  fn reset(&mut self, capacity: usize, max_bytes: usize) {
+    let (probation_entries, probation_bytes) =
+      (capacity / PROBATION_SHARE, max_bytes / PROBATION_SHARE);
+    self.probation.reset(probation_entries, probation_bytes);
+    self.main.reset(capacity - probation_entries, max_bytes - probation_bytes);
+  }
+
+  fn len(&self) -> usize {
+    self.main.len() + self.probation.len()
+  }
+
+  fn weight(&self) -> usize {
+    self.main.weight() + self.probation.weight()
+  }
+}
+
 /// The bounded map from cache id to parsed message, weighed by [`Message::footprint`], with
 /// its probation map for objects seen once (see the module docs).
 pub(crate) struct MessageCache {
-  entries: Entries,
-  probation: Entries,
+  entries: Admission<u64, Arc<Cached>>,
+  /// The messages of JSON bodies, by their text (see [`ContentKey`]).
+  bodies: Admission<ContentKey, Arc<BodyEntry>>,
   capacity: usize,
   max_bytes: usize,
   next_id: u64,
   hits: u64,
   misses: u64,
+  body_hits: u64,
+  body_misses: u64,
 }
-
-type Entries = GenerationalMap<u64, Arc<Cached>, rustc_hash::FxBuildHasher>;
 
 /// The probation map's share of the bounds: one part in this many.
 const PROBATION_SHARE: usize = 8;
 
+/// A message of a JSON body, found by its text: a fast hash of the bytes and their length.
+/// The entry holds the bytes, compared in full on every hit, so a collision is a miss, never a
+/// wrong message.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct ContentKey {
+  hash: u64,
+  len: usize,
+}
+
+impl ContentKey {
+  pub fn of(text: &str) -> ContentKey {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = rustc_hash::FxBuildHasher.build_hasher();
+    h.write(text.as_bytes());
+    ContentKey { hash: h.finish(), len: text.len() }
+  }
+}
+
+/// A parsed message of a JSON body, with its text.
+pub(crate) struct BodyEntry {
+  /// The message's JSON text.
+  pub text: Box<str>,
+  /// The message, parsed in `cached.format`.
+  pub cached: Arc<Cached>,
+}
+
 impl MessageCache {
   fn new() -> Self {
     let mut cache = MessageCache {
-      entries: GenerationalMap::new(0, 0),
-      probation: GenerationalMap::new(0, 0),
+      entries: Admission::new(),
+      bodies: Admission::new(),
       capacity: 0,
       max_bytes: 0,
       next_id: 1,
       hits: 0,
       misses: 0,
+      body_hits: 0,
+      body_misses: 0,
     };
     cache.reset(DEFAULT_MESSAGE_CACHE_CAPACITY, DEFAULT_MESSAGE_CACHE_BYTES);
     cache
@@ -176,11 +253,7 @@ impl MessageCache {
 
   /// The entry of `id`, if still held (moved out of probation: its object came back).
   pub fn get(&mut self, id: u64) -> Option<Arc<Cached>> {
-    let entry = self.entries.get(&id).or_else(|| {
-      let (entry, bytes) = self.probation.remove(&id)?;
-      self.entries.insert(id, Arc::clone(&entry), bytes);
-      Some(entry)
-    });
+    let entry = self.entries.get(&id);
     if entry.is_some() {
       self.hits += 1;
     }
@@ -195,41 +268,57 @@ impl MessageCache {
     self.misses += 1;
     let id = self.next_id;
     let bytes = entry.message.footprint();
-    let probation = !seen && self.probation.admits(bytes);
-    let kept = if probation {
-      self.probation.insert(id, entry, bytes)
-    } else {
-      self.entries.insert(id, entry, bytes)
-    };
-    if !kept {
+    if !self.entries.insert(id, entry, bytes, seen) {
       return 0;
     }
     self.next_id += 1;
     id
   }
 
+  /// The message of a JSON body whose text is `text`, if held (a hit in probation moves it to
+  /// the main map: the same text came back).
+  pub fn get_text(&mut self, key: ContentKey, text: &str) -> Option<Arc<BodyEntry>> {
+    let entry = self.bodies.get(&key).filter(|e| &*e.text == text);
+    match entry {
+      Some(_) => self.body_hits += 1,
+      None => self.body_misses += 1,
+    }
+    entry
+  }
+
+  /// Stores the message of a JSON body; `seen` when its text was held before in another
+  /// format (it came back).
+  pub fn insert_text(&mut self, key: ContentKey, entry: Arc<BodyEntry>, seen: bool) {
+    let bytes = entry.text.len() + entry.cached.message.footprint();
+    self.bodies.insert(key, entry, bytes, seen);
+  }
+
   /// Its statistics (the main and probation maps together).
   pub fn stats(&self) -> MessageCacheFigures {
     MessageCacheFigures {
-      entries: self.entries.len() + self.probation.len(),
+      entries: self.entries.len(),
       capacity: self.capacity,
-      bytes: self.entries.weight() + self.probation.weight(),
+      bytes: self.entries.weight(),
       max_bytes: self.max_bytes,
       hits: self.hits,
       misses: self.misses,
+      body_entries: self.bodies.len(),
+      body_bytes: self.bodies.weight(),
+      body_hits: self.body_hits,
+      body_misses: self.body_misses,
     }
   }
 
   /// Sets the bounds and empties the cache.
   pub fn reset(&mut self, capacity: usize, max_bytes: usize) {
-    let (probation_entries, probation_bytes) =
-      (capacity / PROBATION_SHARE, max_bytes / PROBATION_SHARE);
-    self.probation.reset(probation_entries, probation_bytes);
-    self.entries.reset(capacity - probation_entries, max_bytes - probation_bytes);
+    self.entries.reset(capacity, max_bytes);
+    self.bodies.reset(capacity, max_bytes);
     self.capacity = capacity;
     self.max_bytes = max_bytes;
     self.hits = 0;
     self.misses = 0;
+    self.body_hits = 0;
+    self.body_misses = 0;
   }
 }
 
@@ -241,6 +330,10 @@ pub(crate) struct MessageCacheFigures {
   pub max_bytes: usize,
   pub hits: u64,
   pub misses: u64,
+  pub body_entries: usize,
+  pub body_bytes: usize,
+  pub body_hits: u64,
+  pub body_misses: u64,
 }
 
 /// The `scan` helper's arguments: the messages array.

@@ -12,6 +12,7 @@ mod conversation;
 mod dedup;
 mod error;
 mod instance;
+mod json;
 mod options;
 mod priority;
 mod pruner;
@@ -205,6 +206,16 @@ pub struct MessageCacheStats {
   pub hits: f64,
   /// Messages read afresh since the last reset.
   pub misses: f64,
+  /// Messages of JSON bodies ({@link trimByPriorityJson}) currently held, found by their
+  /// text. They have their own bounds, equal to this cache's (`capacity`, `maxBytes`), with
+  /// the same probation share for texts seen once.
+  pub body_entries: u32,
+  /// The estimated bytes those take: each message's text and its parsed form.
+  pub body_bytes: f64,
+  /// Messages of JSON bodies found by their text since the last reset.
+  pub body_hits: f64,
+  /// Messages of JSON bodies parsed afresh since the last reset.
+  pub body_misses: f64,
 }
 
 /// Options of {@link setMessageCacheCapacity}.
@@ -232,6 +243,10 @@ pub fn message_cache_stats(env: &Env) -> Result<MessageCacheStats> {
     max_bytes: figures.max_bytes as f64,
     hits: figures.hits as f64,
     misses: figures.misses as f64,
+    body_entries: saturate(figures.body_entries),
+    body_bytes: figures.body_bytes as f64,
+    body_hits: figures.body_hits as f64,
+    body_misses: figures.body_misses as f64,
   })
 }
 

@@ -886,10 +886,10 @@ pub(crate) struct TrimOp {
 
 /// What a trimming call computed.
 pub(crate) struct TrimOutput {
-  trim: PriorityTrim,
-  summary: Option<Summary>,
+  pub(super) trim: PriorityTrim,
+  pub(super) summary: Option<Summary>,
   /// The request's tokens before trimming.
-  original_tokens: usize,
+  pub(super) original_tokens: usize,
 }
 
 impl TrimOp {

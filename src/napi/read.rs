@@ -17,47 +17,9 @@ use super::instance::{Cached, MessageCache};
 use crate::conversation::Conversation;
 use crate::error::{Error as CoreError, ErrorKind, Result as CoreResult};
 use crate::format::{Format, Signals};
+use crate::json_body::{MAX_DEPTH, MESSAGE_FIELDS, NESTED_FIELDS, SERIALISED_FIELDS};
 use crate::message::Message;
 use crate::tokens::Encoding;
-
-/// Fields of a message the core reads, in every supported format.
-const MESSAGE_FIELDS: &[&str] = &[
-  "role",
-  "content",
-  "tool_calls",
-  "tool_call_id",
-  "name",
-  "is_error",
-  "isError",
-  "_summary",
-  "isSummary",
-];
-/// Keys read inside nested objects (content parts, tool calls, their functions, tool results'
-/// outputs), across the supported formats. Other keys are never copied, however large or deep.
-const NESTED_FIELDS: &[&str] = &[
-  "type",
-  "text",
-  "refusal",
-  "id",
-  "name",
-  "function",
-  "arguments",
-  "input",
-  "tool_use_id",
-  "content",
-  "is_error",
-  "isError",
-  "thinking",
-  "toolCallId",
-  "toolName",
-  "output",
-  "value",
-  "providerExecuted",
-];
-/// Object-valued fields serialised with `JSON.stringify` instead of being walked.
-const SERIALISED_FIELDS: &[&str] = &["arguments", "input", "value"];
-/// How deep nested values are read before the input is rejected as too deep.
-const MAX_DEPTH: usize = 64;
 
 /// The caller's messages: their handles and what the core makes of them.
 pub(crate) struct JsMessages<'env> {

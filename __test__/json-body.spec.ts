@@ -1,0 +1,200 @@
+// trimByPriorityJson and trimWithPlaceholdersJson (issue 20): a request body given as JSON text
+// is trimmed as trimByPriority / trimWithPlaceholders trim JSON.parse of it, on every transcript
+// in the three formats; kept messages are their original bytes; the body's other fields are
+// kept byte for byte; messages seen before are found by their text.
+import test from 'ava'
+
+import type { Message } from '../index.js'
+import { toAiSdk, toAnthropic } from './convert.js'
+import { ct, transcripts, type CodedError } from './helpers.js'
+
+type Format = 'openai' | 'anthropic' | 'ai-sdk'
+const FORMATS: Array<[Format, (m: Message[]) => unknown[]]> = [
+  ['openai', (m) => m],
+  ['anthropic', (m) => toAnthropic(m)],
+  ['ai-sdk', (m) => toAiSdk(m)],
+]
+const STRATEGIES = [
+  ['trimByPriority', ct.trimByPriority, ct.trimByPriorityJson],
+  ['trimWithPlaceholders', ct.trimWithPlaceholders, ct.trimWithPlaceholdersJson],
+] as const
+
+for (const [name, onObjects, onJson] of STRATEGIES) {
+  test(`${name}Json decides as ${name} does on JSON.parse of the body, on every transcript in three formats at 10-90%`, (t) => {
+    let compared = 0
+    let changed = 0
+    for (const [file, openai] of transcripts()) {
+      for (const [format, convert] of FORMATS) {
+        const messages = convert(openai)
+        const text = JSON.stringify(messages)
+        const total = ct.estimateTokens(messages as never, { format })
+        for (const share of [0.1, 0.3, 0.5, 0.7, 0.9]) {
+          const options = { targetTokens: Math.floor(total * share), format }
+          const want = onObjects(JSON.parse(text), options as never)
+          const got = onJson(text, options as never)
+          const where = `${file} ${format} ${share}`
+          t.deepEqual(JSON.parse(got.body), JSON.parse(JSON.stringify(want.messages)), where)
+          const parsed = JSON.parse(text) as unknown[]
+          const want2 = onObjects(parsed as never, options as never)
+          const removed = want2.droppedMessages.map((c) => parsed.indexOf(c.message))
+          t.deepEqual([...got.dropped, ...got.replaced].sort((a, b) => a - b), removed.sort((a, b) => a - b), where)
+          t.is(got.savedTokens, want.savedTokens, where)
+          t.is(got.totalTokens, want.totalTokens, where)
+          t.is(got.overBudget, want.overBudget, where)
+          compared++
+          if (got.dropped.length + got.replaced.length > 0) changed++
+        }
+      }
+    }
+    t.true(compared > 100, `${compared} comparisons`)
+    t.true(changed > compared / 2, `${changed} of ${compared} trimmed something`)
+  })
+}
+
+test('the format is detected as for objects, and an auto-detected body decides the same', (t) => {
+  const [, openai] = transcripts()[0]
+  for (const [, convert] of FORMATS) {
+    const messages = convert(openai)
+    const text = JSON.stringify(messages)
+    const options = { targetTokens: Math.floor(ct.estimateTokens(messages as never) / 3) }
+    t.deepEqual(JSON.parse(ct.trimByPriorityJson(text, options).body), JSON.parse(JSON.stringify(ct.trimByPriority(JSON.parse(text), options).messages)))
+  }
+})
+
+test('kept messages are their original bytes, and the body around the messages is kept byte for byte', (t) => {
+  const [, messages] = transcripts()[0]
+  const inner = JSON.stringify(messages, null, 2)
+  const body = `{\n  "model": "gpt-4o",\n  "messages": ${inner},\n  "max_tokens": 512, "stream": true\n}`
+  const options = { targetTokens: Math.floor(ct.estimateTokens(messages) / 2) }
+  const got = ct.trimByPriorityJson(body, options)
+  const start = body.indexOf('[')
+  t.true(got.body.startsWith(body.slice(0, start)))
+  t.true(got.body.endsWith(body.slice(start + inner.length)))
+  const out = JSON.parse(got.body) as { model: string; messages: Message[]; max_tokens: number; stream: boolean }
+  t.is(out.model, 'gpt-4o')
+  t.is(out.max_tokens, 512)
+  const want = ct.trimByPriority(messages, options)
+  t.deepEqual(out.messages, JSON.parse(JSON.stringify(want.messages)))
+  // Every kept message appears with its pretty-printed bytes.
+  const replaced = new Set(got.replaced)
+  const dropped = new Set(got.dropped)
+  let kept = 0
+  messages.forEach((m, i) => {
+    if (dropped.has(i) || replaced.has(i)) return
+    const bytes = JSON.stringify(m, null, 2).replace(/\n/g, '\n  ')
+    t.true(got.body.includes(bytes), `message ${i}`)
+    kept++
+  })
+  t.true(kept > 0 && got.dropped.length > 0)
+})
+
+test('a Buffer is read as UTF-8 without JSON.parse, and the body comes back as a Buffer with the same bytes as from the string', (t) => {
+  const messages = [
+    { role: 'system', content: 'Be brief. 東京 🚀' },
+    { role: 'user', content: 'é'.repeat(400) },
+    { role: 'assistant', content: 'ok' },
+    { role: 'user', content: 'and now?' },
+  ]
+  const text = JSON.stringify(messages)
+  const options = { targetTokens: 60 }
+  const fromString = ct.trimByPriorityJson(text, options)
+  t.is(typeof fromString.body, 'string')
+  for (const bytes of [Buffer.from(text), new TextEncoder().encode(text)]) {
+    const got = ct.trimByPriorityJson(bytes, options)
+    t.true(Buffer.isBuffer(got.body))
+    t.deepEqual({ ...got, body: got.body.toString('utf8') }, fromString)
+  }
+  t.true(fromString.dropped.length > 0)
+})
+
+test('arguments objects are counted from their JSON.stringify text, key order and number spelling included', (t) => {
+  const body = `[{"role":"user","content":"go"},{"role":"assistant","content":[{"type":"tool-call","toolCallId":"c1","toolName":"edit",
+    "input":{"z":1.0,"2":[1e2,-0.0,1.5e-7],"a":"x","1":true,"a":"last"}}]},
+    {"role":"tool","content":[{"type":"tool-result","toolCallId":"c1","toolName":"edit","output":{"type":"text","value":"done"}}]}]`
+  const options = { targetTokens: 1000, format: 'ai-sdk' as const }
+  const got = ct.trimByPriorityJson(body, options)
+  t.is(got.totalTokens, ct.trimByPriority(JSON.parse(body), options).totalTokens)
+  t.is(got.totalTokens, ct.estimateTokens(JSON.parse(body), { format: 'ai-sdk' }))
+})
+
+test('messages seen on an earlier call are found by their text, in a body parsed nowhere', (t) => {
+  const [, messages] = transcripts()[1]
+  const options = { targetTokens: Math.floor(ct.estimateTokens(messages) / 2) }
+  ct.setMessageCacheCapacity(ct.messageCacheStats().capacity)
+  const first = ct.trimByPriorityJson(JSON.stringify(messages), options)
+  const afterFirst = ct.messageCacheStats()
+  t.is(afterFirst.bodyHits, 0)
+  t.is(afterFirst.bodyMisses, messages.length)
+  t.true(afterFirst.bodyEntries > 0 && afterFirst.bodyBytes > 0)
+  // The next request: the same history and one more message, as a new string.
+  const next = [...messages, { role: 'user', content: 'one more thing' }] as Message[]
+  const second = ct.trimByPriorityJson(JSON.stringify(next), options)
+  const afterSecond = ct.messageCacheStats()
+  t.is(afterSecond.bodyHits, messages.length)
+  t.is(afterSecond.bodyMisses, messages.length + 1)
+  t.deepEqual(JSON.parse(second.body), JSON.parse(JSON.stringify(ct.trimByPriority(JSON.parse(JSON.stringify(next)), options).messages)))
+  t.truthy(first.body)
+  // A cache of 0 still trims the same.
+  ct.setMessageCacheCapacity(0)
+  t.deepEqual(ct.trimByPriorityJson(JSON.stringify(next), options), second)
+  ct.setMessageCacheCapacity(100_000)
+})
+
+test('bad bodies are coded errors naming the body, the message index or the field', (t) => {
+  const options = { targetTokens: 100 }
+  const code = (f: () => unknown) => {
+    const err = t.throws(f) as CodedError
+    return `${err.code}: ${err.message}`
+  }
+  t.regex(code(() => ct.trimByPriorityJson([] as never, options)), /^INVALID_ARGUMENT: .*body.*must be a string or a Uint8Array, got array/)
+  t.regex(code(() => ct.trimByPriorityJson('[{"role":"user"', options)), /^INVALID_ARGUMENT: .*body.*is not valid JSON/)
+  t.regex(code(() => ct.trimByPriorityJson('{"model":"m"}', options)), /^INVALID_ARGUMENT: .*body.*messages/)
+  t.regex(code(() => ct.trimByPriorityJson('{"messages":{}}', options)), /^INVALID_ARGUMENT: .*messages must be an array, got object/)
+  t.regex(code(() => ct.trimByPriorityJson(Buffer.from([0x5b, 0xff, 0x5d]), options)), /^INVALID_ARGUMENT: .*body.*not UTF-8/)
+  t.regex(code(() => ct.trimByPriorityJson(new Int16Array(2) as never, options)), /^INVALID_ARGUMENT: .*body/)
+  // The same message errors as trimByPriority gives for the parsed body.
+  for (const body of ['[{"role":"user","content":"a"}, 3]', '[{"role":"user","content":"a"},{"role":"wizard","content":"b"}]', '[{"role":"user","content":{"x":1}}]']) {
+    const err = t.throws(() => ct.trimByPriority(JSON.parse(body), options)) as CodedError
+    t.is(code(() => ct.trimByPriorityJson(body, options)), `${err.code}: ${err.message}`, body)
+  }
+  t.regex(code(() => ct.trimByPriorityJson('[{"role":"user","content":"\\ud800"}]', options)), /^INVALID_MESSAGE: messages\[0\]\.content: could not be read: .*escape/)
+  t.regex(code(() => ct.trimByPriorityJson('[]', {} as never)), /^INVALID_OPTION: .*targetTokens/)
+  t.regex(code(() => ct.trimByPriorityJson('[]', { targetTokens: 10, summarizer: async () => 's' } as never)), /summarizer/)
+})
+
+test('depth: an unterminated million-level body is a coded error, and a field no format reads is skipped at any depth, as for objects', (t) => {
+  const err = t.throws(() => ct.trimByPriorityJson('['.repeat(1_000_000), { targetTokens: 10 })) as CodedError
+  t.is(err.code, 'INVALID_ARGUMENT')
+  t.regex(err.message, /body.*is not valid JSON/)
+  const deep = '{"a":'.repeat(10_000) + '1' + '}'.repeat(10_000)
+  const body = `[{"role":"user","content":"go","meta":${deep}},{"role":"assistant","content":"ok"}]`
+  const options = { targetTokens: 1000 }
+  const got = ct.trimByPriorityJson(body, options)
+  t.is(got.totalTokens, ct.trimByPriority(JSON.parse(body), options).totalTokens)
+  t.is(got.body, body)
+})
+
+test('bodies seen once hold at most the probation eighth and leave a body that comes back in place', (t) => {
+  const [, messages] = transcripts()[0]
+  const maxBytes = 8 << 20
+  ct.setMessageCacheCapacity(100_000, { maxBytes })
+  const options = { targetTokens: Math.floor(ct.estimateTokens(messages) / 2) }
+  const working = JSON.stringify(messages)
+  ct.trimByPriorityJson(working, options)
+  ct.trimByPriorityJson(working, options) // it came back: promoted out of probation
+  for (let i = 0; i < 40; i++) {
+    // A request no one sends twice: every message's bytes are new.
+    const once = JSON.stringify(messages.map((m) => ({ ...m, content: typeof m.content === 'string' ? `${m.content} #${i}` : m.content, request: i })))
+    ct.trimByPriorityJson(once, options)
+  }
+  const held = ct.messageCacheStats()
+  const before = held.bodyHits
+  ct.trimByPriorityJson(working, options)
+  t.is(ct.messageCacheStats().bodyHits - before, messages.length, 'the working set is still held whole')
+  ct.setMessageCacheCapacity(100_000, { maxBytes })
+  ct.trimByPriorityJson(working, options)
+  ct.trimByPriorityJson(working, options)
+  const workingOnly = ct.messageCacheStats().bodyBytes
+  t.true(held.bodyBytes - workingOnly <= maxBytes / 8, `${held.bodyBytes - workingOnly} bytes held for bodies seen once`)
+  ct.setMessageCacheCapacity(100_000, { maxBytes: 64 << 20 })
+})

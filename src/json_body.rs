@@ -1,0 +1,976 @@
+//! Request bodies given as JSON text: the messages read straight from the bytes a server
+//! received, and the trimmed body written back from them.
+//!
+//! A stateless server gets the whole history as a new request body on every call. Parsing it
+//! into JavaScript objects and reading them back across the binding costs far more than the
+//! trimming; here the body stays text. [`Body::parse`] finds each message's bytes (one pass of
+//! serde_json over the text), [`message_view`] gives the fields of one message exactly as the
+//! binding's object reader does (so the same bytes make the same [`crate::Message`], whichever
+//! way they came in), and [`Body::write`] writes the trimmed body: a kept message is its
+//! original bytes, a shortened one is rewritten in its format's shape, and every byte of the
+//! body outside the messages array is kept.
+
+use std::fmt::Write as _;
+
+use serde::de::{Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::format::Format;
+use crate::plan::{Action, Plan, Replacement, Step};
+
+/// Fields of a message the core reads, in every supported format.
+pub(crate) const MESSAGE_FIELDS: &[&str] = &[
+  "role",
+  "content",
+  "tool_calls",
+  "tool_call_id",
+  "name",
+  "is_error",
+  "isError",
+  "_summary",
+  "isSummary",
+];
+/// Keys read inside nested objects (content parts, tool calls, their functions, tool results'
+/// outputs), across the supported formats. Other keys are never read, however large or deep.
+pub(crate) const NESTED_FIELDS: &[&str] = &[
+  "type",
+  "text",
+  "refusal",
+  "id",
+  "name",
+  "function",
+  "arguments",
+  "input",
+  "tool_use_id",
+  "content",
+  "is_error",
+  "isError",
+  "thinking",
+  "toolCallId",
+  "toolName",
+  "output",
+  "value",
+  "providerExecuted",
+];
+/// Object-valued fields read as their `JSON.stringify` text instead of being walked.
+pub(crate) const SERIALISED_FIELDS: &[&str] = &["arguments", "input", "value"];
+/// How deep nested values are read before the input is rejected as too deep.
+pub(crate) const MAX_DEPTH: usize = 64;
+
+/// A request body: a JSON array of messages, or an object with a `messages` array (an OpenAI
+/// or Anthropic request, whose other fields are kept byte for byte).
+#[derive(Debug)]
+pub struct Body<'a> {
+  text: &'a str,
+  /// Where the messages array sits in `text`.
+  array: std::ops::Range<usize>,
+  /// Each message's JSON text, in order.
+  messages: Vec<&'a str>,
+}
+
+impl<'a> Body<'a> {
+  /// Finds the messages of a body.
+  ///
+  /// One pass over the text that follows its structure (brackets, braces, commas, strings
+  /// skipped to their closing quote) without decoding anything: the messages themselves are
+  /// parsed only when the message cache does not hold their text, and a text it holds was
+  /// parsed whole before. Outside the messages array, only the structure is checked (the body
+  /// is returned as it was there).
+  ///
+  /// # Errors
+  ///
+  /// `INVALID_ARGUMENT` on `body` when the text is not JSON, or is neither an array nor an
+  /// object with a `messages` array.
+  pub fn parse(text: &'a str) -> Result<Body<'a>> {
+    let invalid = |detail: String| Error::new(ErrorKind::InvalidArgument, "body", detail);
+    let mut scan = Scanner { bytes: text.as_bytes(), at: 0 };
+    scan.skip_space();
+    let (array, messages) = match scan.peek() {
+      Some(b'[') => {
+        let start = scan.at;
+        let messages = scan.array_items().map_err(|e| invalid(e.describe(text)))?;
+        (start..scan.at, messages)
+      }
+      Some(b'{') => {
+        let found = scan.find_messages().map_err(|e| invalid(e.describe(text)))?;
+        match found {
+          Some(Ok(found)) => found,
+          Some(Err(got)) => return Err(invalid(format!("messages must be an array, got {got}"))),
+          None => {
+            return Err(invalid("must be an array of messages or an object with `messages`".into()))
+          }
+        }
+      }
+      _ => {
+        let got = json_type_name(&text.as_bytes()[scan.at..]);
+        return Err(invalid(format!(
+          "must be an array of messages or an object with `messages`, got {got}"
+        )));
+      }
+    };
+    scan.skip_space();
+    if scan.at < text.len() {
+      return Err(invalid(Malformed(scan.at).describe(text)));
+    }
+    let messages = messages.into_iter().map(|r| &text[r]).collect();
+    Ok(Body { text, array, messages })
+  }
+
+  /// Each message's JSON text, in order.
+  pub fn messages(&self) -> &[&'a str] {
+    &self.messages
+  }
+
+  /// The body with the plan applied to its messages (messages read in `format`): kept
+  /// messages are their original bytes; a replaced message is rewritten with the
+  /// replacement's content in its format's shape (see [`rewrite`]); an inserted message is
+  /// `{"role":…,"content":…}`. Everything around the messages array is kept as it was.
+  ///
+  /// # Errors
+  ///
+  /// Never for a body [`Body::parse`] accepted; an error names the message otherwise.
+  pub fn write(&self, plan: &Plan, format: Format) -> Result<String> {
+    let mut out = String::with_capacity(self.text.len());
+    out.push_str(&self.text[..self.array.start]);
+    out.push('[');
+    let mut first = true;
+    let mut failed = None;
+    let indexed: Vec<(usize, &str)> = self.messages.iter().copied().enumerate().collect();
+    plan.walk(&indexed, |step| {
+      let piece = match step {
+        Step::Input(_, Action::Drop) => return,
+        Step::Input((_, raw), Action::Keep) => Ok(std::borrow::Cow::Borrowed(*raw)),
+        Step::Input((i, raw), Action::Replace(r)) => rewrite(raw, r, format, *i).map(Into::into),
+        Step::Inserted(m) => {
+          let mut s = String::from("{\"role\":");
+          push_json_string(&mut s, m.role.as_str());
+          s.push_str(",\"content\":");
+          push_json_string(&mut s, &m.content);
+          s.push('}');
+          Ok(s.into())
+        }
+      };
+      match piece {
+        Ok(piece) => {
+          if !first {
+            out.push(',');
+          }
+          first = false;
+          out.push_str(&piece);
+        }
+        Err(e) => {
+          failed.get_or_insert(e);
+        }
+      }
+    });
+    if let Some(e) = failed {
+      return Err(e);
+    }
+    out.push(']');
+    out.push_str(&self.text[self.array.end..]);
+    Ok(out)
+  }
+}
+
+/// Where the structure of a body breaks: a byte offset.
+struct Malformed(usize);
+
+impl Malformed {
+  fn describe(&self, text: &str) -> String {
+    let before = &text[..floor_boundary(text, self.0)];
+    let line = before.matches('\n').count() + 1;
+    let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    match text.get(self.0..).and_then(|t| t.chars().next()) {
+      Some(c) => format!("is not valid JSON: unexpected {c:?} at line {line} column {column}"),
+      None => format!("is not valid JSON: it ends early, at line {line} column {column}"),
+    }
+  }
+}
+
+fn floor_boundary(text: &str, mut at: usize) -> usize {
+  at = at.min(text.len());
+  while !text.is_char_boundary(at) {
+    at -= 1;
+  }
+  at
+}
+
+/// A cursor over a body's bytes that follows the JSON structure without decoding values.
+struct Scanner<'a> {
+  bytes: &'a [u8],
+  at: usize,
+}
+
+type Scan<T> = std::result::Result<T, Malformed>;
+
+impl Scanner<'_> {
+  fn peek(&self) -> Option<u8> {
+    self.bytes.get(self.at).copied()
+  }
+
+  fn skip_space(&mut self) {
+    while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+      self.at += 1;
+    }
+  }
+
+  fn expect(&mut self, byte: u8) -> Scan<()> {
+    self.skip_space();
+    if self.peek() != Some(byte) {
+      return Err(Malformed(self.at));
+    }
+    self.at += 1;
+    Ok(())
+  }
+
+  /// Skips a string (the cursor on its opening quote); returns its bytes, quotes included.
+  fn string(&mut self) -> Scan<std::ops::Range<usize>> {
+    let start = self.at;
+    self.at += 1;
+    loop {
+      match memchr::memchr2(b'"', b'\\', &self.bytes[self.at..]) {
+        None => return Err(Malformed(self.bytes.len())),
+        Some(i) if self.bytes[self.at + i] == b'"' => {
+          self.at += i + 1;
+          return Ok(start..self.at);
+        }
+        // A backslash escapes the next byte (a `\uXXXX` escape's digits need no care).
+        Some(i) => self.at += i + 2,
+      }
+      if self.at > self.bytes.len() {
+        return Err(Malformed(self.bytes.len()));
+      }
+    }
+  }
+
+  /// Skips one value; returns its bytes.
+  fn value(&mut self) -> Scan<std::ops::Range<usize>> {
+    self.skip_space();
+    let start = self.at;
+    match self.peek() {
+      Some(b'"') => {
+        self.string()?;
+      }
+      Some(b'[' | b'{') => self.nested()?,
+      Some(b't' | b'f' | b'n' | b'-' | b'0'..=b'9') => {
+        while matches!(self.peek(), Some(b'a'..=b'z' | b'0'..=b'9' | b'-' | b'+' | b'.' | b'E')) {
+          self.at += 1;
+        }
+        let token = &self.bytes[start..self.at];
+        let number =
+          token.iter().all(|b| matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'));
+        if !(number || token == b"true" || token == b"false" || token == b"null") {
+          return Err(Malformed(start));
+        }
+      }
+      _ => return Err(Malformed(self.at)),
+    }
+    Ok(start..self.at)
+  }
+
+  /// Skips an array or object (the cursor on its `[` or `{`) with a stack of the brackets to
+  /// close (no recursion: any depth is followed), checking that they match; inside, only
+  /// strings are followed (the values are parsed if and when they are read).
+  fn nested(&mut self) -> Scan<()> {
+    let mut open = Vec::new();
+    loop {
+      match self.peek() {
+        None => return Err(Malformed(self.bytes.len())),
+        Some(b'"') => {
+          self.string()?;
+        }
+        Some(b'[') => {
+          open.push(b']');
+          self.at += 1;
+        }
+        Some(b'{') => {
+          open.push(b'}');
+          self.at += 1;
+        }
+        Some(close @ (b']' | b'}')) => {
+          if open.pop() != Some(close) {
+            return Err(Malformed(self.at));
+          }
+          self.at += 1;
+          if open.is_empty() {
+            return Ok(());
+          }
+        }
+        Some(_) => self.at += 1,
+      }
+    }
+  }
+
+  /// Skips an array (the cursor on its `[`); returns each item's bytes.
+  fn array_items(&mut self) -> Scan<Vec<std::ops::Range<usize>>> {
+    self.at += 1;
+    let mut items = Vec::new();
+    self.skip_space();
+    if self.peek() == Some(b']') {
+      self.at += 1;
+      return Ok(items);
+    }
+    loop {
+      items.push(self.value()?);
+      self.skip_space();
+      match self.peek() {
+        Some(b',') => self.at += 1,
+        Some(b']') => {
+          self.at += 1;
+          return Ok(items);
+        }
+        _ => return Err(Malformed(self.at)),
+      }
+    }
+  }
+
+  /// Skips an object (the cursor on its `{`), calling `entry` with each key's bytes (quotes
+  /// included), the cursor at its value, and the scanner, which must be left after the value.
+  fn object(
+    &mut self,
+    mut entry: impl FnMut(&mut Self, std::ops::Range<usize>) -> Scan<()>,
+  ) -> Scan<()> {
+    self.at += 1;
+    self.skip_space();
+    if self.peek() == Some(b'}') {
+      self.at += 1;
+      return Ok(());
+    }
+    loop {
+      self.skip_space();
+      if self.peek() != Some(b'"') {
+        return Err(Malformed(self.at));
+      }
+      let key = self.string()?;
+      self.expect(b':')?;
+      self.skip_space();
+      let before = self.at;
+      entry(self, key)?;
+      if self.at == before {
+        self.value()?;
+      }
+      self.skip_space();
+      match self.peek() {
+        Some(b',') => self.at += 1,
+        Some(b'}') => {
+          self.at += 1;
+          return Ok(());
+        }
+        _ => return Err(Malformed(self.at)),
+      }
+    }
+  }
+
+  /// Skips the top-level object (the cursor on its `{`); returns where its last `messages`
+  /// array is and its items, or the type of its last `messages` when that is not an array
+  /// (a repeated key counts last, as in `JSON.parse`).
+  fn find_messages(&mut self) -> Scan<Option<std::result::Result<Items, &'static str>>> {
+    let bytes = self.bytes;
+    let mut found = None;
+    self.object(|scan, key| {
+      if &bytes[key] != b"\"messages\"" {
+        return Ok(());
+      }
+      scan.skip_space();
+      found = Some(if scan.peek() == Some(b'[') {
+        let start = scan.at;
+        let items = scan.array_items()?;
+        Ok((start..scan.at, items))
+      } else {
+        Err(json_type_name(&bytes[scan.at..]))
+      });
+      Ok(())
+    })?;
+    Ok(found)
+  }
+}
+
+/// Where an array is, and where each of its items is.
+type Items = (std::ops::Range<usize>, Vec<std::ops::Range<usize>>);
+
+/// The JavaScript type name of a JSON text, for error messages.
+fn json_type_name(raw: &[u8]) -> &'static str {
+  match raw.first() {
+    Some(b'[') => "array",
+    Some(b'{') => "object",
+    Some(b'"') => "string",
+    Some(b'n') => "null",
+    Some(b't' | b'f') => "boolean",
+    _ => "number",
+  }
+}
+
+/// Message `index` rewritten with a replacement, as the binding's copy of an object message
+/// is: the whole `content` of an OpenAI message; the `content` of each `tool_result` block of
+/// an Anthropic message; the `output` of each `tool-result` part of an AI SDK message (as
+/// `{"type":"text","value":…}`). The other fields keep their bytes and order; a `content` the
+/// message lacked is added last. Metadata (`_truncated`, …) is not written: in the object API
+/// it is hidden from `JSON.stringify` too.
+///
+/// # Errors
+///
+/// When `raw` is not a JSON object (never for a message the reader accepted).
+pub fn rewrite(raw: &str, r: &Replacement, format: Format, index: usize) -> Result<String> {
+  let Entries(entries) = serde_json::from_str(raw)
+    .map_err(|e| Error::message(index, "", format!("could not be rewritten: {e}")))?;
+  let mut text = String::new();
+  push_json_string(&mut text, &r.content);
+  let content = entries.iter().find(|(k, _)| k == "content").map(|(_, v)| v.get());
+  let parts = content.filter(|c| c.starts_with('[')).and_then(|c| {
+    let (kind, key) = match format {
+      Format::Anthropic => ("tool_result", "content"),
+      Format::AiSdk => ("tool-result", "output"),
+      Format::OpenAi => return None,
+    };
+    let value = match format {
+      Format::AiSdk => format!("{{\"type\":\"text\",\"value\":{text}}}"),
+      _ => text.clone(),
+    };
+    rewrite_parts(c, kind, key, &value)
+  });
+  let new_content = parts.unwrap_or(text);
+  let mut out = String::with_capacity(raw.len());
+  out.push('{');
+  let mut replaced = false;
+  for (j, (key, value)) in entries.iter().enumerate() {
+    if j > 0 {
+      out.push(',');
+    }
+    push_json_string(&mut out, key);
+    out.push(':');
+    if key == "content" {
+      out.push_str(&new_content);
+      replaced = true;
+    } else {
+      out.push_str(value.get());
+    }
+  }
+  if !replaced {
+    if !entries.is_empty() {
+      out.push(',');
+    }
+    out.push_str("\"content\":");
+    out.push_str(&new_content);
+  }
+  out.push('}');
+  Ok(out)
+}
+
+/// A content array with `key` of every part of type `kind` set to `value` (JSON text), or
+/// `None` when no part is of that type.
+fn rewrite_parts(content: &str, kind: &str, key: &str, value: &str) -> Option<String> {
+  let parts: Vec<&RawValue> = serde_json::from_str(content).ok()?;
+  let mut any = false;
+  let mut out = String::with_capacity(content.len());
+  out.push('[');
+  for (i, part) in parts.iter().enumerate() {
+    if i > 0 {
+      out.push(',');
+    }
+    let entries = match serde_json::from_str::<Entries>(part.get()) {
+      Ok(Entries(entries)) if part_type(&entries) == Some(kind) => entries,
+      _ => {
+        out.push_str(part.get());
+        continue;
+      }
+    };
+    any = true;
+    out.push('{');
+    for (j, (k, v)) in entries.iter().enumerate() {
+      if j > 0 {
+        out.push(',');
+      }
+      push_json_string(&mut out, k);
+      out.push(':');
+      out.push_str(if k == key { value } else { v.get() });
+    }
+    if !entries.iter().any(|(k, _)| k == key) {
+      if !entries.is_empty() {
+        out.push(',');
+      }
+      push_json_string(&mut out, key);
+      out.push(':');
+      out.push_str(value);
+    }
+    out.push('}');
+  }
+  out.push(']');
+  any.then_some(out)
+}
+
+/// The `type` of a part, when it is a string.
+fn part_type<'e>(entries: &'e [(String, &RawValue)]) -> Option<&'e str> {
+  let (_, raw) = entries.iter().find(|(k, _)| k == "type")?;
+  let raw = raw.get();
+  if !raw.starts_with('"') {
+    return None;
+  }
+  // A type spelled with escapes is rare: decode it only then.
+  if !raw.contains('\\') {
+    return Some(&raw[1..raw.len() - 1]);
+  }
+  let decoded: String = serde_json::from_str(raw).ok()?;
+  ["tool_result", "tool-result"].into_iter().find(|t| *t == decoded)
+}
+
+/// The fields of message `index` (its JSON text) that the core reads, exactly as the
+/// binding's reader gives them for the object `JSON.parse` makes of the text: the
+/// [`MESSAGE_FIELDS`] present; inside nested objects only the [`NESTED_FIELDS`]; an object or
+/// array under a [`SERIALISED_FIELDS`] key as its `JSON.stringify` text; numbers as doubles.
+///
+/// # Errors
+///
+/// `INVALID_MESSAGE` naming the message and field when the text is not an object or is nested
+/// deeper than [`MAX_DEPTH`].
+pub fn message_view(raw: &str, index: usize) -> Result<Value> {
+  let unreadable =
+    |e: serde_json::Error| Error::message(index, "", format!("could not be read: {e}"));
+  if !raw.trim_start().starts_with('{') {
+    let js: Js = serde_json::from_str(raw).map_err(unreadable)?;
+    return Err(Error::message(index, "", format!("must be an object, got {}", js.type_name())));
+  }
+  // The message's fields as text first: a field no format reads is checked but never built,
+  // whatever its depth (serde_json skips a value without recursion).
+  let Entries(fields) = serde_json::from_str(raw).map_err(unreadable)?;
+  let mut map = Map::new();
+  for &key in MESSAGE_FIELDS {
+    let Some((_, v)) = fields.iter().find(|(k, _)| k == key) else { continue };
+    let js = Seed::READ
+      .deserialize(&mut serde_json::Deserializer::from_str(v.get()))
+      .map_err(|e| Error::message(index, key, format!("could not be read: {e}")))?;
+    let value = view(&js, 1)
+      .map_err(|(path, detail)| Error::message(index, format!("{key}{path}"), detail))?;
+    map.insert(key.to_string(), value);
+  }
+  Ok(Value::Object(map))
+}
+
+/// A nested value as the reader reads it; an error is the path below the value and what went
+/// wrong there.
+fn view(v: &Js, depth: usize) -> std::result::Result<Value, (String, String)> {
+  if depth > MAX_DEPTH {
+    return Err((String::new(), format!("is nested more than {MAX_DEPTH} levels deep")));
+  }
+  Ok(match v {
+    Js::Null => Value::Null,
+    Js::Bool(b) => Value::Bool(*b),
+    Js::Num(n) => serde_json::Number::from_f64(*n).map(Value::Number).unwrap_or(Value::Null),
+    Js::Str(s) => Value::String(s.clone()),
+    Js::Arr(items) => Value::Array(
+      items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| view(item, depth + 1).map_err(|(p, d)| (format!("[{i}]{p}"), d)))
+        .collect::<std::result::Result<_, _>>()?,
+    ),
+    Js::Obj(entries) => {
+      let mut map = Map::new();
+      for (key, item) in js_key_order(entries) {
+        if !NESTED_FIELDS.contains(&key.as_str()) {
+          continue;
+        }
+        let value = match item {
+          Js::Obj(_) | Js::Arr(_) if SERIALISED_FIELDS.contains(&key.as_str()) => {
+            let mut s = String::new();
+            item.stringify(&mut s);
+            Value::String(s)
+          }
+          _ => view(item, depth + 1).map_err(|(p, d)| (format!(".{key}{p}"), d))?,
+        };
+        map.insert(key.clone(), value);
+      }
+      Value::Object(map)
+    }
+  })
+}
+
+/// A JSON value as `JSON.parse` makes it: numbers are doubles, an object's keys keep their
+/// order, and a repeated key keeps its first place and its last value.
+#[derive(Debug, Clone, PartialEq)]
+enum Js {
+  Null,
+  Bool(bool),
+  Num(f64),
+  Str(String),
+  Arr(Vec<Js>),
+  Obj(Vec<(String, Js)>),
+}
+
+impl Js {
+  fn type_name(&self) -> &'static str {
+    match self {
+      Js::Null => "null",
+      Js::Bool(_) => "boolean",
+      Js::Num(_) => "number",
+      Js::Str(_) => "string",
+      Js::Arr(_) => "array",
+      Js::Obj(_) => "object",
+    }
+  }
+
+  /// Appends `JSON.stringify` of the value.
+  fn stringify(&self, out: &mut String) {
+    match self {
+      Js::Null => out.push_str("null"),
+      Js::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+      Js::Num(n) => push_js_number(out, *n),
+      Js::Str(s) => push_json_string(out, s),
+      Js::Arr(items) => {
+        out.push('[');
+        for (i, item) in items.iter().enumerate() {
+          if i > 0 {
+            out.push(',');
+          }
+          item.stringify(out);
+        }
+        out.push(']');
+      }
+      Js::Obj(entries) => {
+        out.push('{');
+        for (i, (key, item)) in js_key_order(entries).into_iter().enumerate() {
+          if i > 0 {
+            out.push(',');
+          }
+          push_json_string(out, key);
+          out.push(':');
+          item.stringify(out);
+        }
+        out.push('}');
+      }
+    }
+  }
+}
+
+/// An object's entries in JavaScript's property order: array-index keys ascending, then the
+/// other keys in the order they were added.
+fn js_key_order(entries: &[(String, Js)]) -> Vec<&(String, Js)> {
+  let mut indexed: Vec<(u32, &(String, Js))> =
+    entries.iter().filter_map(|e| array_index(&e.0).map(|i| (i, e))).collect();
+  if indexed.is_empty() {
+    return entries.iter().collect();
+  }
+  indexed.sort_by_key(|(i, _)| *i);
+  let mut out: Vec<&(String, Js)> = indexed.into_iter().map(|(_, e)| e).collect();
+  out.extend(entries.iter().filter(|e| array_index(&e.0).is_none()));
+  out
+}
+
+/// The key as an array index (a canonical integer below 2³² − 1), if it is one.
+fn array_index(key: &str) -> Option<u32> {
+  if key.is_empty() || key.len() > 10 || !key.bytes().all(|b| b.is_ascii_digit()) {
+    return None;
+  }
+  if key.len() > 1 && key.starts_with('0') {
+    return None;
+  }
+  key.parse::<u64>().ok().filter(|&n| n < u64::from(u32::MAX)).map(|n| n as u32)
+}
+
+/// Appends a string as JSON, escaped as `JSON.stringify` escapes it.
+fn push_json_string(out: &mut String, s: &str) {
+  // serde_json escapes exactly what JSON.stringify does for well-formed strings: `"`, `\`,
+  // and control characters (`\b \t \n \f \r`, others as lower-case `\u00xx`).
+  match serde_json::to_string(s) {
+    Ok(quoted) => out.push_str(&quoted),
+    Err(_) => out.push_str("\"\""),
+  }
+}
+
+/// Appends a double as JavaScript's `Number.prototype.toString` writes it (ECMA-262
+/// Number::toString): the shortest digits that read back to the same double, in decimal
+/// notation for exponents from -7 to 20 and in `d.ddde±n` notation otherwise.
+fn push_js_number(out: &mut String, x: f64) {
+  if !x.is_finite() {
+    out.push_str("null");
+    return;
+  }
+  if x == 0.0 {
+    out.push('0');
+    return;
+  }
+  if x < 0.0 {
+    out.push('-');
+  }
+  // Rust's `{:e}` gives the shortest round-trip digits too: "1.2345e3", "5e-7".
+  let sci = format!("{:e}", x.abs());
+  let (mantissa, exponent) = sci.split_once('e').unwrap_or((&sci, "0"));
+  let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+  let k = digits.len() as i64;
+  let n = exponent.parse::<i64>().unwrap_or(0) + 1;
+  if k <= n && n <= 21 {
+    out.push_str(&digits);
+    out.extend(std::iter::repeat_n('0', (n - k) as usize));
+  } else if 0 < n && n <= 21 {
+    out.push_str(&digits[..n as usize]);
+    out.push('.');
+    out.push_str(&digits[n as usize..]);
+  } else if -6 < n && n <= 0 {
+    out.push_str("0.");
+    out.extend(std::iter::repeat_n('0', (-n) as usize));
+    out.push_str(&digits);
+  } else {
+    out.push_str(&digits[..1]);
+    if k > 1 {
+      out.push('.');
+      out.push_str(&digits[1..]);
+    }
+    let e = n - 1;
+    let _ = write!(out, "e{}{}", if e >= 0 { '+' } else { '-' }, e.abs());
+  }
+}
+
+impl<'de> Deserialize<'de> for Js {
+  fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Js, D::Error> {
+    Seed::WHOLE.deserialize(d)
+  }
+}
+
+/// How a JSON value is built into a [`Js`]: whole, or as the reader reads it (inside objects
+/// only the [`NESTED_FIELDS`], their values read the same way, or whole under a
+/// [`SERIALISED_FIELDS`] key for its `JSON.stringify` text; the other keys skipped without
+/// being built, so without recursion whatever their depth).
+#[derive(Clone, Copy)]
+struct Seed {
+  read: bool,
+}
+
+impl Seed {
+  const WHOLE: Seed = Seed { read: false };
+  const READ: Seed = Seed { read: true };
+}
+
+impl<'de> DeserializeSeed<'de> for Seed {
+  type Value = Js;
+  fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Js, D::Error> {
+    d.deserialize_any(self)
+  }
+}
+
+impl<'de> Visitor<'de> for Seed {
+  type Value = Js;
+  fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+    f.write_str("a JSON value")
+  }
+  fn visit_unit<E>(self) -> std::result::Result<Js, E> {
+    Ok(Js::Null)
+  }
+  fn visit_bool<E>(self, b: bool) -> std::result::Result<Js, E> {
+    Ok(Js::Bool(b))
+  }
+  fn visit_i64<E>(self, n: i64) -> std::result::Result<Js, E> {
+    Ok(Js::Num(n as f64))
+  }
+  fn visit_u64<E>(self, n: u64) -> std::result::Result<Js, E> {
+    Ok(Js::Num(n as f64))
+  }
+  fn visit_f64<E>(self, n: f64) -> std::result::Result<Js, E> {
+    Ok(Js::Num(n))
+  }
+  fn visit_str<E>(self, s: &str) -> std::result::Result<Js, E> {
+    Ok(Js::Str(s.to_string()))
+  }
+  fn visit_string<E>(self, s: String) -> std::result::Result<Js, E> {
+    Ok(Js::Str(s))
+  }
+  fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Js, A::Error> {
+    let mut items = Vec::new();
+    while let Some(item) = seq.next_element_seed(self)? {
+      items.push(item);
+    }
+    Ok(Js::Arr(items))
+  }
+  fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Js, A::Error> {
+    let mut entries: Vec<(String, Js)> = Vec::new();
+    while let Some(key) = map.next_key::<String>()? {
+      let seed = if !self.read || SERIALISED_FIELDS.contains(&key.as_str()) {
+        Seed::WHOLE
+      } else if NESTED_FIELDS.contains(&key.as_str()) {
+        Seed::READ
+      } else {
+        map.next_value::<serde::de::IgnoredAny>()?;
+        continue;
+      };
+      let value = map.next_value_seed(seed)?;
+      set_entry(&mut entries, key, value);
+    }
+    Ok(Js::Obj(entries))
+  }
+}
+
+/// An object's entries with their values as JSON text, in order (a repeated key keeps its
+/// first place and its last value, as `JSON.parse` does).
+struct Entries<'a>(Vec<(String, &'a RawValue)>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Entries<'a> {
+  fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Entries<'a>, D::Error> {
+    struct EntriesVisitor<'a>(std::marker::PhantomData<&'a ()>);
+    impl<'de: 'a, 'a> Visitor<'de> for EntriesVisitor<'a> {
+      type Value = Entries<'a>;
+      fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON object")
+      }
+      fn visit_map<A: MapAccess<'de>>(
+        self,
+        mut map: A,
+      ) -> std::result::Result<Entries<'a>, A::Error> {
+        let mut entries = Vec::new();
+        while let Some((key, value)) = map.next_entry::<String, &'a RawValue>()? {
+          set_entry(&mut entries, key, value);
+        }
+        Ok(Entries(entries))
+      }
+    }
+    d.deserialize_map(EntriesVisitor(std::marker::PhantomData))
+  }
+}
+
+/// Adds an entry, or gives a repeated key its new value in its first place. A linear search up
+/// to a few dozen keys; beyond that (an object no message format has) the repeated key is
+/// looked for from the end, which is where a generated repeat usually is.
+fn set_entry<V>(entries: &mut Vec<(String, V)>, key: String, value: V) {
+  match entries.iter_mut().rev().take(64).find(|(k, _)| *k == key) {
+    Some(slot) => slot.1 = value,
+    None => entries.push((key, value)),
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use crate::plan::MetaValue;
+
+  fn js_string(x: f64) -> String {
+    let mut s = String::new();
+    push_js_number(&mut s, x);
+    s
+  }
+
+  #[test]
+  fn numbers_are_written_as_javascript_writes_them() {
+    let cases = [
+      (1.0, "1"),
+      (-0.0, "0"),
+      (0.1, "0.1"),
+      (1.5e-7, "1.5e-7"),
+      (0.000001, "0.000001"),
+      (1e21, "1e+21"),
+      (1e20, "100000000000000000000"),
+      (123456789.125, "123456789.125"),
+      (-2.5e-300, "-2.5e-300"),
+      (9007199254740993.0, "9007199254740992"),
+      (1.7976931348623157e308, "1.7976931348623157e+308"),
+    ];
+    for (x, want) in cases {
+      assert_eq!(js_string(x), want, "{x}");
+    }
+  }
+
+  #[test]
+  fn serialised_fields_read_as_json_stringify_text() {
+    let raw = r#"{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"edit",
+      "input":{"z":1.0,"a":"é\u00e9","2":[1e2,null],"1":true,"a":"last"}}],"extra":{"big":1}}"#;
+    let v = message_view(raw, 0).unwrap();
+    assert_eq!(
+      v["content"][0]["input"],
+      Value::String(r#"{"1":true,"2":[100,null],"z":1,"a":"last"}"#.into())
+    );
+    assert!(v.get("extra").is_none());
+    assert_eq!(v["content"][0]["id"], "t1");
+  }
+
+  #[test]
+  fn a_body_keeps_every_byte_outside_its_messages() {
+    let text = r#"{"model": "m", "messages": [ {"role":"user","content":"a"} ,{"role":"user","content":"b"}], "max_tokens": 5}"#;
+    let body = Body::parse(text).unwrap();
+    assert_eq!(
+      body.messages(),
+      [r#"{"role":"user","content":"a"}"#, r#"{"role":"user","content":"b"}"#]
+    );
+    let mut plan = Plan::keep_all(2);
+    plan.drop_message(0);
+    assert_eq!(
+      body.write(&plan, Format::OpenAi).unwrap(),
+      r#"{"model": "m", "messages": [{"role":"user","content":"b"}], "max_tokens": 5}"#
+    );
+  }
+
+  #[test]
+  fn replaced_messages_keep_their_format_shape() {
+    let r = Replacement {
+      content: "[cut]".into(),
+      meta: vec![("_truncated", MetaValue::Bool(true))],
+      tokens: 1,
+    };
+    let anthropic = r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"long"},{"type":"text","text":"hi"}]}"#;
+    assert_eq!(
+      rewrite(anthropic, &r, Format::Anthropic, 0).unwrap(),
+      r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"[cut]"},{"type":"text","text":"hi"}]}"#
+    );
+    let ai = r#"{"role":"tool","content":[{"type":"tool-result","toolCallId":"c","toolName":"x","output":{"type":"text","value":"long"}}]}"#;
+    assert_eq!(
+      rewrite(ai, &r, Format::AiSdk, 0).unwrap(),
+      r#"{"role":"tool","content":[{"type":"tool-result","toolCallId":"c","toolName":"x","output":{"type":"text","value":"[cut]"}}]}"#
+    );
+    let openai = r#"{"role":"tool","tool_call_id":"c","content":"long","name":"x"}"#;
+    assert_eq!(
+      rewrite(openai, &r, Format::OpenAi, 0).unwrap(),
+      r#"{"role":"tool","tool_call_id":"c","content":"[cut]","name":"x"}"#
+    );
+  }
+
+  #[test]
+  fn the_scan_follows_strings_escapes_and_nesting() {
+    let text = " [ {\"a\":\"]},[\\\"\\\\\",\"b\":[1,{\"c\":null}]} , 2.5e-3,\"x\",true ]\n";
+    let body = Body::parse(text).unwrap();
+    assert_eq!(
+      body.messages(),
+      [r#"{"a":"]},[\"\\","b":[1,{"c":null}]}"#, "2.5e-3", r#""x""#, "true"]
+    );
+    let nested =
+      r#"{"tools":[{"messages":[1]}],"messages":[{"role":"user"}],"x":{"messages":"no"}}"#;
+    assert_eq!(Body::parse(nested).unwrap().messages(), [r#"{"role":"user"}"#]);
+    for bad in ["[1 2]", "[\"open]", "[1,]", "[1] x", "{\"messages\":[1],}", "[tru]"] {
+      assert!(Body::parse(bad).is_err(), "{bad}");
+    }
+    // Inside a message only brackets and strings are followed: the message's own parse, when
+    // the cache does not hold its bytes, finds the rest.
+    for bad in ["[{\"a\" 1}]", "[{1:2}]"] {
+      let body = Body::parse(bad).unwrap();
+      assert!(message_view(body.messages()[0], 0).is_err(), "{bad}");
+    }
+    assert_eq!(Body::parse("[]").unwrap().messages().len(), 0);
+    // Any depth is followed without recursion; brackets must match.
+    let deep = format!(
+      "[{{\"role\":\"user\",\"content\":\"x\",\"meta\":{}1{}}}]",
+      "[{\"a\":".repeat(200_000),
+      "}]".repeat(200_000)
+    );
+    let body = Body::parse(&deep).unwrap();
+    // A field no format reads is skipped whatever its depth, as the object reader skips it.
+    assert_eq!(
+      message_view(body.messages()[0], 0).unwrap(),
+      serde_json::json!({"role": "user", "content": "x"})
+    );
+    assert!(Body::parse("[[}]").is_err());
+    assert!(Body::parse(&"[".repeat(1_000_000)).is_err());
+  }
+
+  #[test]
+  fn bad_bodies_and_messages_are_named() {
+    let e = |t: &str| Body::parse(t).unwrap_err().to_string();
+    assert!(e("[1,").contains("body"), "{}", e("[1,"));
+    assert!(
+      e(r#"{"messages": 3}"#).contains("messages must be an array, got number"),
+      "{}",
+      e(r#"{"messages": 3}"#)
+    );
+    assert!(e(r#""x""#).contains("got string"));
+    let m = message_view("[1]", 4).unwrap_err().to_string();
+    assert!(m.contains("4") && m.contains("must be an object, got array"), "{m}");
+    let deep = format!(r#"{{"role":"user","content":{}1{}}}"#, "[".repeat(70), "]".repeat(70));
+    let m = message_view(&deep, 0).unwrap_err().to_string();
+    assert!(m.contains("nested more than 64"), "{m}");
+  }
+}
