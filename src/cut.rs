@@ -5,6 +5,7 @@
 //! many tokens were cut between them ([`CUT_MARKER`]). The result is counted after it is built,
 //! so it always fits the budget.
 
+use crate::message::Message;
 use crate::tokens::{count_tokens, prefix_within, suffix_within, Encoding};
 
 /// The marker put in place of the cut middle; `{tokens}` is the number of tokens cut.
@@ -60,6 +61,24 @@ pub fn cut_middle(text: &str, max_tokens: usize, encoding: Encoding) -> Option<C
     }
     // Tokens can merge differently across the joins: give back what overflowed and retry.
     budget = budget.saturating_sub(tokens - max_tokens);
+  }
+}
+
+/// [`cut_middle`] of the content text of `m`, memoised in the message: the cut to
+/// [`MIN_CUT_BUDGET`] (for the first encoding asked) and the cut to the first other limit and
+/// encoding asked. A strategy that cuts the same old outputs on every call of a growing
+/// conversation cuts each once.
+pub fn cut_content(m: &Message, max_tokens: usize, encoding: Encoding) -> Option<Cut> {
+  let cut = || cut_middle(&m.content_text(), max_tokens, encoding);
+  if max_tokens == MIN_CUT_BUDGET {
+    return match m.memo.min_cut.get_or_init(|| (encoding, cut())) {
+      (enc, memo) if *enc == encoding => memo.clone(),
+      _ => cut(),
+    };
+  }
+  match m.memo.cut.get_or_init(|| (max_tokens, encoding, cut())) {
+    (limit, enc, memo) if *limit == max_tokens && *enc == encoding => memo.clone(),
+    _ => cut(),
   }
 }
 

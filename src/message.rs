@@ -156,6 +156,9 @@ pub struct Memo {
   /// The content text cut to a token limit in an encoding, for the first limit and encoding
   /// asked (see `strategy::rolling`).
   pub(crate) cut: std::sync::OnceLock<(usize, crate::tokens::Encoding, Option<crate::cut::Cut>)>,
+  /// The content text cut to [`crate::cut::MIN_CUT_BUDGET`] in an encoding, for the first
+  /// encoding asked (see `strategy::priority`: every unit it cuts but the last is cut so far).
+  pub(crate) min_cut: std::sync::OnceLock<(crate::tokens::Encoding, Option<crate::cut::Cut>)>,
   /// The length of the content text in UTF-16 code units (JavaScript's `length`).
   utf16_len: std::sync::OnceLock<usize>,
   /// The content's tokens per encoding (the message's, less the overheads).

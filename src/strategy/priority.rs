@@ -28,7 +28,7 @@ use crate::classify::{
   classify_conversation, classify_with_operations, Classification, ClassifyOptions, ContentPriority,
 };
 use crate::conversation::Conversation;
-use crate::cut::{cut_middle, MIN_CUT_BUDGET};
+use crate::cut::{cut_content, MIN_CUT_BUDGET};
 use crate::file_ops::file_operations;
 use crate::file_tracker::FileTracker;
 use crate::message::Role;
@@ -257,7 +257,7 @@ fn cut_result(conv: &Conversation<'_>, i: usize, excess: usize) -> Option<Replac
   let encoding = conv.encoding();
   let content = message_content_tokens(m, encoding);
   let max = content.saturating_sub(excess).max(MIN_CUT_BUDGET);
-  let cut = cut_middle(&m.content_text(), max, encoding)?;
+  let cut = cut_content(m, max, encoding)?;
   let meta = vec![
     ("_originalLength", MetaValue::Number(m.content_utf16_len() as f64)),
     ("_cutTokens", MetaValue::Number(cut.cut_tokens as f64)),

@@ -36,13 +36,13 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::conversation::Conversation;
-use crate::cut::{cut_middle, Cut, MIN_CUT_BUDGET};
+use crate::cut::{cut_content, MIN_CUT_BUDGET};
 use crate::error::{Error, ErrorKind, Result};
 use crate::message::{quote, Message, Role};
 use crate::placeholder::{PlaceholderFields, PlaceholderTemplate};
 use crate::plan::{replacement, MetaValue, Plan};
 use crate::span_index::{Marks, Matches, SpanIndex};
-use crate::tokens::{message_content_tokens, Encoding};
+use crate::tokens::message_content_tokens;
 
 /// Default of [`TruncationConfig::max_age`].
 pub const DEFAULT_MAX_AGE: usize = 5;
@@ -268,16 +268,6 @@ pub fn truncate_old_tool_outputs(conv: &Conversation<'_>, config: &TruncationCon
 fn result_path(conv: &Conversation<'_>, i: usize) -> Option<String> {
   let arguments: Value = serde_json::from_str(conv.call_arguments(i)?).ok()?;
   argument_paths(&arguments).into_iter().next()
-}
-
-/// [`cut_middle`] of the content text of `m`, memoised in the message for the first limit and
-/// encoding asked (a recent long output is cut again on every call while it stays recent).
-fn cut_content(m: &Message, max_tokens: usize, encoding: Encoding) -> Option<Cut> {
-  let cut = || cut_middle(&m.content_text(), max_tokens, encoding);
-  match m.memo.cut.get_or_init(|| (max_tokens, encoding, cut())) {
-    (limit, enc, memo) if *limit == max_tokens && *enc == encoding => memo.clone(),
-    _ => cut(),
-  }
 }
 
 /// Which tool results are quoted: for every span of at least `min_quoted_chars` characters of
