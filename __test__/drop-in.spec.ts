@@ -1,9 +1,11 @@
 // Apps written against the seeds' source projects keep their call sites: nanocoder's
 // `trimConversation`, `enforceContextLimit` and `/rolling-context` command (its
-// `experimental/rolling-context` branch), and CursorClaw's `applyMaxContextTokens`. Each test
-// states the public behaviour it checks (see docs/migrating.md).
+// `experimental/rolling-context` branch), and CursorClaw's `applyMaxContextTokens` and
+// `estimateTokens` (from `context-trim/cursorclaw`, which counts as CursorClaw counts). Each
+// test states the public behaviour it checks (see docs/migrating.md).
 import test from 'ava'
 
+import * as cursorclaw from '../adapters/cursorclaw.mjs'
 import { ct, snapshot } from './helpers.js'
 import type { Message } from '../index.js'
 
@@ -335,4 +337,95 @@ test('framing is taken wherever model and encoding are', (t) => {
   t.is(window.totalTokens, total)
   t.throws(() => window.trim({ targetTokens: 10, framing: true }), { code: 'INVALID_OPTION', message: /^framing: the window counts without framing/ })
   t.is(ct.truncateOldToolOutputs(messages, { ...counting, maxAge: 100 }).length, messages.length)
+})
+
+// 7. context-trim/cursorclaw: CursorClaw's module, its counting by default
+
+/** CursorClaw's oldest-first cap (TU.2): drop from the start until what is left fits. */
+function cursorClawOldestFirst(messages: Message[], cap: number): Message[] {
+  let start = 0
+  while (start < messages.length - 1 && cursorClaw(messages.slice(start)) > cap) start++
+  return messages.slice(start)
+}
+
+test('context-trim/cursorclaw counts as CursorClaw, so a cap of 100 keeps the messages CursorClaw keeps', (t) => {
+  const messages: Message[] = [
+    { role: 'system', content: 'x'.repeat(200) },
+    { role: 'system', content: 'y'.repeat(200) },
+    { role: 'user', content: 'z'.repeat(200) },
+  ]
+  const before = snapshot(messages)
+  const capped = cursorclaw.applyMaxContextTokens(messages, 100)
+  t.is(capped.length, 2)
+  t.is(capped[0], messages[1])
+  t.is(capped[1], messages[2])
+  t.deepEqual(messages, before)
+  // The root entry counts exact o200k tokens with the cookbook's framing: these texts are 25,
+  // 50 and 100 tokens there (BPE merges runs of each letter differently), 190 with framing,
+  // so the same cap keeps the last message only.
+  t.deepEqual([ct.estimateTokens(messages), ct.applyMaxContextTokens(messages, 100).length], [190, 1])
+  // Under the cap, the same messages come back.
+  t.deepEqual(cursorclaw.applyMaxContextTokens(messages, 150), messages)
+})
+
+test('context-trim/cursorclaw drops oldest first exactly where CursorClaw does, at every cap', (t) => {
+  const lengths = [37, 400, 3, 120, 81, 250, 9, 64]
+  const roles = ['system', 'user', 'assistant'] as const
+  const messages: Message[] = lengths.map((n, i) => ({ role: roles[i % 3], content: String.fromCharCode(97 + i).repeat(n) }))
+  const total = cursorClaw(messages)
+  for (let cap = 0; cap <= total + 1; cap++) {
+    const ours = cursorclaw.applyMaxContextTokens(messages, cap)
+    t.deepEqual(ours.map((m) => messages.indexOf(m)), cursorClawOldestFirst(messages, cap).map((m) => messages.indexOf(m)), `cap ${cap}`)
+  }
+})
+
+test('context-trim/cursorclaw takes the truncationPriority array or options, its counting only a default', (t) => {
+  const messages: Message[] = [
+    { role: 'system', content: 's'.repeat(400) },
+    { role: 'user', content: 'u'.repeat(400) },
+    { role: 'assistant', content: 'a'.repeat(400) },
+    { role: 'user', content: 'last' },
+  ]
+  // CursorClaw's TU.3 example: 100 tokens each and 1 for the last, capped at 150.
+  const priority = ['assistant', 'user', 'system'] as const
+  const positional = cursorclaw.applyMaxContextTokens(messages, 150, [...priority])
+  t.deepEqual(positional.map((m) => m.role), ['system', 'user'])
+  t.is(positional[1], messages[3])
+  t.deepEqual(cursorclaw.applyMaxContextTokens(messages, 150, { truncationPriority: [...priority] }), positional)
+  t.deepEqual(cursorclaw.applyMaxContextTokens(messages, 150, []), cursorclaw.applyMaxContextTokens(messages, 150))
+  // What the caller sets wins: framing, an encoding, or a model (which picks the encoding).
+  const cap = 300
+  const same = (options: object) => cursorclaw.applyMaxContextTokens(messages, cap, options)
+  t.deepEqual(same({ framing: true }), ct.applyMaxContextTokens(messages, cap, { encoding: 'approximate', framing: true }))
+  t.deepEqual(same({ model: 'gpt-4' }), ct.applyMaxContextTokens(messages, cap, { model: 'gpt-4', framing: false }))
+  t.deepEqual(same({ encoding: 'cl100k_base' }), ct.applyMaxContextTokens(messages, cap, { encoding: 'cl100k_base', framing: false }))
+  t.deepEqual(same({ encoding: undefined, framing: undefined }), same({}))
+  t.deepEqual(same({ keepFirstSystem: true }), ct.applyMaxContextTokens(messages, cap, { keepFirstSystem: true, encoding: 'approximate', framing: false }))
+  // Bad options are refused by the library, by name.
+  t.throws(() => cursorclaw.applyMaxContextTokens(messages, cap, 'assistant' as never), {
+    code: 'INVALID_OPTION',
+    message: 'options: must be an object, got string',
+  })
+  t.throws(() => cursorclaw.applyMaxContextTokens(messages, cap, { framng: true } as never), {
+    code: 'INVALID_OPTION',
+    message: 'framng: is not an option (did you mean framing?)',
+  })
+  t.throws(() => cursorclaw.applyMaxContextTokens(messages, cap, ['assistant', 'robot'] as never), {
+    code: 'INVALID_OPTION',
+    message: /^truncationPriority/,
+  })
+})
+
+test('context-trim/cursorclaw\'s estimateTokens is CursorClaw\'s: one token per four characters, rounded up', (t) => {
+  t.deepEqual(['', 'a', 'abcd', 'abcde', 'x'.repeat(400)].map(cursorclaw.estimateTokens), [0, 1, 1, 2, 100])
+  t.throws(() => cursorclaw.estimateTokens(42 as never), { code: 'INVALID_ARGUMENT' })
+})
+
+test('context-trim/cursorclaw takes CursorClaw\'s own message type', (t) => {
+  // CursorClaw types its messages `{ role: string; content: string }`: the entry's types take
+  // them as they are, and a role no format has is refused at run time.
+  const typed: Array<{ role: string; content: string }> = [{ role: 'user', content: 'hi' }]
+  const out: Array<{ role: string; content: string }> = cursorclaw.applyMaxContextTokens(typed, 10)
+  t.is(out[0], typed[0])
+  t.throws(() => cursorclaw.applyMaxContextTokens([{ role: 'robot', content: 'hi' }], 10), { code: 'INVALID_MESSAGE' })
 })
