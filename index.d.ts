@@ -450,6 +450,19 @@ export interface CacheAwareTrimmerOptions {
    */
   clearAtLeast?: number
   /**
+   * What {@link CacheAwareTrimmer.options} reports as `highWaterTokens`, taken back so that
+   * `new CacheAwareTrimmer(trimmer.options)` works: it must be `highWater × contextWindow`,
+   * rounded down (set `highWater` to change it).
+   * @default highWater × contextWindow, rounded down
+   */
+  highWaterTokens?: number
+  /**
+   * What {@link CacheAwareTrimmer.options} reports as `lowWaterTokens`, taken back: it must be
+   * `lowWater × contextWindow`, rounded down (set `lowWater` to change it).
+   * @default lowWater × contextWindow, rounded down
+   */
+  lowWaterTokens?: number
+  /**
    * The strategy that re-plans: `priority` ({@link trimByPriority}), `placeholders`
    * ({@link trimWithPlaceholders}), `truncate` ({@link truncateOldToolOutputs} with the
    * largest `maxAge` up to the configured one that reaches the low-water mark), `roles`
@@ -1409,7 +1422,10 @@ export interface RepairedConversation {
   repairs: Array<ConversationRepair>
 }
 
-/** The options a {@link CacheAwareTrimmer} runs with, every default filled in. */
+/**
+ * The options a {@link CacheAwareTrimmer} runs with, every default filled in:
+ * `new CacheAwareTrimmer(trimmer.options)` makes a trimmer that decides as this one does.
+ */
 export interface ResolvedCacheAwareOptions {
   /** The context window in tokens. */
   contextWindow: number
@@ -1425,6 +1441,46 @@ export interface ResolvedCacheAwareOptions {
   lowWaterTokens: number
   /** The strategy that re-plans. */
   strategy: 'priority' | 'placeholders' | 'truncate' | 'roles' | 'age'
+  /** `priority` and `placeholders` only: the turns kept as recent. */
+  preserveRecentTurns?: number
+  /** `priority` and `placeholders` only: the app's own agent-instruction markers. */
+  agentInstructionMarkers?: Array<string>
+  /** `placeholders` only, when one was given: the text of every placeholder. */
+  placeholder?: string
+  /** `truncate` only: how old and how long tool outputs may be. */
+  truncation?: ResolvedTruncationConfig
+  /** `roles` only: the drop order and what is kept. */
+  roles?: ResolvedMaxContextTokensOptions
+  /** The encoding tokens are counted in. */
+  encoding: TokenEncoding
+  /** Whether requests are counted with the chat framing. */
+  framing: boolean
+  /** The message format (`auto`: detected on every call). */
+  format: MessageFormat
+}
+
+/** The options of a role cap, every default filled in (a `CacheAwareTrimmer`'s `roles`). */
+export interface ResolvedMaxContextTokensOptions {
+  /** The roles in the order they are dropped, the first listed first (empty: oldest first). */
+  dropOrder: Array<'system' | 'developer' | 'user' | 'assistant' | 'tool'>
+  /** Whether the first `system` (or `developer`) message is never dropped. */
+  keepFirstSystem: boolean
+  /** Per role, how many of its last messages are kept at least. */
+  minKeep: ResolvedMinKeep
+}
+
+/** Per role, how many of its last messages are kept at least, every role filled in. */
+export interface ResolvedMinKeep {
+  /** Last `system` messages kept. */
+  system: number
+  /** Last `developer` messages kept. */
+  developer: number
+  /** Last `user` messages kept. */
+  user: number
+  /** Last `assistant` messages kept. */
+  assistant: number
+  /** Last `tool` messages kept. */
+  tool: number
 }
 
 /** A pruner's configuration, every setting filled in. */

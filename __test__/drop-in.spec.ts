@@ -429,3 +429,50 @@ test('context-trim/cursorclaw takes CursorClaw\'s own message type', (t) => {
   t.is(out[0], typed[0])
   t.throws(() => cursorclaw.applyMaxContextTokens([{ role: 'robot', content: 'hi' }], 10), { code: 'INVALID_MESSAGE' })
 })
+
+// 8. Resolved options given back
+
+test('new CacheAwareTrimmer(trimmer.options) makes a trimmer that decides as the first, for every strategy', (t) => {
+  const messages = session(8)
+  const contextWindow = Math.floor(ct.estimateTokens(messages) / 2)
+  const variants: ConstructorParameters<typeof ct.CacheAwareTrimmer>[0][] = [
+    { contextWindow },
+    { contextWindow, strategy: 'placeholders', placeholder: '[gone: {path}]', preserveRecentTurns: 1, agentInstructionMarkers: ['AGENTS.md'], model: 'gpt-4', framing: false },
+    { contextWindow, strategy: 'truncate', truncation: { maxAge: 2, smallOutputTokens: 0 }, encoding: 'approximate', highWater: 0.7, lowWater: 0.4 },
+    { contextWindow, strategy: 'roles', roles: { truncationPriority: ['tool', 'assistant'], keepFirstSystem: true, minKeep: { user: 1 } }, format: 'openai' },
+    { contextWindow, strategy: 'age', clearAtLeast: 0 },
+  ]
+  for (const options of variants) {
+    const first = new ct.CacheAwareTrimmer(options)
+    const again = new ct.CacheAwareTrimmer(first.options)
+    t.deepEqual(again.options, first.options)
+    const [a, b] = [first.trim(messages), again.trim(messages)]
+    t.deepEqual(b, a, String(options.strategy))
+    t.true(a.decision !== 'kept', 'the conversation is over the high-water mark')
+  }
+  // The counting is part of the options: a round trip keeps it.
+  const framed = new ct.CacheAwareTrimmer({ contextWindow, encoding: 'approximate', framing: false })
+  t.like(framed.options, { encoding: 'approximate', framing: false, format: 'auto' })
+  t.like(new ct.CacheAwareTrimmer(framed.options).options, { encoding: 'approximate', framing: false })
+})
+
+test('the computed fields are taken back only when they agree, and a misspelt option still fails', (t) => {
+  const options = new ct.CacheAwareTrimmer({ contextWindow: 1000 }).options
+  t.throws(() => new ct.CacheAwareTrimmer({ ...options, highWaterTokens: 900 }), {
+    code: 'INVALID_OPTION',
+    message: 'highWaterTokens: must be highWater × contextWindow rounded down (850 here) or left out, got 900; set highWater to move the mark',
+  })
+  t.throws(() => new ct.CacheAwareTrimmer({ ...options, contextWindow: 2000 }), {
+    code: 'INVALID_OPTION',
+    message: 'highWaterTokens: must be highWater × contextWindow rounded down (1700 here) or left out, got 850; set highWater to move the mark',
+  })
+  t.throws(() => new ct.CacheAwareTrimmer({ ...options, lowWaterToken: 600 } as never), {
+    code: 'INVALID_OPTION',
+    message: 'lowWaterToken: is not an option (did you mean lowWaterTokens?)',
+  })
+  // A resolved strategy option is refused under another strategy, as when given by hand.
+  t.throws(() => new ct.CacheAwareTrimmer({ ...options, strategy: 'age' }), {
+    code: 'INVALID_OPTION',
+    message: 'preserveRecentTurns: applies to strategy priority or placeholders only, the strategy is "age"',
+  })
+})
