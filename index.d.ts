@@ -192,6 +192,12 @@ export declare class ContextPruner {
   static fromConfigFile(path?: string, options?: ContextPrunerFileOptions): ContextPruner
   /** The configuration in use, every setting filled in. */
   get config(): ResolvedPrunerConfig
+  /**
+   * The options in use, resolved: the settings of `config`, the counting (`encoding`,
+   * `framing`) and the clock (`now`, when one was given). `new ContextPruner(pruner.options)`
+   * prunes as this one (with no prune made yet).
+   */
+  get options(): ResolvedPrunerConfig & Omit<ResolvedTokenOptions, 'format'> & { now?: () => number | Date }
   /** The JSONL file that holds the archived messages (`archivePath` with `.jsonl`). */
   get archiveDataPath(): string
   /** Whether the window is full enough to prune: `percentage >= threshold`. */
@@ -282,6 +288,11 @@ export declare class ContextWindow {
   get format(): Exclude<MessageFormat, 'auto'>
   /** The encoding of every count. */
   get encoding(): TokenEncoding
+  /**
+   * The options the window counts and reads with, resolved: `new ContextWindow(window.options)`
+   * is an empty window that counts and reads as this one.
+   */
+  get options(): ResolvedTokenOptions
   /** Every message, in order (your own objects). */
   messages(): AnyMessage[]
   /**
@@ -317,6 +328,11 @@ export declare class FileTracker {
    * the file modified for good; `content` gives the preview and line count.
    */
   trackAccess(path: string, step: number, operation: FileOperation, content?: string): void
+  /**
+   * The options given, resolved: `{ now }` when a clock was given, `{}` for the system clock.
+   * `new FileTracker(tracker.options)` is an empty tracker on the same clock.
+   */
+  get options(): FileTrackerOptions
   /** Whether `path` was modified in this session. */
   wasModified(path: string): boolean
   /** The paths of the modified files, in the order they were first accessed. */
@@ -356,8 +372,16 @@ export declare class RollingContext {
   get enabled(): boolean
   /** Turns truncation on or off. */
   set enabled(value: boolean)
-  /** The configuration in use, every field filled in. */
+  /**
+   * The configuration in use, every field filled in, with the counting (`encoding`,
+   * `framing`): `rolling.config = rolling.config` changes nothing.
+   */
   get config(): ResolvedTruncationConfig
+  /**
+   * The options in use, resolved: `new RollingContext(rolling.options)` is a toggle in the
+   * same state with the same configuration.
+   */
+  get options(): ResolvedRollingContextOptions
   /** Replaces the configuration: the fields given, the others from {@link DEFAULT_CONFIG}. */
   set config(value: TruncationConfig | undefined)
   /**
@@ -1504,6 +1528,30 @@ export interface ResolvedPrunerConfig {
 }
 
 /**
+ * The options of a {@link RollingContext}, resolved: `new RollingContext(rolling.options)`
+ * truncates (or not) as `rolling` does.
+ */
+export interface ResolvedRollingContextOptions {
+  /** Whether `prepare` truncates. */
+  enabled: boolean
+  /** How it truncates and counts. */
+  config: ResolvedTruncationConfig
+}
+
+/**
+ * How a class counts tokens and reads messages, as its `options` getter reports it (every
+ * default filled in): given back to the constructor, it counts and reads the same way.
+ */
+export interface ResolvedTokenOptions {
+  /** The encoding tokens are counted in. */
+  encoding: TokenEncoding
+  /** Whether messages are counted with the chat framing. */
+  framing: boolean
+  /** The message format given (`auto`: detected), for the classes that take one. */
+  format?: MessageFormat
+}
+
+/**
  * A complete truncation configuration: {@link DEFAULT_CONFIG}, or the one a
  * {@link RollingContext} uses.
  */
@@ -1522,6 +1570,10 @@ export interface ResolvedTruncationConfig {
   stablePlaceholders: boolean
   /** Whether error outputs are kept whole. */
   preserveErrors: boolean
+  /** A {@link RollingContext}'s only: the encoding tokens are counted in. */
+  encoding?: TokenEncoding
+  /** A {@link RollingContext}'s only: whether messages are counted with the chat framing. */
+  framing?: boolean
 }
 
 /** Options of a {@link RollingContext}. */

@@ -476,3 +476,48 @@ test('the computed fields are taken back only when they agree, and a misspelt op
     message: 'preserveRecentTurns: applies to strategy priority or placeholders only, the strategy is "age"',
   })
 })
+
+test('every class with options takes its resolved options back, counting and deciding the same', (t) => {
+  const messages = session(8)
+  // ContextWindow: the counting and the format given.
+  const window = new ct.ContextWindow({ model: 'gpt-4', framing: false, format: 'openai' })
+  t.deepEqual(window.options, { encoding: 'cl100k_base', framing: false, format: 'openai' })
+  const windowAgain = new ct.ContextWindow(window.options)
+  t.deepEqual(windowAgain.options, window.options)
+  window.append(messages)
+  windowAgain.append(messages)
+  t.is(windowAgain.totalTokens, window.totalTokens)
+  t.is(window.totalTokens, ct.estimateTokens(messages, { model: 'gpt-4', framing: false }))
+  t.deepEqual(new ct.ContextWindow().options, { encoding: 'o200k_base', framing: true, format: 'auto' })
+  // RollingContext: the toggle, the configuration and the counting; `config` round-trips too.
+  const rolling = new ct.RollingContext({ enabled: true, config: { maxAge: 2, placeholder: '[{path}]', encoding: 'approximate', framing: false } })
+  const rollingAgain = new ct.RollingContext(rolling.options)
+  t.deepEqual(rollingAgain.options, rolling.options)
+  t.like(rolling.options, { enabled: true, config: { maxAge: 2, placeholder: '[{path}]', encoding: 'approximate', framing: false } })
+  t.deepEqual(rollingAgain.prepare(messages), rolling.prepare(messages))
+  const set = new ct.RollingContext()
+  set.config = rolling.config
+  t.deepEqual(set.config, rolling.config)
+  // ContextPruner: the settings, the counting and the clock.
+  const now = () => 1_700_000_000_000
+  const pruner = new ct.ContextPruner({ threshold: 70, keepRecentMessages: 4, maxTokens: 2000, encoding: 'cl100k_base', now })
+  t.is(pruner.options.now, now)
+  t.like(pruner.options, { threshold: 70, keepRecentMessages: 4, maxTokens: 2000, encoding: 'cl100k_base', framing: true })
+  const prunerAgain = new ct.ContextPruner(pruner.options)
+  t.deepEqual(prunerAgain.options, pruner.options)
+  t.deepEqual(prunerAgain.measure(messages), pruner.measure(messages))
+  t.false('now' in new ct.ContextPruner().options)
+  // FileTracker: its clock.
+  const tracker = new ct.FileTracker({ now })
+  t.is(new ct.FileTracker(tracker.options).options.now, now)
+  t.deepEqual(new ct.FileTracker().options, {})
+  // A misspelt key next to resolved options still fails.
+  t.throws(() => new ct.ContextPruner({ ...pruner.options, treshold: 60 } as never), {
+    code: 'INVALID_OPTION',
+    message: 'treshold: is not an option (did you mean threshold?)',
+  })
+  t.throws(() => new ct.RollingContext({ ...rolling.options, config: { ...rolling.config, maxAges: 3 } } as never), {
+    code: 'INVALID_OPTION',
+    message: 'config.maxAges: is not an option (did you mean maxAge?)',
+  })
+})

@@ -592,6 +592,17 @@ impl FileTracker {
     Ok(())
   }
 
+  /// The options given, resolved: `{ now }` when a clock was given, `{}` for the system clock.
+  /// `new FileTracker(tracker.options)` is an empty tracker on the same clock.
+  #[napi(getter, catch_unwind, ts_return_type = "FileTrackerOptions")]
+  pub fn options<'env>(&self, env: &'env Env) -> Result<Object<'env>> {
+    let mut options = Object::new(env)?;
+    if let Some(now) = self.clock.function(env)? {
+      options.set_named_property("now", now)?;
+    }
+    Ok(options)
+  }
+
   /// Whether `path` was modified in this session.
   #[napi(catch_unwind, ts_args_type = "path: string")]
   pub fn was_modified(&self, env: &Env, path: Unknown) -> Result<bool> {

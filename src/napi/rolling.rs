@@ -130,6 +130,11 @@ pub struct ResolvedTruncationConfig<'a> {
   pub stable_placeholders: bool,
   /// Whether error outputs are kept whole.
   pub preserve_errors: bool,
+  /// A {@link RollingContext}'s only: the encoding tokens are counted in.
+  #[napi(ts_type = "TokenEncoding")]
+  pub encoding: Option<&'static str>,
+  /// A {@link RollingContext}'s only: whether messages are counted with the chat framing.
+  pub framing: Option<bool>,
 }
 
 impl<'a> From<&'a rolling::TruncationConfig> for ResolvedTruncationConfig<'a> {
@@ -142,6 +147,8 @@ impl<'a> From<&'a rolling::TruncationConfig> for ResolvedTruncationConfig<'a> {
       min_quoted_chars: saturate(c.min_quoted_chars),
       stable_placeholders: c.stable_placeholders,
       preserve_errors: c.preserve_errors,
+      encoding: None,
+      framing: None,
     }
   }
 }
@@ -159,6 +166,8 @@ pub const DEFAULT_CONFIG: ResolvedTruncationConfig<'static> = ResolvedTruncation
   min_quoted_chars: DEFAULT_MIN_QUOTED_CHARS as u32,
   stable_placeholders: false,
   preserve_errors: true,
+  encoding: None,
+  framing: None,
 };
 
 /// Replaces tool outputs older than `maxAge` steps with a placeholder, and cuts younger ones
@@ -261,6 +270,17 @@ pub struct RollingContextOptions {
   pub config: Option<TruncationConfig>,
 }
 
+/// The options of a {@link RollingContext}, resolved: `new RollingContext(rolling.options)`
+/// truncates (or not) as `rolling` does.
+#[napi(object, object_from_js = false)]
+pub struct ResolvedRollingContextOptions<'a> {
+  /// Whether `prepare` truncates.
+  pub enabled: bool,
+  /// How it truncates and counts.
+  #[napi(ts_type = "ResolvedTruncationConfig")]
+  pub config: ResolvedTruncationConfig<'a>,
+}
+
 /// The rolling-context toggle of a chat app: whether tool outputs are truncated before each
 /// model call, and how. Off by default.
 ///
@@ -312,10 +332,22 @@ impl RollingContext {
     Ok(())
   }
 
-  /// The configuration in use, every field filled in.
+  /// The configuration in use, every field filled in, with the counting (`encoding`,
+  /// `framing`): `rolling.config = rolling.config` changes nothing.
   #[napi(getter, catch_unwind, ts_return_type = "ResolvedTruncationConfig")]
   pub fn config(&self) -> ResolvedTruncationConfig<'_> {
-    ResolvedTruncationConfig::from(&self.inner.config)
+    ResolvedTruncationConfig {
+      encoding: Some(self.encoding.as_str()),
+      framing: Some(self.encoding.framed()),
+      ..ResolvedTruncationConfig::from(&self.inner.config)
+    }
+  }
+
+  /// The options in use, resolved: `new RollingContext(rolling.options)` is a toggle in the
+  /// same state with the same configuration.
+  #[napi(getter, catch_unwind, ts_return_type = "ResolvedRollingContextOptions")]
+  pub fn options(&self) -> ResolvedRollingContextOptions<'_> {
+    ResolvedRollingContextOptions { enabled: self.inner.enabled, config: self.config() }
   }
 
   /// Replaces the configuration: the fields given, the others from {@link DEFAULT_CONFIG}.

@@ -9,7 +9,7 @@ use napi::Env;
 use napi_derive::napi;
 
 use super::instance::Cached;
-use super::options::{read_options, TokenOptions};
+use super::options::{read_options, ResolvedTokenOptions, TokenOptions};
 use super::priority::{trim_op, Strategy};
 use super::read::{self, JsMessages};
 use super::rolling::truncate_op;
@@ -172,6 +172,13 @@ impl ContextWindow {
   #[napi(getter, catch_unwind, ts_return_type = "TokenEncoding")]
   pub fn encoding(&self) -> &'static str {
     self.core.encoding().as_str()
+  }
+
+  /// The options the window counts and reads with, resolved: `new ContextWindow(window.options)`
+  /// is an empty window that counts and reads as this one.
+  #[napi(getter, catch_unwind)]
+  pub fn options(&self) -> ResolvedTokenOptions {
+    ResolvedTokenOptions::new(self.core.encoding(), Some(self.given_format))
   }
 
   /// Every message, in order (your own objects).
