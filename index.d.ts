@@ -308,8 +308,8 @@ export declare class ContextWindow {
    */
   trimWithPlaceholders<M extends AnyMessageInput = Message>(options: TrimOptions): TrimResultOf<M>
   /**
-   * {@link truncateOldToolOutputs} on the window's messages. `model` and `encoding`, if
-   * given, must name the window's encoding.
+   * {@link truncateOldToolOutputs} on the window's messages. `model`, `encoding` and
+   * `format`, if given, must name the window's encoding and format.
    */
   truncate(config?: TruncationConfig): AnyMessage[]
 }
@@ -373,8 +373,8 @@ export declare class RollingContext {
   /** Turns truncation on or off. */
   set enabled(value: boolean)
   /**
-   * The configuration in use, every field filled in, with the counting (`encoding`,
-   * `framing`): `rolling.config = rolling.config` changes nothing.
+   * The configuration in use, every field filled in, with the counting and the format
+   * (`encoding`, `framing`, `format`): `rolling.config = rolling.config` changes nothing.
    */
   get config(): ResolvedTruncationConfig
   /**
@@ -532,7 +532,7 @@ export interface CacheAwareTrimmerOptions {
   encoding?: TokenEncoding
   /**
    * `false` counts each message as its content, tool-call names and arguments only, with no
-   * reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+   * reply priming (CursorClaw's budget); `true` adds the chat framing of the
    * OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
    * priming a request), which is what OpenAI bills. See README's token counting.
    * @default true
@@ -636,7 +636,7 @@ export interface ClassificationContext {
   encoding?: TokenEncoding
   /**
    * `false` counts each message as its content, tool-call names and arguments only, with no
-   * reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+   * reply priming (CursorClaw's budget); `true` adds the chat framing of the
    * OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
    * priming a request), which is what OpenAI bills. See README's token counting.
    * @default true
@@ -829,7 +829,7 @@ export interface ContextPrunerFileOptions {
   encoding?: TokenEncoding
   /**
    * `false` counts each message as its content, tool-call names and arguments only, with no
-   * reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+   * reply priming (CursorClaw's budget); `true` adds the chat framing of the
    * OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
    * priming a request), which is what OpenAI bills. See README's token counting.
    * @default true
@@ -903,7 +903,7 @@ export interface ContextPrunerOptions {
   encoding?: TokenEncoding
   /**
    * `false` counts each message as its content, tool-call names and arguments only, with no
-   * reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+   * reply priming (CursorClaw's budget); `true` adds the chat framing of the
    * OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
    * priming a request), which is what OpenAI bills. See README's token counting.
    * @default true
@@ -1091,7 +1091,7 @@ export interface DeduplicationOptions {
   encoding?: TokenEncoding
   /**
    * `false` counts each message as its content, tool-call names and arguments only, with no
-   * reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+   * reply priming (CursorClaw's budget); `true` adds the chat framing of the
    * OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
    * priming a request), which is what OpenAI bills. See README's token counting.
    * @default true
@@ -1252,7 +1252,7 @@ export interface MaxContextTokensOptions {
   encoding?: TokenEncoding
   /**
    * `false` counts each message as its content, tool-call names and arguments only, with no
-   * reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+   * reply priming (CursorClaw's budget); `true` adds the chat framing of the
    * OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
    * priming a request), which is what OpenAI bills. See README's token counting.
    * @default true
@@ -1574,6 +1574,8 @@ export interface ResolvedTruncationConfig {
   encoding?: TokenEncoding
   /** A {@link RollingContext}'s only: whether messages are counted with the chat framing. */
   framing?: boolean
+  /** A {@link RollingContext}'s only: the message format (`auto`: detected). */
+  format?: MessageFormat
 }
 
 /** Options of a {@link RollingContext}. */
@@ -1804,7 +1806,7 @@ export interface TokenOptions {
   encoding?: TokenEncoding
   /**
    * `false` counts each message as its content, tool-call names and arguments only, with no
-   * reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+   * reply priming (CursorClaw's budget); `true` adds the chat framing of the
    * OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
    * priming a request), which is what OpenAI bills. See README's token counting.
    * @default true
@@ -1870,6 +1872,12 @@ export interface TrimConversationOptions {
    * @default 5
    */
   preserveRecentTurns?: number
+  /**
+   * The priority-based strategy only: your own agent-instruction markers (see
+   * {@link ClassificationContext}), as {@link trimWithPlaceholders} takes them.
+   * @default []
+   */
+  agentInstructionMarkers?: Array<string>
   /**
    * Tool results older than this many steps become the placeholder (rolling context's
    * `maxAge`, see {@link TruncationConfig.maxAge}).
@@ -1941,7 +1949,7 @@ export interface TrimConversationOptions {
   encoding?: TokenEncoding
   /**
    * `false` counts each message as its content, tool-call names and arguments only, with no
-   * reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+   * reply priming (CursorClaw's budget); `true` adds the chat framing of the
    * OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
    * priming a request), which is what OpenAI bills. See README's token counting.
    * @default true
@@ -2016,7 +2024,7 @@ export interface TrimOptions {
   encoding?: TokenEncoding
   /**
    * `false` counts each message as its content, tool-call names and arguments only, with no
-   * reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+   * reply priming (CursorClaw's budget); `true` adds the chat framing of the
    * OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
    * priming a request), which is what OpenAI bills. See README's token counting.
    * @default true
@@ -2172,12 +2180,18 @@ export interface TruncationConfig {
   encoding?: TokenEncoding
   /**
    * `false` counts each message as its content, tool-call names and arguments only, with no
-   * reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+   * reply priming (CursorClaw's budget); `true` adds the chat framing of the
    * OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
    * priming a request), which is what OpenAI bills. See README's token counting.
    * @default true
    */
   framing?: boolean
+  /**
+   * The message format (see {@link TokenOptions.format}). Give it for Anthropic
+   * conversations without tool blocks, which read as OpenAI otherwise.
+   * @default 'auto'
+   */
+  format?: MessageFormat
 }
 
 /**

@@ -521,3 +521,55 @@ test('every class with options takes its resolved options back, counting and dec
     message: 'config.maxAges: is not an option (did you mean maxAge?)',
   })
 })
+
+// 9. An option taken in one place is taken wherever it means something, and refused where not
+
+test('trimConversation takes agentInstructionMarkers as trimWithPlaceholders does', (t) => {
+  const messages = session(8)
+  messages.splice(1, 0, { role: 'user', content: `HOUSE RULES: ${big('rule', 20)}` })
+  const markers = { agentInstructionMarkers: ['HOUSE RULES:'] }
+  t.false(ct.trimConversation(messages, 600).includes(messages[1]), 'an old user message goes')
+  t.true(ct.trimConversation(messages, 600, markers).includes(messages[1]), 'an agent instruction stays')
+  t.true(ct.enforceContextLimit(messages, 600, markers).messages.includes(messages[1]))
+})
+
+test('trimConversation refuses the priority options with the age-based strategy, which reads no priority', (t) => {
+  for (const option of [{ preserveRecentTurns: 3 }, { agentInstructionMarkers: ['RULES'] }]) {
+    const [name] = Object.keys(option)
+    t.throws(() => ct.trimConversation(session(2), 100, { strategy: 'age-based', ...option }), {
+      code: 'INVALID_OPTION',
+      message: `${name}: applies to strategy priority-based only, the strategy is "age-based" (oldest first)`,
+    })
+  }
+  t.notThrows(() => ct.trimConversation(session(2), 100, { strategy: 'age-based', preserveRecentTurns: undefined }))
+})
+
+test('truncateOldToolOutputs, RollingContext and ContextWindow#truncate take format as every reader does', (t) => {
+  const output = big('x')
+  const messages = [
+    { role: 'user', content: 'go' },
+    { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'read_file', input: { path: 'a.ts' } }] },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: output }] },
+    { role: 'assistant', content: [{ type: 'tool_use', id: 't2', name: 'read_file', input: { path: 'b.ts' } }] },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't2', content: 'ok' }] },
+    { role: 'user', content: 'next' },
+  ] as never as Message[]
+  const read = (format: 'anthropic' | 'openai') => ct.truncateOldToolOutputs(messages, { format, maxAge: 0 })
+  t.deepEqual((read('anthropic')[2].content as unknown as Array<{ content: string }>)[0].content, '[content truncated - 1 steps ago]')
+  // Read as OpenAI, the tool_result block is a user message's part: nothing to truncate.
+  t.is(read('openai')[2], messages[2])
+  const rolling = new ct.RollingContext({ enabled: true, config: { format: 'anthropic', maxAge: 0 } })
+  t.is(rolling.config.format, 'anthropic')
+  t.deepEqual(rolling.prepare(messages), read('anthropic'))
+  t.deepEqual(new ct.RollingContext(rolling.options).prepare(messages), read('anthropic'))
+  const window = new ct.ContextWindow()
+  window.append([{ role: 'user', content: 'hi' }])
+  t.throws(() => window.truncate({ format: 'anthropic' }), {
+    code: 'INVALID_OPTION',
+    message: 'format: must be the window\'s format (openai), got "anthropic": give the format when creating the window',
+  })
+  t.throws(() => new ct.CacheAwareTrimmer({ contextWindow: 100, strategy: 'truncate', truncation: { format: 'openai' } }), {
+    code: 'INVALID_OPTION',
+    message: 'truncation.format: cannot be set here: set it on the options themselves',
+  })
+})

@@ -288,8 +288,8 @@ test('openhands-ponyc-4595 with the defaults: 29,476 tokens become 5,522, ten re
   assertPaired(t, out)
 })
 
-/** A RollingContext's config also says how it counts (DEFAULT_CONFIG holds no counting). */
-const COUNTING = { encoding: 'o200k_base', framing: true } as const
+/** A RollingContext's config also says how it counts and reads (DEFAULT_CONFIG does not). */
+const COUNTING = { encoding: 'o200k_base', framing: true, format: 'auto' } as const
 
 test('RollingContext is off by default and prepare returns the very array given', (t) => {
   const rolling = new RollingContext()

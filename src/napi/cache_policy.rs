@@ -87,7 +87,7 @@ pub struct CacheAwareTrimmerOptions<'env> {
   #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
   /// `false` counts each message as its content, tool-call names and arguments only, with no
-  /// reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+  /// reply priming (CursorClaw's budget); `true` adds the chat framing of the
   /// OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
   /// priming a request), which is what OpenAI bills. See README's token counting.
   /// @default true
@@ -159,7 +159,8 @@ impl CacheAwareTrimmerOptions<'_> {
       "truncate" => match &self.truncation {
         None => Strategy::Truncate(Default::default()),
         Some(c) => {
-          set_on_the_options("truncation", &[("model", &c.model), ("encoding", &c.encoding)])?;
+          let fields = [("model", &c.model), ("encoding", &c.encoding), ("format", &c.format)];
+          set_on_the_options("truncation", &fields)?;
           framing_on_the_options("truncation", c.framing)?;
           Strategy::Truncate(c.normalize()?.0)
         }

@@ -200,7 +200,7 @@ pub struct ClassificationContext<'env> {
   #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
   /// `false` counts each message as its content, tool-call names and arguments only, with no
-  /// reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+  /// reply priming (CursorClaw's budget); `true` adds the chat framing of the
   /// OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
   /// priming a request), which is what OpenAI bills. See README's token counting.
   /// @default true
@@ -730,7 +730,7 @@ pub struct TrimOptions<'env> {
   #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
   /// `false` counts each message as its content, tool-call names and arguments only, with no
-  /// reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+  /// reply priming (CursorClaw's budget); `true` adds the chat framing of the
   /// OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
   /// priming a request), which is what OpenAI bills. See README's token counting.
   /// @default true
@@ -1122,15 +1122,8 @@ pub(crate) fn trim_op(
   )
   .map_err(throw)?;
   let format = parse_format(opts.format.as_deref()).map_err(throw)?;
-  if let (Some((_, own)), Some(given)) = (fixed, format) {
-    if given != own {
-      let detail = format!(
-        "must be the window's format ({}), got {:?}: give the format when creating the window",
-        own.as_str(),
-        given.as_str()
-      );
-      return Err(throw(CoreError::option("format", detail)));
-    }
+  if let Some((_, own)) = fixed {
+    check_window_format(own, format).map_err(throw)?;
   }
   let tracker = match opts.file_tracker.filter(|v| !is_nullish(v)) {
     None => None,
@@ -1218,6 +1211,21 @@ pub(super) fn classify_options(
     preserve_recent_turns: turns,
     agent_markers: markers.unwrap_or_default(),
   })
+}
+
+/// The `format` option given to a window's trim or truncation: absent, or the window's own.
+pub(super) fn check_window_format(own: Format, given: Option<Format>) -> CoreResult<()> {
+  match given {
+    Some(given) if given != own => Err(CoreError::option(
+      "format",
+      format!(
+        "must be the window's format ({}), got {:?}: give the format when creating the window",
+        own.as_str(),
+        given.as_str()
+      ),
+    )),
+    _ => Ok(()),
+  }
 }
 
 /// A numeric option: absent (`undefined`/`null`) or a non-negative integer.

@@ -220,15 +220,15 @@ impl ContextWindow {
     self.run(env, op)
   }
 
-  /// {@link truncateOldToolOutputs} on the window's messages. `model` and `encoding`, if
-  /// given, must name the window's encoding.
+  /// {@link truncateOldToolOutputs} on the window's messages. `model`, `encoding` and
+  /// `format`, if given, must name the window's encoding and format.
   #[napi(catch_unwind, ts_args_type = "config?: TruncationConfig", ts_return_type = "AnyMessage[]")]
   pub fn truncate<'env>(
     &self,
     env: &'env Env,
     config: Option<Unknown<'env>>,
   ) -> Result<Unknown<'env>> {
-    let op = truncate_op(env, config, Some(self.core.encoding()))?;
+    let op = truncate_op(env, config, Some(self.fixed()))?.0;
     self.run(env, op)
   }
 }
