@@ -1879,6 +1879,12 @@ export interface TrimConversationOptions {
    */
   agentInstructionMarkers?: Array<string>
   /**
+   * The priority-based strategy only: the files read and modified (see
+   * {@link TrimOptions.fileTracker}), as {@link trimWithPlaceholders} takes it.
+   * @default FileTracker.fromMessages(messages)
+   */
+  fileTracker?: FileTracker
+  /**
    * Tool results older than this many steps become the placeholder (rolling context's
    * `maxAge`, see {@link TruncationConfig.maxAge}).
    * @default 5

@@ -533,8 +533,23 @@ test('trimConversation takes agentInstructionMarkers as trimWithPlaceholders doe
   t.true(ct.enforceContextLimit(messages, 600, markers).messages.includes(messages[1]))
 })
 
+test('trimConversation takes a fileTracker as trimWithPlaceholders does: a modified file\'s read stays', (t) => {
+  const messages = session(8)
+  const tracker = new ct.FileTracker({ now: () => 0 })
+  tracker.trackAccess('/src/f6.ts', 6, 'edit')
+  const read = messages[13]
+  t.is(read.role, 'tool')
+  t.false(ct.trimConversation(messages, 1500, { maxAge: 100 }).includes(read))
+  t.true(ct.trimConversation(messages, 1500, { maxAge: 100, fileTracker: tracker }).includes(read))
+  t.throws(() => ct.trimConversation(messages, 1500, { fileTracker: {} as never }), {
+    code: 'INVALID_OPTION',
+    message: 'fileTracker: must be a FileTracker, got object',
+  })
+})
+
 test('trimConversation refuses the priority options with the age-based strategy, which reads no priority', (t) => {
-  for (const option of [{ preserveRecentTurns: 3 }, { agentInstructionMarkers: ['RULES'] }]) {
+  const tracker = new ct.FileTracker()
+  for (const option of [{ preserveRecentTurns: 3 }, { agentInstructionMarkers: ['RULES'] }, { fileTracker: tracker }]) {
     const [name] = Object.keys(option)
     t.throws(() => ct.trimConversation(session(2), 100, { strategy: 'age-based', ...option }), {
       code: 'INVALID_OPTION',

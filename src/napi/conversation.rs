@@ -18,7 +18,8 @@ use crate::tokens::Encoding;
 
 use super::options::{integer_argument, integer_option, is_nullish, parse_format, read_options};
 use super::priority::{
-  classify_options, keep_for_summarizer, number, target_argument, Shape, Strategy, TrimOp,
+  classify_options, file_tracker_option, keep_for_summarizer, number, target_argument, Shape,
+  Strategy, TrimOp,
 };
 use super::summary::{summary_request, SummaryFields};
 use super::write::Objects;
@@ -50,6 +51,11 @@ pub struct TrimConversationOptions<'env> {
   /// {@link ClassificationContext}), as {@link trimWithPlaceholders} takes them.
   /// @default []
   pub agent_instruction_markers: Option<Vec<String>>,
+  /// The priority-based strategy only: the files read and modified (see
+  /// {@link TrimOptions.fileTracker}), as {@link trimWithPlaceholders} takes it.
+  /// @default FileTracker.fromMessages(messages)
+  #[napi(ts_type = "FileTracker")]
+  pub file_tracker: Option<Unknown<'env>>,
   /// Tool results older than this many steps become the placeholder (rolling context's
   /// `maxAge`, see {@link TruncationConfig.maxAge}).
   /// @default 5
@@ -329,6 +335,7 @@ fn prepare<'env>(
     let classifying = [
       ("preserveRecentTurns", opts.preserve_recent_turns.is_some_and(|v| !is_nullish(&v))),
       ("agentInstructionMarkers", opts.agent_instruction_markers.is_some()),
+      ("fileTracker", opts.file_tracker.is_some_and(|v| !is_nullish(&v))),
     ];
     if let Some((name, _)) = classifying.iter().find(|(_, given)| *given) {
       return Err(throw(CoreError::option(
@@ -360,7 +367,7 @@ fn prepare<'env>(
     shape,
     target,
     classify,
-    tracker: None,
+    tracker: file_tracker_option(opts.file_tracker).map_err(throw)?,
     encoding,
     format: input.format,
     summary,

@@ -1125,16 +1125,7 @@ pub(crate) fn trim_op(
   if let Some((_, own)) = fixed {
     check_window_format(own, format).map_err(throw)?;
   }
-  let tracker = match opts.file_tracker.filter(|v| !is_nullish(v)) {
-    None => None,
-    Some(v) => {
-      let got = read::js_type_name(&v);
-      let instance = ClassInstance::<FileTracker>::from_unknown(v).map_err(|_| {
-        throw(CoreError::option("fileTracker", format!("must be a FileTracker, got {got}")))
-      })?;
-      Some(instance.inner.clone())
-    }
-  };
+  let tracker = file_tracker_option(opts.file_tracker).map_err(throw)?;
   let fields = SummaryFields {
     summarize_dropped: opts.summarize_dropped,
     insert_summary: Some(opts.insert_summary),
@@ -1161,6 +1152,20 @@ pub(crate) fn trim_op(
     messages: Vec::new(),
   };
   Ok((op, format))
+}
+
+/// The `fileTracker` option: absent, or a {@link FileTracker} (its state as of this call).
+pub(super) fn file_tracker_option(value: Option<Unknown<'_>>) -> CoreResult<Option<CoreTracker>> {
+  match value.filter(|v| !is_nullish(v)) {
+    None => Ok(None),
+    Some(v) => {
+      let got = read::js_type_name(&v);
+      let instance = ClassInstance::<FileTracker>::from_unknown(v).map_err(|_| {
+        CoreError::option("fileTracker", format!("must be a FileTracker, got {got}"))
+      })?;
+      Ok(Some(instance.inner.clone()))
+    }
+  }
 }
 
 /// The parsed messages when a summarizer may need them after the worker (else nothing).
