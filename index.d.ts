@@ -192,6 +192,12 @@ export declare class ContextPruner {
   static fromConfigFile(path?: string, options?: ContextPrunerFileOptions): ContextPruner
   /** The configuration in use, every setting filled in. */
   get config(): ResolvedPrunerConfig
+  /**
+   * The options in use, resolved: the settings of `config`, the counting (`encoding`,
+   * `framing`) and the clock (`now`, when one was given). `new ContextPruner(pruner.options)`
+   * prunes as this one (with no prune made yet).
+   */
+  get options(): ResolvedPrunerConfig & Omit<ResolvedTokenOptions, 'format'> & { now?: () => number | Date }
   /** The JSONL file that holds the archived messages (`archivePath` with `.jsonl`). */
   get archiveDataPath(): string
   /** Whether the window is full enough to prune: `percentage >= threshold`. */
@@ -282,6 +288,11 @@ export declare class ContextWindow {
   get format(): Exclude<MessageFormat, 'auto'>
   /** The encoding of every count. */
   get encoding(): TokenEncoding
+  /**
+   * The options the window counts and reads with, resolved: `new ContextWindow(window.options)`
+   * is an empty window that counts and reads as this one.
+   */
+  get options(): ResolvedTokenOptions
   /** Every message, in order (your own objects). */
   messages(): AnyMessage[]
   /**
@@ -297,8 +308,8 @@ export declare class ContextWindow {
    */
   trimWithPlaceholders<M extends AnyMessageInput = Message>(options: TrimOptions): TrimResultOf<M>
   /**
-   * {@link truncateOldToolOutputs} on the window's messages. `model` and `encoding`, if
-   * given, must name the window's encoding.
+   * {@link truncateOldToolOutputs} on the window's messages. `model`, `encoding` and
+   * `format`, if given, must name the window's encoding and format.
    */
   truncate(config?: TruncationConfig): AnyMessage[]
 }
@@ -317,6 +328,11 @@ export declare class FileTracker {
    * the file modified for good; `content` gives the preview and line count.
    */
   trackAccess(path: string, step: number, operation: FileOperation, content?: string): void
+  /**
+   * The options given, resolved: `{ now }` when a clock was given, `{}` for the system clock.
+   * `new FileTracker(tracker.options)` is an empty tracker on the same clock.
+   */
+  get options(): FileTrackerOptions
   /** Whether `path` was modified in this session. */
   wasModified(path: string): boolean
   /** The paths of the modified files, in the order they were first accessed. */
@@ -356,8 +372,16 @@ export declare class RollingContext {
   get enabled(): boolean
   /** Turns truncation on or off. */
   set enabled(value: boolean)
-  /** The configuration in use, every field filled in. */
+  /**
+   * The configuration in use, every field filled in, with the counting and the format
+   * (`encoding`, `framing`, `format`): `rolling.config = rolling.config` changes nothing.
+   */
   get config(): ResolvedTruncationConfig
+  /**
+   * The options in use, resolved: `new RollingContext(rolling.options)` is a toggle in the
+   * same state with the same configuration.
+   */
+  get options(): ResolvedRollingContextOptions
   /** Replaces the configuration: the fields given, the others from {@link DEFAULT_CONFIG}. */
   set config(value: TruncationConfig | undefined)
   /**
@@ -450,6 +474,19 @@ export interface CacheAwareTrimmerOptions {
    */
   clearAtLeast?: number
   /**
+   * What {@link CacheAwareTrimmer.options} reports as `highWaterTokens`, taken back so that
+   * `new CacheAwareTrimmer(trimmer.options)` works: it must be `highWater × contextWindow`,
+   * rounded down (set `highWater` to change it).
+   * @default highWater × contextWindow, rounded down
+   */
+  highWaterTokens?: number
+  /**
+   * What {@link CacheAwareTrimmer.options} reports as `lowWaterTokens`, taken back: it must be
+   * `lowWater × contextWindow`, rounded down (set `lowWater` to change it).
+   * @default lowWater × contextWindow, rounded down
+   */
+  lowWaterTokens?: number
+  /**
    * The strategy that re-plans: `priority` ({@link trimByPriority}), `placeholders`
    * ({@link trimWithPlaceholders}), `truncate` ({@link truncateOldToolOutputs} with the
    * largest `maxAge` up to the configured one that reaches the low-water mark), `roles`
@@ -495,7 +532,7 @@ export interface CacheAwareTrimmerOptions {
   encoding?: TokenEncoding
   /**
    * `false` counts each message as its content, tool-call names and arguments only, with no
-   * reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+   * reply priming (CursorClaw's budget); `true` adds the chat framing of the
    * OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
    * priming a request), which is what OpenAI bills. See README's token counting.
    * @default true
@@ -599,7 +636,7 @@ export interface ClassificationContext {
   encoding?: TokenEncoding
   /**
    * `false` counts each message as its content, tool-call names and arguments only, with no
-   * reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+   * reply priming (CursorClaw's budget); `true` adds the chat framing of the
    * OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
    * priming a request), which is what OpenAI bills. See README's token counting.
    * @default true
@@ -792,7 +829,7 @@ export interface ContextPrunerFileOptions {
   encoding?: TokenEncoding
   /**
    * `false` counts each message as its content, tool-call names and arguments only, with no
-   * reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+   * reply priming (CursorClaw's budget); `true` adds the chat framing of the
    * OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
    * priming a request), which is what OpenAI bills. See README's token counting.
    * @default true
@@ -866,7 +903,7 @@ export interface ContextPrunerOptions {
   encoding?: TokenEncoding
   /**
    * `false` counts each message as its content, tool-call names and arguments only, with no
-   * reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+   * reply priming (CursorClaw's budget); `true` adds the chat framing of the
    * OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
    * priming a request), which is what OpenAI bills. See README's token counting.
    * @default true
@@ -1054,7 +1091,7 @@ export interface DeduplicationOptions {
   encoding?: TokenEncoding
   /**
    * `false` counts each message as its content, tool-call names and arguments only, with no
-   * reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+   * reply priming (CursorClaw's budget); `true` adds the chat framing of the
    * OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
    * priming a request), which is what OpenAI bills. See README's token counting.
    * @default true
@@ -1215,7 +1252,7 @@ export interface MaxContextTokensOptions {
   encoding?: TokenEncoding
   /**
    * `false` counts each message as its content, tool-call names and arguments only, with no
-   * reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+   * reply priming (CursorClaw's budget); `true` adds the chat framing of the
    * OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
    * priming a request), which is what OpenAI bills. See README's token counting.
    * @default true
@@ -1421,7 +1458,10 @@ export interface RepairedConversation {
   repairs: Array<ConversationRepair>
 }
 
-/** The options a {@link CacheAwareTrimmer} runs with, every default filled in. */
+/**
+ * The options a {@link CacheAwareTrimmer} runs with, every default filled in:
+ * `new CacheAwareTrimmer(trimmer.options)` makes a trimmer that decides as this one does.
+ */
 export interface ResolvedCacheAwareOptions {
   /** The context window in tokens. */
   contextWindow: number
@@ -1437,6 +1477,46 @@ export interface ResolvedCacheAwareOptions {
   lowWaterTokens: number
   /** The strategy that re-plans. */
   strategy: 'priority' | 'placeholders' | 'truncate' | 'roles' | 'age'
+  /** `priority` and `placeholders` only: the turns kept as recent. */
+  preserveRecentTurns?: number
+  /** `priority` and `placeholders` only: the app's own agent-instruction markers. */
+  agentInstructionMarkers?: Array<string>
+  /** `placeholders` only, when one was given: the text of every placeholder. */
+  placeholder?: string
+  /** `truncate` only: how old and how long tool outputs may be. */
+  truncation?: ResolvedTruncationConfig
+  /** `roles` only: the drop order and what is kept. */
+  roles?: ResolvedMaxContextTokensOptions
+  /** The encoding tokens are counted in. */
+  encoding: TokenEncoding
+  /** Whether requests are counted with the chat framing. */
+  framing: boolean
+  /** The message format (`auto`: detected on every call). */
+  format: MessageFormat
+}
+
+/** The options of a role cap, every default filled in (a `CacheAwareTrimmer`'s `roles`). */
+export interface ResolvedMaxContextTokensOptions {
+  /** The roles in the order they are dropped, the first listed first (empty: oldest first). */
+  dropOrder: Array<'system' | 'developer' | 'user' | 'assistant' | 'tool'>
+  /** Whether the first `system` (or `developer`) message is never dropped. */
+  keepFirstSystem: boolean
+  /** Per role, how many of its last messages are kept at least. */
+  minKeep: ResolvedMinKeep
+}
+
+/** Per role, how many of its last messages are kept at least, every role filled in. */
+export interface ResolvedMinKeep {
+  /** Last `system` messages kept. */
+  system: number
+  /** Last `developer` messages kept. */
+  developer: number
+  /** Last `user` messages kept. */
+  user: number
+  /** Last `assistant` messages kept. */
+  assistant: number
+  /** Last `tool` messages kept. */
+  tool: number
 }
 
 /** A pruner's configuration, every setting filled in. */
@@ -1460,6 +1540,30 @@ export interface ResolvedPrunerConfig {
 }
 
 /**
+ * The options of a {@link RollingContext}, resolved: `new RollingContext(rolling.options)`
+ * truncates (or not) as `rolling` does.
+ */
+export interface ResolvedRollingContextOptions {
+  /** Whether `prepare` truncates. */
+  enabled: boolean
+  /** How it truncates and counts. */
+  config: ResolvedTruncationConfig
+}
+
+/**
+ * How a class counts tokens and reads messages, as its `options` getter reports it (every
+ * default filled in): given back to the constructor, it counts and reads the same way.
+ */
+export interface ResolvedTokenOptions {
+  /** The encoding tokens are counted in. */
+  encoding: TokenEncoding
+  /** Whether messages are counted with the chat framing. */
+  framing: boolean
+  /** The message format given (`auto`: detected), for the classes that take one. */
+  format?: MessageFormat
+}
+
+/**
  * A complete truncation configuration: {@link DEFAULT_CONFIG}, or the one a
  * {@link RollingContext} uses.
  */
@@ -1478,6 +1582,12 @@ export interface ResolvedTruncationConfig {
   stablePlaceholders: boolean
   /** Whether error outputs are kept whole. */
   preserveErrors: boolean
+  /** A {@link RollingContext}'s only: the encoding tokens are counted in. */
+  encoding?: TokenEncoding
+  /** A {@link RollingContext}'s only: whether messages are counted with the chat framing. */
+  framing?: boolean
+  /** A {@link RollingContext}'s only: the message format (`auto`: detected). */
+  format?: MessageFormat
 }
 
 /** Options of a {@link RollingContext}. */
@@ -1708,7 +1818,7 @@ export interface TokenOptions {
   encoding?: TokenEncoding
   /**
    * `false` counts each message as its content, tool-call names and arguments only, with no
-   * reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+   * reply priming (CursorClaw's budget); `true` adds the chat framing of the
    * OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
    * priming a request), which is what OpenAI bills. See README's token counting.
    * @default true
@@ -1792,6 +1902,18 @@ export interface TrimConversationOptions {
    */
   preserveRecentTurns?: number
   /**
+   * The priority-based strategy only: your own agent-instruction markers (see
+   * {@link ClassificationContext}), as {@link trimWithPlaceholders} takes them.
+   * @default []
+   */
+  agentInstructionMarkers?: Array<string>
+  /**
+   * The priority-based strategy only: the files read and modified (see
+   * {@link TrimOptions.fileTracker}), as {@link trimWithPlaceholders} takes it.
+   * @default FileTracker.fromMessages(messages)
+   */
+  fileTracker?: FileTracker
+  /**
    * Tool results older than this many steps become the placeholder (rolling context's
    * `maxAge`, see {@link TruncationConfig.maxAge}).
    * @default 5
@@ -1862,7 +1984,7 @@ export interface TrimConversationOptions {
   encoding?: TokenEncoding
   /**
    * `false` counts each message as its content, tool-call names and arguments only, with no
-   * reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+   * reply priming (CursorClaw's budget); `true` adds the chat framing of the
    * OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
    * priming a request), which is what OpenAI bills. See README's token counting.
    * @default true
@@ -1966,7 +2088,7 @@ export interface TrimOptions {
   encoding?: TokenEncoding
   /**
    * `false` counts each message as its content, tool-call names and arguments only, with no
-   * reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+   * reply priming (CursorClaw's budget); `true` adds the chat framing of the
    * OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
    * priming a request), which is what OpenAI bills. See README's token counting.
    * @default true
@@ -2128,12 +2250,18 @@ export interface TruncationConfig {
   encoding?: TokenEncoding
   /**
    * `false` counts each message as its content, tool-call names and arguments only, with no
-   * reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+   * reply priming (CursorClaw's budget); `true` adds the chat framing of the
    * OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
    * priming a request), which is what OpenAI bills. See README's token counting.
    * @default true
    */
   framing?: boolean
+  /**
+   * The message format (see {@link TokenOptions.format}). Give it for Anthropic
+   * conversations without tool blocks, which read as OpenAI otherwise.
+   * @default 'auto'
+   */
+  format?: MessageFormat
 }
 
 /**

@@ -1,5 +1,6 @@
 // The package's `exports` map as an app sees it: `context-trim` and its adapters
-// (`context-trim/ai-sdk`, `context-trim/langchain`) by require and import, the deep paths that
+// (`context-trim/ai-sdk`, `context-trim/langchain`) and compat entry (`context-trim/cursorclaw`)
+// by require and import, the deep paths that
 // worked before the map (`package.json`, `index.js`, `samples/…`, `cli/…`), and the adapters'
 // types under tsc --strict with the frameworks' own declarations checked too. The app is a
 // temporary folder whose node_modules link to this repository and to the frameworks it has
@@ -60,7 +61,9 @@ test.serial('require gives the root, both adapters and the deep paths that worke
     const ct = require('context-trim')
     const ai = require('context-trim/ai-sdk')
     const lc = require('context-trim/langchain')
+    const cc = require('context-trim/cursorclaw')
     console.log(JSON.stringify({
+      cursorclaw: Object.keys(cc).sort(),
       root: typeof ct.trimByPriority,
       same: require('context-trim/index.js') === ct,
       ai: Object.keys(ai).sort(),
@@ -73,6 +76,7 @@ test.serial('require gives the root, both adapters and the deep paths that worke
   const r = node(['-e', script])
   t.is(r.status, 0, r.stderr)
   t.deepEqual(JSON.parse(r.stdout), {
+    cursorclaw: ['applyMaxContextTokens', 'estimateTokens'],
     root: 'function',
     same: true,
     ai: ['trimPrepareStep'],
@@ -89,9 +93,11 @@ test.serial('import gives both adapters; the ES module ai-sdk entry is the Commo
     import { createRequire } from 'node:module'
     import { trimPrepareStep } from 'context-trim/ai-sdk'
     import * as lc from 'context-trim/langchain'
+    import { applyMaxContextTokens } from 'context-trim/cursorclaw'
     import ct from 'context-trim'
     const require = createRequire(import.meta.url)
     console.log(JSON.stringify({
+      cursorclaw: applyMaxContextTokens === require('context-trim/cursorclaw').applyMaxContextTokens,
       shared: trimPrepareStep === require('context-trim/ai-sdk').trimPrepareStep,
       langchain: Object.keys(lc).sort(),
       conversions: lc.toOpenAIMessages === require('context-trim/langchain').toOpenAIMessages,
@@ -100,6 +106,7 @@ test.serial('import gives both adapters; the ES module ai-sdk entry is the Commo
   const r = node(['--input-type=module', '-e', script])
   t.is(r.status, 0, r.stderr)
   t.deepEqual(JSON.parse(r.stdout), {
+    cursorclaw: true,
     shared: true,
     langchain: ['fromOpenAIMessages', 'toOpenAIMessages', 'trimBaseMessages', 'trimMiddleware'],
     conversions: true,
@@ -133,6 +140,7 @@ import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langcha
 import { trimPrepareStep, type TrimPrepareStepOptions } from 'context-trim/ai-sdk'
 import { trimBaseMessages, trimMiddleware, toOpenAIMessages, fromOpenAIMessages } from 'context-trim/langchain'
 import { estimateTokens, type Message } from 'context-trim'
+import { applyMaxContextTokens, estimateTokens as cursorClawEstimate } from 'context-trim/cursorclaw'
 
 export async function run(model: LanguageModel): Promise<string> {
   const options: TrimPrepareStepOptions = { budget: 100_000, strategy: 'placeholders', onTrim: (r) => console.log(r.stepNumber, r.decision) }
@@ -147,6 +155,10 @@ const trimmed: BaseMessage[] = trimBaseMessages(history, { budget: 1000 }).messa
 const sent: Message[] = toOpenAIMessages(trimmed)
 export const back: BaseMessage[] = fromOpenAIMessages(sent, trimmed)
 export const tokens: number = estimateTokens(sent) // ${ext}
+
+// CursorClaw's call sites, its message type as it declares it.
+const capped: Array<{ role: string; content: string }> = applyMaxContextTokens([{ role: 'user', content: 'hi' }], 100, ['assistant', 'user'])
+export const cursorClaw: number = capped.length + cursorClawEstimate('abcd')
 `
 
 const wrong = `import { trimPrepareStep } from 'context-trim/ai-sdk'
@@ -168,7 +180,8 @@ test.serial('the adapters type-check in an ES module and a CommonJS consumer wit
 const older = `import { trimPrepareStep } from 'context-trim/ai-sdk'
 import { trimMiddleware } from 'context-trim/langchain'
 import { estimateTokens } from 'context-trim'
-export const made = [trimPrepareStep({ budget: 1000 }), trimMiddleware({ budget: 1000 }), estimateTokens([])]
+import { applyMaxContextTokens } from 'context-trim/cursorclaw'
+export const made = [trimPrepareStep({ budget: 1000 }), trimMiddleware({ budget: 1000 }), estimateTokens([]), applyMaxContextTokens([], 10)]
 `
 
 // moduleResolution node10 ignores exports: typesVersions points it at the adapters' declarations.

@@ -170,6 +170,11 @@ test('the options getter fills in the documented defaults', (t) => {
     highWaterTokens: 108_800,
     lowWaterTokens: 76_800,
     strategy: 'priority',
+    preserveRecentTurns: 2,
+    agentInstructionMarkers: [],
+    encoding: 'o200k_base',
+    framing: true,
+    format: 'auto',
   })
   const custom = new CacheAwareTrimmer({ contextWindow: 1000, highWater: 0.9, lowWater: 0.9, clearAtLeast: 0, strategy: 'roles', roles: { dropOrder: ['tool'] } })
   t.like(custom.options, { highWaterTokens: 900, lowWaterTokens: 900, clearAtLeast: 0, strategy: 'roles' })

@@ -1,9 +1,11 @@
 // Apps written against the seeds' source projects keep their call sites: nanocoder's
 // `trimConversation`, `enforceContextLimit` and `/rolling-context` command (its
-// `experimental/rolling-context` branch), and CursorClaw's `applyMaxContextTokens`. Each test
-// states the public behaviour it checks (see docs/migrating.md).
+// `experimental/rolling-context` branch), and CursorClaw's `applyMaxContextTokens` and
+// `estimateTokens` (from `context-trim/cursorclaw`, which counts as CursorClaw counts). Each
+// test states the public behaviour it checks (see docs/migrating.md).
 import test from 'ava'
 
+import * as cursorclaw from '../adapters/cursorclaw.mjs'
 import { ct, snapshot } from './helpers.js'
 import type { Message } from '../index.js'
 
@@ -335,4 +337,254 @@ test('framing is taken wherever model and encoding are', (t) => {
   t.is(window.totalTokens, total)
   t.throws(() => window.trim({ targetTokens: 10, framing: true }), { code: 'INVALID_OPTION', message: /^framing: the window counts without framing/ })
   t.is(ct.truncateOldToolOutputs(messages, { ...counting, maxAge: 100 }).length, messages.length)
+})
+
+// 7. context-trim/cursorclaw: CursorClaw's module, its counting by default
+
+/** CursorClaw's oldest-first cap (TU.2): drop from the start until what is left fits. */
+function cursorClawOldestFirst(messages: Message[], cap: number): Message[] {
+  let start = 0
+  while (start < messages.length - 1 && cursorClaw(messages.slice(start)) > cap) start++
+  return messages.slice(start)
+}
+
+test('context-trim/cursorclaw counts as CursorClaw, so a cap of 100 keeps the messages CursorClaw keeps', (t) => {
+  const messages: Message[] = [
+    { role: 'system', content: 'x'.repeat(200) },
+    { role: 'system', content: 'y'.repeat(200) },
+    { role: 'user', content: 'z'.repeat(200) },
+  ]
+  const before = snapshot(messages)
+  const capped = cursorclaw.applyMaxContextTokens(messages, 100)
+  t.is(capped.length, 2)
+  t.is(capped[0], messages[1])
+  t.is(capped[1], messages[2])
+  t.deepEqual(messages, before)
+  // The root entry counts exact o200k tokens with the cookbook's framing: these texts are 25,
+  // 50 and 100 tokens there (BPE merges runs of each letter differently), 190 with framing,
+  // so the same cap keeps the last message only.
+  t.deepEqual([ct.estimateTokens(messages), ct.applyMaxContextTokens(messages, 100).length], [190, 1])
+  // Under the cap, the same messages come back.
+  t.deepEqual(cursorclaw.applyMaxContextTokens(messages, 150), messages)
+})
+
+test('context-trim/cursorclaw drops oldest first exactly where CursorClaw does, at every cap', (t) => {
+  const lengths = [37, 400, 3, 120, 81, 250, 9, 64]
+  const roles = ['system', 'user', 'assistant'] as const
+  const messages: Message[] = lengths.map((n, i) => ({ role: roles[i % 3], content: String.fromCharCode(97 + i).repeat(n) }))
+  const total = cursorClaw(messages)
+  for (let cap = 0; cap <= total + 1; cap++) {
+    const ours = cursorclaw.applyMaxContextTokens(messages, cap)
+    t.deepEqual(ours.map((m) => messages.indexOf(m)), cursorClawOldestFirst(messages, cap).map((m) => messages.indexOf(m)), `cap ${cap}`)
+  }
+})
+
+test('context-trim/cursorclaw takes the truncationPriority array or options, its counting only a default', (t) => {
+  const messages: Message[] = [
+    { role: 'system', content: 's'.repeat(400) },
+    { role: 'user', content: 'u'.repeat(400) },
+    { role: 'assistant', content: 'a'.repeat(400) },
+    { role: 'user', content: 'last' },
+  ]
+  // CursorClaw's TU.3 example: 100 tokens each and 1 for the last, capped at 150.
+  const priority = ['assistant', 'user', 'system'] as const
+  const positional = cursorclaw.applyMaxContextTokens(messages, 150, [...priority])
+  t.deepEqual(positional.map((m) => m.role), ['system', 'user'])
+  t.is(positional[1], messages[3])
+  t.deepEqual(cursorclaw.applyMaxContextTokens(messages, 150, { truncationPriority: [...priority] }), positional)
+  t.deepEqual(cursorclaw.applyMaxContextTokens(messages, 150, []), cursorclaw.applyMaxContextTokens(messages, 150))
+  // What the caller sets wins: framing, an encoding, or a model (which picks the encoding).
+  const cap = 300
+  const same = (options: object) => cursorclaw.applyMaxContextTokens(messages, cap, options)
+  t.deepEqual(same({ framing: true }), ct.applyMaxContextTokens(messages, cap, { encoding: 'approximate', framing: true }))
+  t.deepEqual(same({ model: 'gpt-4' }), ct.applyMaxContextTokens(messages, cap, { model: 'gpt-4', framing: false }))
+  t.deepEqual(same({ encoding: 'cl100k_base' }), ct.applyMaxContextTokens(messages, cap, { encoding: 'cl100k_base', framing: false }))
+  t.deepEqual(same({ encoding: undefined, framing: undefined }), same({}))
+  t.deepEqual(same({ keepFirstSystem: true }), ct.applyMaxContextTokens(messages, cap, { keepFirstSystem: true, encoding: 'approximate', framing: false }))
+  // Bad options are refused by the library, by name.
+  t.throws(() => cursorclaw.applyMaxContextTokens(messages, cap, 'assistant' as never), {
+    code: 'INVALID_OPTION',
+    message: 'options: must be an object, got string',
+  })
+  t.throws(() => cursorclaw.applyMaxContextTokens(messages, cap, { framng: true } as never), {
+    code: 'INVALID_OPTION',
+    message: 'framng: is not an option (did you mean framing?)',
+  })
+  t.throws(() => cursorclaw.applyMaxContextTokens(messages, cap, ['assistant', 'robot'] as never), {
+    code: 'INVALID_OPTION',
+    message: /^truncationPriority/,
+  })
+})
+
+test('context-trim/cursorclaw\'s estimateTokens is CursorClaw\'s: one token per four characters, rounded up', (t) => {
+  t.deepEqual(['', 'a', 'abcd', 'abcde', 'x'.repeat(400)].map(cursorclaw.estimateTokens), [0, 1, 1, 2, 100])
+  t.throws(() => cursorclaw.estimateTokens(42 as never), { code: 'INVALID_ARGUMENT' })
+})
+
+test('context-trim/cursorclaw takes CursorClaw\'s own message type', (t) => {
+  // CursorClaw types its messages `{ role: string; content: string }`: the entry's types take
+  // them as they are, and a role no format has is refused at run time.
+  const typed: Array<{ role: string; content: string }> = [{ role: 'user', content: 'hi' }]
+  const out: Array<{ role: string; content: string }> = cursorclaw.applyMaxContextTokens(typed, 10)
+  t.is(out[0], typed[0])
+  t.throws(() => cursorclaw.applyMaxContextTokens([{ role: 'robot', content: 'hi' }], 10), { code: 'INVALID_MESSAGE' })
+})
+
+// 8. Resolved options given back
+
+test('new CacheAwareTrimmer(trimmer.options) makes a trimmer that decides as the first, for every strategy', (t) => {
+  const messages = session(8)
+  const contextWindow = Math.floor(ct.estimateTokens(messages) / 2)
+  const variants: ConstructorParameters<typeof ct.CacheAwareTrimmer>[0][] = [
+    { contextWindow },
+    { contextWindow, strategy: 'placeholders', placeholder: '[gone: {path}]', preserveRecentTurns: 1, agentInstructionMarkers: ['AGENTS.md'], model: 'gpt-4', framing: false },
+    { contextWindow, strategy: 'truncate', truncation: { maxAge: 2, smallOutputTokens: 0 }, encoding: 'approximate', highWater: 0.7, lowWater: 0.4 },
+    { contextWindow, strategy: 'roles', roles: { truncationPriority: ['tool', 'assistant'], keepFirstSystem: true, minKeep: { user: 1 } }, format: 'openai' },
+    { contextWindow, strategy: 'age', clearAtLeast: 0 },
+  ]
+  for (const options of variants) {
+    const first = new ct.CacheAwareTrimmer(options)
+    const again = new ct.CacheAwareTrimmer(first.options)
+    t.deepEqual(again.options, first.options)
+    const [a, b] = [first.trim(messages), again.trim(messages)]
+    t.deepEqual(b, a, String(options.strategy))
+    t.true(a.decision !== 'kept', 'the conversation is over the high-water mark')
+  }
+  // The counting is part of the options: a round trip keeps it.
+  const framed = new ct.CacheAwareTrimmer({ contextWindow, encoding: 'approximate', framing: false })
+  t.like(framed.options, { encoding: 'approximate', framing: false, format: 'auto' })
+  t.like(new ct.CacheAwareTrimmer(framed.options).options, { encoding: 'approximate', framing: false })
+})
+
+test('the computed fields are taken back only when they agree, and a misspelt option still fails', (t) => {
+  const options = new ct.CacheAwareTrimmer({ contextWindow: 1000 }).options
+  t.throws(() => new ct.CacheAwareTrimmer({ ...options, highWaterTokens: 900 }), {
+    code: 'INVALID_OPTION',
+    message: 'highWaterTokens: must be highWater × contextWindow rounded down (850 here) or left out, got 900; set highWater to move the mark',
+  })
+  t.throws(() => new ct.CacheAwareTrimmer({ ...options, contextWindow: 2000 }), {
+    code: 'INVALID_OPTION',
+    message: 'highWaterTokens: must be highWater × contextWindow rounded down (1700 here) or left out, got 850; set highWater to move the mark',
+  })
+  t.throws(() => new ct.CacheAwareTrimmer({ ...options, lowWaterToken: 600 } as never), {
+    code: 'INVALID_OPTION',
+    message: 'lowWaterToken: is not an option (did you mean lowWaterTokens?)',
+  })
+  // A resolved strategy option is refused under another strategy, as when given by hand.
+  t.throws(() => new ct.CacheAwareTrimmer({ ...options, strategy: 'age' }), {
+    code: 'INVALID_OPTION',
+    message: 'preserveRecentTurns: applies to strategy priority or placeholders only, the strategy is "age"',
+  })
+})
+
+test('every class with options takes its resolved options back, counting and deciding the same', (t) => {
+  const messages = session(8)
+  // ContextWindow: the counting and the format given.
+  const window = new ct.ContextWindow({ model: 'gpt-4', framing: false, format: 'openai' })
+  t.deepEqual(window.options, { encoding: 'cl100k_base', framing: false, format: 'openai' })
+  const windowAgain = new ct.ContextWindow(window.options)
+  t.deepEqual(windowAgain.options, window.options)
+  window.append(messages)
+  windowAgain.append(messages)
+  t.is(windowAgain.totalTokens, window.totalTokens)
+  t.is(window.totalTokens, ct.estimateTokens(messages, { model: 'gpt-4', framing: false }))
+  t.deepEqual(new ct.ContextWindow().options, { encoding: 'o200k_base', framing: true, format: 'auto' })
+  // RollingContext: the toggle, the configuration and the counting; `config` round-trips too.
+  const rolling = new ct.RollingContext({ enabled: true, config: { maxAge: 2, placeholder: '[{path}]', encoding: 'approximate', framing: false } })
+  const rollingAgain = new ct.RollingContext(rolling.options)
+  t.deepEqual(rollingAgain.options, rolling.options)
+  t.like(rolling.options, { enabled: true, config: { maxAge: 2, placeholder: '[{path}]', encoding: 'approximate', framing: false } })
+  t.deepEqual(rollingAgain.prepare(messages), rolling.prepare(messages))
+  const set = new ct.RollingContext()
+  set.config = rolling.config
+  t.deepEqual(set.config, rolling.config)
+  // ContextPruner: the settings, the counting and the clock.
+  const now = () => 1_700_000_000_000
+  const pruner = new ct.ContextPruner({ threshold: 70, keepRecentMessages: 4, maxTokens: 2000, encoding: 'cl100k_base', now })
+  t.is(pruner.options.now, now)
+  t.like(pruner.options, { threshold: 70, keepRecentMessages: 4, maxTokens: 2000, encoding: 'cl100k_base', framing: true })
+  const prunerAgain = new ct.ContextPruner(pruner.options)
+  t.deepEqual(prunerAgain.options, pruner.options)
+  t.deepEqual(prunerAgain.measure(messages), pruner.measure(messages))
+  t.false('now' in new ct.ContextPruner().options)
+  // FileTracker: its clock.
+  const tracker = new ct.FileTracker({ now })
+  t.is(new ct.FileTracker(tracker.options).options.now, now)
+  t.deepEqual(new ct.FileTracker().options, {})
+  // A misspelt key next to resolved options still fails.
+  t.throws(() => new ct.ContextPruner({ ...pruner.options, treshold: 60 } as never), {
+    code: 'INVALID_OPTION',
+    message: 'treshold: is not an option (did you mean threshold?)',
+  })
+  t.throws(() => new ct.RollingContext({ ...rolling.options, config: { ...rolling.config, maxAges: 3 } } as never), {
+    code: 'INVALID_OPTION',
+    message: 'config.maxAges: is not an option (did you mean maxAge?)',
+  })
+})
+
+// 9. An option taken in one place is taken wherever it means something, and refused where not
+
+test('trimConversation takes agentInstructionMarkers as trimWithPlaceholders does', (t) => {
+  const messages = session(8)
+  messages.splice(1, 0, { role: 'user', content: `HOUSE RULES: ${big('rule', 20)}` })
+  const markers = { agentInstructionMarkers: ['HOUSE RULES:'] }
+  t.false(ct.trimConversation(messages, 600).includes(messages[1]), 'an old user message goes')
+  t.true(ct.trimConversation(messages, 600, markers).includes(messages[1]), 'an agent instruction stays')
+  t.true(ct.enforceContextLimit(messages, 600, markers).messages.includes(messages[1]))
+})
+
+test('trimConversation takes a fileTracker as trimWithPlaceholders does: a modified file\'s read stays', (t) => {
+  const messages = session(8)
+  const tracker = new ct.FileTracker({ now: () => 0 })
+  tracker.trackAccess('/src/f6.ts', 6, 'edit')
+  const read = messages[13]
+  t.is(read.role, 'tool')
+  t.false(ct.trimConversation(messages, 1500, { maxAge: 100 }).includes(read))
+  t.true(ct.trimConversation(messages, 1500, { maxAge: 100, fileTracker: tracker }).includes(read))
+  t.throws(() => ct.trimConversation(messages, 1500, { fileTracker: {} as never }), {
+    code: 'INVALID_OPTION',
+    message: 'fileTracker: must be a FileTracker, got object',
+  })
+})
+
+test('trimConversation refuses the priority options with the age-based strategy, which reads no priority', (t) => {
+  const tracker = new ct.FileTracker()
+  for (const option of [{ preserveRecentTurns: 3 }, { agentInstructionMarkers: ['RULES'] }, { fileTracker: tracker }]) {
+    const [name] = Object.keys(option)
+    t.throws(() => ct.trimConversation(session(2), 100, { strategy: 'age-based', ...option }), {
+      code: 'INVALID_OPTION',
+      message: `${name}: applies to strategy priority-based only, the strategy is "age-based" (oldest first)`,
+    })
+  }
+  t.notThrows(() => ct.trimConversation(session(2), 100, { strategy: 'age-based', preserveRecentTurns: undefined }))
+})
+
+test('truncateOldToolOutputs, RollingContext and ContextWindow#truncate take format as every reader does', (t) => {
+  const output = big('x')
+  const messages = [
+    { role: 'user', content: 'go' },
+    { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'read_file', input: { path: 'a.ts' } }] },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: output }] },
+    { role: 'assistant', content: [{ type: 'tool_use', id: 't2', name: 'read_file', input: { path: 'b.ts' } }] },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't2', content: 'ok' }] },
+    { role: 'user', content: 'next' },
+  ] as never as Message[]
+  const read = (format: 'anthropic' | 'openai') => ct.truncateOldToolOutputs(messages, { format, maxAge: 0 })
+  t.deepEqual((read('anthropic')[2].content as unknown as Array<{ content: string }>)[0].content, '[content truncated - 1 steps ago]')
+  // Read as OpenAI, the tool_result block is a user message's part: nothing to truncate.
+  t.is(read('openai')[2], messages[2])
+  const rolling = new ct.RollingContext({ enabled: true, config: { format: 'anthropic', maxAge: 0 } })
+  t.is(rolling.config.format, 'anthropic')
+  t.deepEqual(rolling.prepare(messages), read('anthropic'))
+  t.deepEqual(new ct.RollingContext(rolling.options).prepare(messages), read('anthropic'))
+  const window = new ct.ContextWindow()
+  window.append([{ role: 'user', content: 'hi' }])
+  t.throws(() => window.truncate({ format: 'anthropic' }), {
+    code: 'INVALID_OPTION',
+    message: 'format: must be the window\'s format (openai), got "anthropic": give the format when creating the window',
+  })
+  t.throws(() => new ct.CacheAwareTrimmer({ contextWindow: 100, strategy: 'truncate', truncation: { format: 'openai' } }), {
+    code: 'INVALID_OPTION',
+    message: 'truncation.format: cannot be set here: set it on the options themselves',
+  })
 })

@@ -198,6 +198,16 @@ test('without its platform package the loader names the platform and the package
   ])
 })
 
+test('the installed package gives context-trim/cursorclaw, counting as CursorClaw', (t) => {
+  const script = `
+    import { applyMaxContextTokens, estimateTokens } from 'context-trim/cursorclaw'
+    const messages = ['x', 'y', 'z'].map((c) => ({ role: 'user', content: c.repeat(200) }))
+    console.log(JSON.stringify([estimateTokens('abcde'), applyMaxContextTokens(messages, 100).length]))`
+  const r = inApp('node', ['--input-type=module', '-e', script])
+  t.is(r.status, 0, r.stderr)
+  t.deepEqual(JSON.parse(r.stdout), [2, 2])
+})
+
 test('import gives the named exports and the default export', (t) => {
   const script = `
     import ct, { countTokens, estimateTokens } from 'context-trim'

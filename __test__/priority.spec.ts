@@ -354,7 +354,7 @@ test('trimming is deterministic: byte-identical JSON across two runs on every tr
           ct.trimByPriority(messages, { targetTokens: target }),
           ct.trimWithPlaceholders(messages, { targetTokens: target }),
           ct.trimConversation(messages, target, { strategy: 'priority-based', preserveRecentTurns: 2 }),
-          ct.trimConversation(messages, target, { strategy: 'age-based', preserveRecentTurns: 2 }),
+          ct.trimConversation(messages, target, { strategy: 'age-based' }),
           ct.trimByAge(messages, target),
           messages.map((m, index) => ct.classifyMessage(m, { messages, index })),
         ])
@@ -398,14 +398,14 @@ test('trimConversation runs trimWithPlaceholders or trimByAge, with the model ch
     ct.trimWithPlaceholders(messages, { targetTokens: target, preserveRecentTurns: 1, placeholder }).messages,
   )
   t.deepEqual(ct.trimConversation(messages, target, noRolling), ct.trimWithPlaceholders(messages, { targetTokens: target, preserveRecentTurns: 5, placeholder }).messages)
-  t.deepEqual(ct.trimConversation(messages, target, { strategy: 'age-based', preserveRecentTurns: 1, ...noRolling }), ct.trimByAge(messages, target))
+  t.deepEqual(ct.trimConversation(messages, target, { strategy: 'age-based', ...noRolling }), ct.trimByAge(messages, target))
   // cl100k_base counts this transcript 70 tokens lower: at 75% the cut moves by one unit.
   const high = Math.floor(ct.estimateTokens(messages) * 0.75)
   const gpt4 = ct.trimByAge(messages, high, { model: 'gpt-4' })
   t.true(ct.estimateTokens(gpt4, { model: 'gpt-4' }) <= high)
   t.is(gpt4.length, 30)
   t.is(ct.trimByAge(messages, high).length, 28)
-  t.deepEqual(ct.trimConversation(messages, high, { strategy: 'age-based', preserveRecentTurns: 1, model: 'gpt-4', ...noRolling }), gpt4)
+  t.deepEqual(ct.trimConversation(messages, high, { strategy: 'age-based', model: 'gpt-4', ...noRolling }), gpt4)
 })
 
 test('placeholders are in place, keep the call and describe the file', (t) => {

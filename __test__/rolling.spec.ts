@@ -288,12 +288,15 @@ test('openhands-ponyc-4595 with the defaults: 29,476 tokens become 5,522, ten re
   assertPaired(t, out)
 })
 
+/** A RollingContext's config also says how it counts and reads (DEFAULT_CONFIG does not). */
+const COUNTING = { encoding: 'o200k_base', framing: true, format: 'auto' } as const
+
 test('RollingContext is off by default and prepare returns the very array given', (t) => {
   const rolling = new RollingContext()
   const messages = conversation(7)
   t.false(rolling.enabled)
   t.is(rolling.prepare(messages), messages)
-  t.deepEqual(rolling.config, DEFAULT_CONFIG)
+  t.deepEqual(rolling.config, { ...DEFAULT_CONFIG, ...COUNTING })
   rolling.enabled = true
   const out = rolling.prepare(messages)
   t.not(out, messages)
@@ -327,14 +330,14 @@ test('/rolling-context on, off, status and no argument drive the toggle', (t) =>
 test('RollingContext takes a config, and a new config merges with the defaults', (t) => {
   const rolling = new RollingContext({ enabled: true, config: { maxAge: 3, placeholder: '[gone]' } })
   t.true(rolling.enabled)
-  t.deepEqual(rolling.config, { ...DEFAULT_CONFIG, maxAge: 3, placeholder: '[gone]' })
+  t.deepEqual(rolling.config, { ...DEFAULT_CONFIG, ...COUNTING, maxAge: 3, placeholder: '[gone]' })
   t.is(rolling.handleCommand('status'), 'Rolling context: on (tool outputs older than 3 steps are truncated, longer than 2000 tokens are cut)')
   const messages = conversation(7)
   t.is(rolling.prepare(messages).filter((m) => m.content === '[gone]').length, 3)
   rolling.config = { maxTokensPerOutput: 500 }
-  t.deepEqual(rolling.config, { ...DEFAULT_CONFIG, maxTokensPerOutput: 500 })
+  t.deepEqual(rolling.config, { ...DEFAULT_CONFIG, ...COUNTING, maxTokensPerOutput: 500 })
   rolling.config = undefined
-  t.deepEqual(rolling.config, DEFAULT_CONFIG)
+  t.deepEqual(rolling.config, { ...DEFAULT_CONFIG, ...COUNTING })
   t.throws(() => {
     rolling.config = { maxAge: -1 }
   }, { code: 'INVALID_OPTION', message: 'maxAge: must be an integer of at least 0, got -1' })

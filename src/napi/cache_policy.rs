@@ -9,7 +9,7 @@ use crate::cache_policy::{
   default_clear_at_least, CachePolicy, CachePolicyOptions, PolicyStep, Strategy,
   DEFAULT_HIGH_WATER, DEFAULT_LOW_WATER,
 };
-use crate::error::{Error as CoreError, Result as CoreResult};
+use crate::error::{js_number, Error as CoreError, Result as CoreResult};
 use crate::format::Format;
 use crate::message::quote;
 use crate::placeholder::PlaceholderTemplate;
@@ -17,8 +17,8 @@ use crate::tokens::Encoding;
 
 use super::options::{integer_option, parse_format, read_nested_options, Nested};
 use super::priority::classify_options;
-use super::roles::{MaxContextTokensOptions, MAX_CONTEXT_NESTED};
-use super::rolling::TruncationConfig;
+use super::roles::{MaxContextTokensOptions, ResolvedMaxContextTokensOptions, MAX_CONTEXT_NESTED};
+use super::rolling::{ResolvedTruncationConfig, TruncationConfig};
 use super::{error, read, saturate, write};
 
 /// The strategy names, in the order error messages list them.
@@ -44,6 +44,15 @@ pub struct CacheAwareTrimmerOptions<'env> {
   /// kept. Over the window a re-plan is made whatever it frees.
   /// @default 5% of contextWindow, rounded down
   pub clear_at_least: Option<f64>,
+  /// What {@link CacheAwareTrimmer.options} reports as `highWaterTokens`, taken back so that
+  /// `new CacheAwareTrimmer(trimmer.options)` works: it must be `highWater × contextWindow`,
+  /// rounded down (set `highWater` to change it).
+  /// @default highWater × contextWindow, rounded down
+  pub high_water_tokens: Option<f64>,
+  /// What {@link CacheAwareTrimmer.options} reports as `lowWaterTokens`, taken back: it must be
+  /// `lowWater × contextWindow`, rounded down (set `lowWater` to change it).
+  /// @default lowWater × contextWindow, rounded down
+  pub low_water_tokens: Option<f64>,
   /// The strategy that re-plans: `priority` ({@link trimByPriority}), `placeholders`
   /// ({@link trimWithPlaceholders}), `truncate` ({@link truncateOldToolOutputs} with the
   /// largest `maxAge` up to the configured one that reaches the low-water mark), `roles`
@@ -78,7 +87,7 @@ pub struct CacheAwareTrimmerOptions<'env> {
   #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
   /// `false` counts each message as its content, tool-call names and arguments only, with no
-  /// reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+  /// reply priming (CursorClaw's budget); `true` adds the chat framing of the
   /// OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
   /// priming a request), which is what OpenAI bills. See README's token counting.
   /// @default true
@@ -150,7 +159,8 @@ impl CacheAwareTrimmerOptions<'_> {
       "truncate" => match &self.truncation {
         None => Strategy::Truncate(Default::default()),
         Some(c) => {
-          set_on_the_options("truncation", &[("model", &c.model), ("encoding", &c.encoding)])?;
+          let fields = [("model", &c.model), ("encoding", &c.encoding), ("format", &c.format)];
+          set_on_the_options("truncation", &fields)?;
           framing_on_the_options("truncation", c.framing)?;
           Strategy::Truncate(c.normalize()?.0)
         }
@@ -180,12 +190,29 @@ impl CacheAwareTrimmerOptions<'_> {
       strategy,
     };
     options.validate()?;
+    computed("highWaterTokens", self.high_water_tokens, options.high_tokens(), "highWater")?;
+    computed("lowWaterTokens", self.low_water_tokens, options.low_tokens(), "lowWater")?;
     Ok(PolicySetup {
       options,
       encoding: Encoding::resolve(self.model.as_deref(), self.encoding.as_deref())?
         .with_framing(self.framing),
       format: parse_format(self.format.as_deref())?,
     })
+  }
+}
+
+/// A field the options compute (`highWaterTokens` from `highWater`), given back as
+/// {@link CacheAwareTrimmer.options} reports it: accepted when it is what they compute.
+fn computed(name: &str, given: Option<f64>, computes: usize, from: &str) -> CoreResult<()> {
+  match given {
+    Some(v) if v != computes as f64 => Err(CoreError::option(
+      name,
+      format!(
+        "must be {from} × contextWindow rounded down ({computes} here) or left out, got {}; set {from} to move the mark",
+        js_number(v)
+      ),
+    )),
+    _ => Ok(()),
   }
 }
 
@@ -212,9 +239,10 @@ fn framing_on_the_options(nested: &str, framing: Option<bool>) -> CoreResult<()>
   }
 }
 
-/// The options a {@link CacheAwareTrimmer} runs with, every default filled in.
+/// The options a {@link CacheAwareTrimmer} runs with, every default filled in:
+/// `new CacheAwareTrimmer(trimmer.options)` makes a trimmer that decides as this one does.
 #[napi(object, object_from_js = false)]
-pub struct ResolvedCacheAwareOptions {
+pub struct ResolvedCacheAwareOptions<'a> {
   /// The context window in tokens.
   pub context_window: u32,
   /// The high-water mark, a fraction of the window.
@@ -230,10 +258,34 @@ pub struct ResolvedCacheAwareOptions {
   /// The strategy that re-plans.
   #[napi(ts_type = "'priority' | 'placeholders' | 'truncate' | 'roles' | 'age'")]
   pub strategy: String,
+  /// `priority` and `placeholders` only: the turns kept as recent.
+  pub preserve_recent_turns: Option<u32>,
+  /// `priority` and `placeholders` only: the app's own agent-instruction markers.
+  pub agent_instruction_markers: Option<Vec<String>>,
+  /// `placeholders` only, when one was given: the text of every placeholder.
+  pub placeholder: Option<&'a str>,
+  /// `truncate` only: how old and how long tool outputs may be.
+  #[napi(ts_type = "ResolvedTruncationConfig")]
+  pub truncation: Option<ResolvedTruncationConfig<'a>>,
+  /// `roles` only: the drop order and what is kept.
+  pub roles: Option<ResolvedMaxContextTokensOptions>,
+  /// The encoding tokens are counted in.
+  #[napi(ts_type = "TokenEncoding")]
+  pub encoding: &'static str,
+  /// Whether requests are counted with the chat framing.
+  pub framing: bool,
+  /// The message format (`auto`: detected on every call).
+  #[napi(ts_type = "MessageFormat")]
+  pub format: &'static str,
 }
 
-impl From<&CachePolicyOptions> for ResolvedCacheAwareOptions {
-  fn from(o: &CachePolicyOptions) -> Self {
+impl<'a> ResolvedCacheAwareOptions<'a> {
+  fn new(o: &'a CachePolicyOptions, encoding: Encoding, format: Option<Format>) -> Self {
+    let (classify, placeholder) = match &o.strategy {
+      Strategy::Priority(c) => (Some(c), None),
+      Strategy::Placeholders(c, p) => (Some(c), p.as_ref().map(PlaceholderTemplate::as_str)),
+      _ => (None, None),
+    };
     ResolvedCacheAwareOptions {
       context_window: saturate(o.context_window),
       high_water: o.high_water,
@@ -242,6 +294,20 @@ impl From<&CachePolicyOptions> for ResolvedCacheAwareOptions {
       high_water_tokens: saturate(o.high_tokens()),
       low_water_tokens: saturate(o.low_tokens()),
       strategy: o.strategy.name().to_string(),
+      preserve_recent_turns: classify.map(|c| saturate(c.preserve_recent_turns)),
+      agent_instruction_markers: classify.map(|c| c.agent_markers.clone()),
+      placeholder,
+      truncation: match &o.strategy {
+        Strategy::Truncate(c) => Some(ResolvedTruncationConfig::from(c)),
+        _ => None,
+      },
+      roles: match &o.strategy {
+        Strategy::Roles(r) => Some(ResolvedMaxContextTokensOptions::from(r)),
+        _ => None,
+      },
+      encoding: encoding.as_str(),
+      framing: encoding.framed(),
+      format: format.map_or("auto", Format::as_str),
     }
   }
 }
@@ -351,7 +417,7 @@ impl CacheAwareTrimmer {
 
   /// The options in use, every default filled in.
   #[napi(getter, catch_unwind)]
-  pub fn options(&self) -> ResolvedCacheAwareOptions {
-    ResolvedCacheAwareOptions::from(self.inner.options())
+  pub fn options(&self) -> ResolvedCacheAwareOptions<'_> {
+    ResolvedCacheAwareOptions::new(self.inner.options(), self.encoding, self.format)
   }
 }

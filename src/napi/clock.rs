@@ -26,6 +26,14 @@ impl Clock {
     Ok(Clock(Some(f.create_ref()?)))
   }
 
+  /// The `now` function given, if one was (for an `options` getter to report it).
+  pub fn function<'env>(
+    &self,
+    env: &'env Env,
+  ) -> Result<Option<Function<'env, (), Unknown<'static>>>> {
+    self.0.as_ref().map(|f| f.borrow_back(env)).transpose()
+  }
+
   /// The time in milliseconds since the epoch.
   pub fn now(&self, env: &Env) -> Result<f64> {
     let Some(clock) = &self.0 else {

@@ -18,7 +18,8 @@ use crate::tokens::Encoding;
 
 use super::options::{integer_argument, integer_option, is_nullish, parse_format, read_options};
 use super::priority::{
-  classify_options, keep_for_summarizer, number, target_argument, Shape, Strategy, TrimOp,
+  classify_options, file_tracker_option, keep_for_summarizer, number, target_argument, Shape,
+  Strategy, TrimOp,
 };
 use super::summary::{summary_request, SummaryFields};
 use super::write::Objects;
@@ -46,6 +47,15 @@ pub struct TrimConversationOptions<'env> {
   /// @default 5
   #[napi(ts_type = "number")]
   pub preserve_recent_turns: Option<Unknown<'env>>,
+  /// The priority-based strategy only: your own agent-instruction markers (see
+  /// {@link ClassificationContext}), as {@link trimWithPlaceholders} takes them.
+  /// @default []
+  pub agent_instruction_markers: Option<Vec<String>>,
+  /// The priority-based strategy only: the files read and modified (see
+  /// {@link TrimOptions.fileTracker}), as {@link trimWithPlaceholders} takes it.
+  /// @default FileTracker.fromMessages(messages)
+  #[napi(ts_type = "FileTracker")]
+  pub file_tracker: Option<Unknown<'env>>,
   /// Tool results older than this many steps become the placeholder (rolling context's
   /// `maxAge`, see {@link TruncationConfig.maxAge}).
   /// @default 5
@@ -101,7 +111,7 @@ pub struct TrimConversationOptions<'env> {
   #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
   /// `false` counts each message as its content, tool-call names and arguments only, with no
-  /// reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+  /// reply priming (CursorClaw's budget); `true` adds the chat framing of the
   /// OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
   /// priming a request), which is what OpenAI bills. See README's token counting.
   /// @default true
@@ -320,7 +330,23 @@ fn prepare<'env>(
       )))
     }
   };
-  let mut classify = classify_options(opts.preserve_recent_turns, None, None).map_err(throw)?;
+  if matches!(strategy, Strategy::ByAge) {
+    // trimByAge drops the oldest units first: it reads no priority.
+    let classifying = [
+      ("preserveRecentTurns", opts.preserve_recent_turns.is_some_and(|v| !is_nullish(&v))),
+      ("agentInstructionMarkers", opts.agent_instruction_markers.is_some()),
+      ("fileTracker", opts.file_tracker.is_some_and(|v| !is_nullish(&v))),
+    ];
+    if let Some((name, _)) = classifying.iter().find(|(_, given)| *given) {
+      return Err(throw(CoreError::option(
+        *name,
+        "applies to strategy priority-based only, the strategy is \"age-based\" (oldest first)",
+      )));
+    }
+  }
+  let mut classify =
+    classify_options(opts.preserve_recent_turns, None, opts.agent_instruction_markers.clone())
+      .map_err(throw)?;
   if opts.preserve_recent_turns.filter(|v| !is_nullish(v)).is_none() {
     classify.preserve_recent_turns = NANOCODER_PRESERVE_RECENT_TURNS;
     classify.recent_threshold = NANOCODER_PRESERVE_RECENT_TURNS;
@@ -341,7 +367,7 @@ fn prepare<'env>(
     shape,
     target,
     classify,
-    tracker: None,
+    tracker: file_tracker_option(opts.file_tracker).map_err(throw)?,
     encoding,
     format: input.format,
     summary,

@@ -21,7 +21,7 @@ pub struct TokenOptions {
   #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
   /// `false` counts each message as its content, tool-call names and arguments only, with no
-  /// reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+  /// reply priming (CursorClaw's budget); `true` adds the chat framing of the
   /// OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
   /// priming a request), which is what OpenAI bills. See README's token counting.
   /// @default true
@@ -31,6 +31,31 @@ pub struct TokenOptions {
   /// @default 'auto'
   #[napi(ts_type = "MessageFormat")]
   pub format: Option<String>,
+}
+
+/// How a class counts tokens and reads messages, as its `options` getter reports it (every
+/// default filled in): given back to the constructor, it counts and reads the same way.
+#[napi(object, object_from_js = false)]
+pub struct ResolvedTokenOptions {
+  /// The encoding tokens are counted in.
+  #[napi(ts_type = "TokenEncoding")]
+  pub encoding: &'static str,
+  /// Whether messages are counted with the chat framing.
+  pub framing: bool,
+  /// The message format given (`auto`: detected), for the classes that take one.
+  #[napi(ts_type = "MessageFormat")]
+  pub format: Option<&'static str>,
+}
+
+impl ResolvedTokenOptions {
+  /// The counting of `encoding`, and `format` for a class that takes one (`Some(None)`: detect).
+  pub(crate) fn new(encoding: Encoding, format: Option<Option<Format>>) -> Self {
+    ResolvedTokenOptions {
+      encoding: encoding.as_str(),
+      framing: encoding.framed(),
+      format: format.map(|f| f.map_or("auto", Format::as_str)),
+    }
+  }
 }
 
 /// The `format` option shared by every entry point that reads messages.

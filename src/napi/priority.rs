@@ -200,7 +200,7 @@ pub struct ClassificationContext<'env> {
   #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
   /// `false` counts each message as its content, tool-call names and arguments only, with no
-  /// reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+  /// reply priming (CursorClaw's budget); `true` adds the chat framing of the
   /// OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
   /// priming a request), which is what OpenAI bills. See README's token counting.
   /// @default true
@@ -592,6 +592,17 @@ impl FileTracker {
     Ok(())
   }
 
+  /// The options given, resolved: `{ now }` when a clock was given, `{}` for the system clock.
+  /// `new FileTracker(tracker.options)` is an empty tracker on the same clock.
+  #[napi(getter, catch_unwind, ts_return_type = "FileTrackerOptions")]
+  pub fn options<'env>(&self, env: &'env Env) -> Result<Object<'env>> {
+    let mut options = Object::new(env)?;
+    if let Some(now) = self.clock.function(env)? {
+      options.set_named_property("now", now)?;
+    }
+    Ok(options)
+  }
+
   /// Whether `path` was modified in this session.
   #[napi(catch_unwind, ts_args_type = "path: string")]
   pub fn was_modified(&self, env: &Env, path: Unknown) -> Result<bool> {
@@ -719,7 +730,7 @@ pub struct TrimOptions<'env> {
   #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
   /// `false` counts each message as its content, tool-call names and arguments only, with no
-  /// reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+  /// reply priming (CursorClaw's budget); `true` adds the chat framing of the
   /// OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
   /// priming a request), which is what OpenAI bills. See README's token counting.
   /// @default true
@@ -1111,26 +1122,10 @@ pub(crate) fn trim_op(
   )
   .map_err(throw)?;
   let format = parse_format(opts.format.as_deref()).map_err(throw)?;
-  if let (Some((_, own)), Some(given)) = (fixed, format) {
-    if given != own {
-      let detail = format!(
-        "must be the window's format ({}), got {:?}: give the format when creating the window",
-        own.as_str(),
-        given.as_str()
-      );
-      return Err(throw(CoreError::option("format", detail)));
-    }
+  if let Some((_, own)) = fixed {
+    check_window_format(own, format).map_err(throw)?;
   }
-  let tracker = match opts.file_tracker.filter(|v| !is_nullish(v)) {
-    None => None,
-    Some(v) => {
-      let got = read::js_type_name(&v);
-      let instance = ClassInstance::<FileTracker>::from_unknown(v).map_err(|_| {
-        throw(CoreError::option("fileTracker", format!("must be a FileTracker, got {got}")))
-      })?;
-      Some(instance.inner.clone())
-    }
-  };
+  let tracker = file_tracker_option(opts.file_tracker).map_err(throw)?;
   let fields = SummaryFields {
     summarize_dropped: opts.summarize_dropped,
     insert_summary: Some(opts.insert_summary),
@@ -1157,6 +1152,20 @@ pub(crate) fn trim_op(
     messages: Vec::new(),
   };
   Ok((op, format))
+}
+
+/// The `fileTracker` option: absent, or a {@link FileTracker} (its state as of this call).
+pub(super) fn file_tracker_option(value: Option<Unknown<'_>>) -> CoreResult<Option<CoreTracker>> {
+  match value.filter(|v| !is_nullish(v)) {
+    None => Ok(None),
+    Some(v) => {
+      let got = read::js_type_name(&v);
+      let instance = ClassInstance::<FileTracker>::from_unknown(v).map_err(|_| {
+        CoreError::option("fileTracker", format!("must be a FileTracker, got {got}"))
+      })?;
+      Ok(Some(instance.inner.clone()))
+    }
+  }
 }
 
 /// The parsed messages when a summarizer may need them after the worker (else nothing).
@@ -1207,6 +1216,21 @@ pub(super) fn classify_options(
     preserve_recent_turns: turns,
     agent_markers: markers.unwrap_or_default(),
   })
+}
+
+/// The `format` option given to a window's trim or truncation: absent, or the window's own.
+pub(super) fn check_window_format(own: Format, given: Option<Format>) -> CoreResult<()> {
+  match given {
+    Some(given) if given != own => Err(CoreError::option(
+      "format",
+      format!(
+        "must be the window's format ({}), got {:?}: give the format when creating the window",
+        own.as_str(),
+        given.as_str()
+      ),
+    )),
+    _ => Ok(()),
+  }
 }
 
 /// A numeric option: absent (`undefined`/`null`) or a non-negative integer.

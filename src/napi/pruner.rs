@@ -16,7 +16,9 @@ use crate::pruner::{
 use crate::tokens::Encoding;
 
 use super::clock::Clock;
-use super::options::{integer_option, is_nullish, parse_format, read_options};
+use super::options::{
+  integer_option, is_nullish, parse_format, read_options, ResolvedTokenOptions,
+};
 use super::summary::{summary_request, SummaryFields};
 use super::{error, read, saturate, write};
 
@@ -75,7 +77,7 @@ pub struct ContextPrunerOptions<'env> {
   #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
   /// `false` counts each message as its content, tool-call names and arguments only, with no
-  /// reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+  /// reply priming (CursorClaw's budget); `true` adds the chat framing of the
   /// OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
   /// priming a request), which is what OpenAI bills. See README's token counting.
   /// @default true
@@ -122,7 +124,7 @@ pub struct ContextPrunerFileOptions<'env> {
   #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
   /// `false` counts each message as its content, tool-call names and arguments only, with no
-  /// reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+  /// reply priming (CursorClaw's budget); `true` adds the chat framing of the
   /// OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
   /// priming a request), which is what OpenAI bills. See README's token counting.
   /// @default true
@@ -344,6 +346,31 @@ impl ContextPruner {
       target_percentage: c.target_percentage,
       emergency_target_percentage: c.emergency_target_percentage,
     }
+  }
+
+  /// The options in use, resolved: the settings of `config`, the counting (`encoding`,
+  /// `framing`) and the clock (`now`, when one was given). `new ContextPruner(pruner.options)`
+  /// prunes as this one (with no prune made yet).
+  #[napi(
+    getter,
+    catch_unwind,
+    ts_return_type = "ResolvedPrunerConfig & Omit<ResolvedTokenOptions, 'format'> & { now?: () => number | Date }"
+  )]
+  pub fn options<'env>(&self, env: &'env Env) -> Result<Object<'env>> {
+    // SAFETY: `to_napi_value` returns a live object handle of the current call.
+    let mut options = unsafe {
+      Object::from_napi_value(
+        env.raw(),
+        ResolvedPrunerConfig::to_napi_value(env.raw(), self.config())?,
+      )
+    }?;
+    let counting = ResolvedTokenOptions::new(self.encoding, None);
+    options.set_named_property("encoding", counting.encoding)?;
+    options.set_named_property("framing", counting.framing)?;
+    if let Some(now) = self.clock.function(env)? {
+      options.set_named_property("now", now)?;
+    }
+    Ok(options)
   }
 
   /// The JSONL file that holds the archived messages (`archivePath` with `.jsonl`).

@@ -10,7 +10,7 @@ use crate::strategy::roles::{self, MaxContextOptions};
 use crate::tokens::Encoding;
 
 use super::options::{read_nested_options, Nested};
-use super::{error, integer_argument, integer_option, read, task};
+use super::{error, integer_argument, integer_option, read, saturate, task};
 
 /// The options objects inside [`MaxContextTokensOptions`].
 pub(super) const MAX_CONTEXT_NESTED: &[Nested] = &[Nested { name: "minKeep", fields: &[] }];
@@ -45,7 +45,7 @@ pub struct MaxContextTokensOptions {
   #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
   /// `false` counts each message as its content, tool-call names and arguments only, with no
-  /// reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+  /// reply priming (CursorClaw's budget); `true` adds the chat framing of the
   /// OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
   /// priming a request), which is what OpenAI bills. See README's token counting.
   /// @default true
@@ -75,6 +75,52 @@ pub struct MinKeep {
   /// Last `tool` messages to keep (with their calls).
   /// @default 0
   pub tool: Option<f64>,
+}
+
+/// The options of a role cap, every default filled in (a `CacheAwareTrimmer`'s `roles`).
+#[napi(object, object_from_js = false)]
+pub struct ResolvedMaxContextTokensOptions {
+  /// The roles in the order they are dropped, the first listed first (empty: oldest first).
+  #[napi(ts_type = "Array<'system' | 'developer' | 'user' | 'assistant' | 'tool'>")]
+  pub drop_order: Vec<String>,
+  /// Whether the first `system` (or `developer`) message is never dropped.
+  pub keep_first_system: bool,
+  /// Per role, how many of its last messages are kept at least.
+  pub min_keep: ResolvedMinKeep,
+}
+
+/// Per role, how many of its last messages are kept at least, every role filled in.
+#[napi(object, object_from_js = false)]
+pub struct ResolvedMinKeep {
+  /// Last `system` messages kept.
+  pub system: u32,
+  /// Last `developer` messages kept.
+  pub developer: u32,
+  /// Last `user` messages kept.
+  pub user: u32,
+  /// Last `assistant` messages kept.
+  pub assistant: u32,
+  /// Last `tool` messages kept.
+  pub tool: u32,
+}
+
+impl From<&MaxContextOptions> for ResolvedMaxContextTokensOptions {
+  fn from(o: &MaxContextOptions) -> Self {
+    let kept = |role: Role| {
+      saturate(o.min_keep.iter().filter(|(r, _)| *r == role).map(|(_, n)| *n).max().unwrap_or(0))
+    };
+    ResolvedMaxContextTokensOptions {
+      drop_order: o.drop_order.iter().map(|r| r.as_str().to_string()).collect(),
+      keep_first_system: o.keep_first_system,
+      min_keep: ResolvedMinKeep {
+        system: kept(Role::System),
+        developer: kept(Role::Developer),
+        user: kept(Role::User),
+        assistant: kept(Role::Assistant),
+        tool: kept(Role::Tool),
+      },
+    }
+  }
 }
 
 impl MaxContextTokensOptions {

@@ -8,13 +8,15 @@ use napi_derive::napi;
 use crate::conversation::Conversation;
 use crate::cut::MIN_CUT_BUDGET;
 use crate::error::{Error as CoreError, ErrorKind, Result as CoreResult};
+use crate::format::Format;
 use crate::strategy::rolling::{
   self, DEFAULT_MAX_AGE, DEFAULT_MAX_TOKENS_PER_OUTPUT, DEFAULT_MIN_QUOTED_CHARS,
   DEFAULT_PLACEHOLDER, DEFAULT_SMALL_OUTPUT_TOKENS,
 };
 use crate::tokens::Encoding;
 
-use super::options::{integer_option, read_nested_options, read_options, Nested};
+use super::options::{integer_option, parse_format, read_nested_options, read_options, Nested};
+use super::priority::check_window_format;
 use super::{error, read, saturate, task, write};
 
 /// How old and how long tool outputs may be. Every field is optional: a missing one takes its
@@ -60,11 +62,16 @@ pub struct TruncationConfig {
   #[napi(ts_type = "TokenEncoding")]
   pub encoding: Option<String>,
   /// `false` counts each message as its content, tool-call names and arguments only, with no
-  /// reply priming (CursorClaw's and nanocoder's budgets); `true` adds the chat framing of the
+  /// reply priming (CursorClaw's budget); `true` adds the chat framing of the
   /// OpenAI cookbook (3 tokens a message, its role, its name, 1 per tool call, and 3 of reply
   /// priming a request), which is what OpenAI bills. See README's token counting.
   /// @default true
   pub framing: Option<bool>,
+  /// The message format (see {@link TokenOptions.format}). Give it for Anthropic
+  /// conversations without tool blocks, which read as OpenAI otherwise.
+  /// @default 'auto'
+  #[napi(ts_type = "MessageFormat")]
+  pub format: Option<String>,
 }
 
 impl TruncationConfig {
@@ -130,6 +137,14 @@ pub struct ResolvedTruncationConfig<'a> {
   pub stable_placeholders: bool,
   /// Whether error outputs are kept whole.
   pub preserve_errors: bool,
+  /// A {@link RollingContext}'s only: the encoding tokens are counted in.
+  #[napi(ts_type = "TokenEncoding")]
+  pub encoding: Option<&'static str>,
+  /// A {@link RollingContext}'s only: whether messages are counted with the chat framing.
+  pub framing: Option<bool>,
+  /// A {@link RollingContext}'s only: the message format (`auto`: detected).
+  #[napi(ts_type = "MessageFormat")]
+  pub format: Option<&'static str>,
 }
 
 impl<'a> From<&'a rolling::TruncationConfig> for ResolvedTruncationConfig<'a> {
@@ -142,6 +157,9 @@ impl<'a> From<&'a rolling::TruncationConfig> for ResolvedTruncationConfig<'a> {
       min_quoted_chars: saturate(c.min_quoted_chars),
       stable_placeholders: c.stable_placeholders,
       preserve_errors: c.preserve_errors,
+      encoding: None,
+      framing: None,
+      format: None,
     }
   }
 }
@@ -159,6 +177,9 @@ pub const DEFAULT_CONFIG: ResolvedTruncationConfig<'static> = ResolvedTruncation
   min_quoted_chars: DEFAULT_MIN_QUOTED_CHARS as u32,
   stable_placeholders: false,
   preserve_errors: true,
+  encoding: None,
+  framing: None,
+  format: None,
 };
 
 /// Replaces tool outputs older than `maxAge` steps with a placeholder, and cuts younger ones
@@ -213,25 +234,31 @@ fn prepare_truncation<'env>(
   messages: Unknown<'env>,
   config: Option<Unknown<'env>>,
 ) -> Result<(read::JsMessages<'env>, TruncateOp)> {
-  let mut op = truncate_op(env, config, None)?;
-  let input = read::read_messages(env, messages)?;
+  let (mut op, format) = truncate_op(env, config, None)?;
+  let input = read::read_messages_in(env, messages, format)?;
   op.format = input.format;
   Ok((input, op))
 }
 
-/// Reads a `config` argument (partial, merged with the defaults) into a truncation (on OpenAI
-/// messages until told otherwise); with `fixed_encoding`, see [`Encoding::resolve_within`].
+/// Reads a `config` argument (partial, merged with the defaults) into a truncation and the
+/// format it gives (the truncation reads OpenAI messages until told otherwise); with `fixed`
+/// (a window's encoding and format), counts are in that encoding (see
+/// [`Encoding::resolve_within`]) and a format given must be the window's.
 pub(crate) fn truncate_op(
   env: &Env,
   config: Option<Unknown>,
-  fixed_encoding: Option<Encoding>,
-) -> Result<TruncateOp> {
+  fixed: Option<(Encoding, Format)>,
+) -> Result<(TruncateOp, Option<Format>)> {
+  let throw = |e| error::throw(env, e);
   let config: TruncationConfig = read_options(env, config, "config")?;
-  let (config, encoding) =
-    config.normalize_within(fixed_encoding).map_err(|e| error::throw(env, e))?;
+  let format = parse_format(config.format.as_deref()).map_err(throw)?;
+  if let Some((_, own)) = fixed {
+    check_window_format(own, format).map_err(throw)?;
+  }
+  let (config, encoding) = config.normalize_within(fixed.map(|f| f.0)).map_err(throw)?;
   let plan: Box<dyn FnMut(&Conversation<'_>) -> crate::Plan + Send> =
     Box::new(move |conv| rolling::truncate_old_tool_outputs(conv, &config));
-  Ok(task::PlanOnly { encoding, format: crate::Format::default(), plan })
+  Ok((task::PlanOnly { encoding, format: crate::Format::default(), plan }, format))
 }
 
 /// The description of the `/rolling-context` command (nanocoder's).
@@ -261,6 +288,17 @@ pub struct RollingContextOptions {
   pub config: Option<TruncationConfig>,
 }
 
+/// The options of a {@link RollingContext}, resolved: `new RollingContext(rolling.options)`
+/// truncates (or not) as `rolling` does.
+#[napi(object, object_from_js = false)]
+pub struct ResolvedRollingContextOptions<'a> {
+  /// Whether `prepare` truncates.
+  pub enabled: bool,
+  /// How it truncates and counts.
+  #[napi(ts_type = "ResolvedTruncationConfig")]
+  pub config: ResolvedTruncationConfig<'a>,
+}
+
 /// The rolling-context toggle of a chat app: whether tool outputs are truncated before each
 /// model call, and how. Off by default.
 ///
@@ -273,6 +311,8 @@ pub struct RollingContextOptions {
 pub struct RollingContext {
   inner: rolling::RollingContext,
   encoding: Encoding,
+  /// The format given (`None`: detect).
+  format: Option<Format>,
 }
 
 #[napi]
@@ -283,10 +323,11 @@ impl RollingContext {
   pub fn new(env: &Env, options: Option<Unknown>) -> Result<Self> {
     let nested = &[Nested { name: "config", fields: &[] }];
     let options: RollingContextOptions = read_nested_options(env, options, "options", nested)?;
-    let (config, encoding) =
-      options.config.unwrap_or_default().normalize().map_err(|e| error::throw(env, e))?;
+    let given = options.config.unwrap_or_default();
+    let format = parse_format(given.format.as_deref()).map_err(|e| error::throw(env, e))?;
+    let (config, encoding) = given.normalize().map_err(|e| error::throw(env, e))?;
     let inner = rolling::RollingContext { enabled: options.enabled.unwrap_or(false), config };
-    Ok(RollingContext { inner, encoding })
+    Ok(RollingContext { inner, encoding, format })
   }
 
   /// Whether `prepare` truncates.
@@ -312,19 +353,34 @@ impl RollingContext {
     Ok(())
   }
 
-  /// The configuration in use, every field filled in.
+  /// The configuration in use, every field filled in, with the counting and the format
+  /// (`encoding`, `framing`, `format`): `rolling.config = rolling.config` changes nothing.
   #[napi(getter, catch_unwind, ts_return_type = "ResolvedTruncationConfig")]
   pub fn config(&self) -> ResolvedTruncationConfig<'_> {
-    ResolvedTruncationConfig::from(&self.inner.config)
+    ResolvedTruncationConfig {
+      encoding: Some(self.encoding.as_str()),
+      framing: Some(self.encoding.framed()),
+      format: Some(self.format.map_or("auto", Format::as_str)),
+      ..ResolvedTruncationConfig::from(&self.inner.config)
+    }
+  }
+
+  /// The options in use, resolved: `new RollingContext(rolling.options)` is a toggle in the
+  /// same state with the same configuration.
+  #[napi(getter, catch_unwind, ts_return_type = "ResolvedRollingContextOptions")]
+  pub fn options(&self) -> ResolvedRollingContextOptions<'_> {
+    ResolvedRollingContextOptions { enabled: self.inner.enabled, config: self.config() }
   }
 
   /// Replaces the configuration: the fields given, the others from {@link DEFAULT_CONFIG}.
   #[napi(setter, catch_unwind, ts_args_type = "value: TruncationConfig | undefined")]
   pub fn set_config(&mut self, env: &Env, value: Option<Unknown>) -> Result<()> {
     let config: TruncationConfig = read_options(env, value, "config")?;
+    let format = parse_format(config.format.as_deref()).map_err(|e| error::throw(env, e))?;
     let (config, encoding) = config.normalize().map_err(|e| error::throw(env, e))?;
     self.inner.config = config;
     self.encoding = encoding;
+    self.format = format;
     Ok(())
   }
 
@@ -338,7 +394,7 @@ impl RollingContext {
     ts_return_type = "M[]"
   )]
   pub fn prepare<'env>(&self, env: &'env Env, messages: Unknown<'env>) -> Result<Unknown<'env>> {
-    let input = read::read_messages(env, messages)?;
+    let input = read::read_messages_in(env, messages, self.format)?;
     if !self.inner.enabled {
       return Ok(messages);
     }

@@ -9,7 +9,7 @@ use napi::Env;
 use napi_derive::napi;
 
 use super::instance::Cached;
-use super::options::{read_options, TokenOptions};
+use super::options::{read_options, ResolvedTokenOptions, TokenOptions};
 use super::priority::{trim_op, Strategy};
 use super::read::{self, JsMessages};
 use super::rolling::truncate_op;
@@ -174,6 +174,13 @@ impl ContextWindow {
     self.core.encoding().as_str()
   }
 
+  /// The options the window counts and reads with, resolved: `new ContextWindow(window.options)`
+  /// is an empty window that counts and reads as this one.
+  #[napi(getter, catch_unwind)]
+  pub fn options(&self) -> ResolvedTokenOptions {
+    ResolvedTokenOptions::new(self.core.encoding(), Some(self.given_format))
+  }
+
   /// Every message, in order (your own objects).
   #[napi(catch_unwind, ts_return_type = "AnyMessage[]")]
   pub fn messages<'env>(&self, env: &'env Env) -> Result<Array<'env>> {
@@ -213,15 +220,15 @@ impl ContextWindow {
     self.run(env, op)
   }
 
-  /// {@link truncateOldToolOutputs} on the window's messages. `model` and `encoding`, if
-  /// given, must name the window's encoding.
+  /// {@link truncateOldToolOutputs} on the window's messages. `model`, `encoding` and
+  /// `format`, if given, must name the window's encoding and format.
   #[napi(catch_unwind, ts_args_type = "config?: TruncationConfig", ts_return_type = "AnyMessage[]")]
   pub fn truncate<'env>(
     &self,
     env: &'env Env,
     config: Option<Unknown<'env>>,
   ) -> Result<Unknown<'env>> {
-    let op = truncate_op(env, config, Some(self.core.encoding()))?;
+    let op = truncate_op(env, config, Some(self.fixed()))?.0;
     self.run(env, op)
   }
 }

@@ -1,0 +1,2 @@
+// context-trim/cursorclaw for ES modules: the CommonJS implementation.
+export { applyMaxContextTokens, estimateTokens } from './cursorclaw.cjs'
