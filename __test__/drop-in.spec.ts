@@ -528,9 +528,13 @@ test('trimConversation takes agentInstructionMarkers as trimWithPlaceholders doe
   const messages = session(8)
   messages.splice(1, 0, { role: 'user', content: `HOUSE RULES: ${big('rule', 20)}` })
   const markers = { agentInstructionMarkers: ['HOUSE RULES:'] }
-  t.false(ct.trimConversation(messages, 600).includes(messages[1]), 'an old user message goes')
-  t.true(ct.trimConversation(messages, 600, markers).includes(messages[1]), 'an agent instruction stays')
-  t.true(ct.enforceContextLimit(messages, 600, markers).messages.includes(messages[1]))
+  // Without the markers it is the task, which goes after everything below it; as an agent
+  // instruction it outranks the task: some budget keeps it only with the markers.
+  const budget = [600, 500, 400, 350, 300, 250, 200, 150].find(
+    (b) => !ct.trimConversation(messages, b).includes(messages[1]) && ct.trimConversation(messages, b, markers).includes(messages[1]),
+  )
+  t.not(budget, undefined, 'a budget where the old user message goes and the agent instruction stays')
+  t.true(ct.enforceContextLimit(messages, budget!, markers).messages.includes(messages[1]))
 })
 
 test('trimConversation takes a fileTracker as trimWithPlaceholders does: a modified file\'s read stays', (t) => {

@@ -391,7 +391,9 @@ impl CachePolicy {
 
 /// Makes `plan` remove at least what `earlier` (decisions for the first messages) removes: a
 /// unit with a dropped message is dropped whole, a replaced message keeps its replacement
-/// unless its unit is dropped.
+/// unless its unit is dropped, or unless both are cuts to head and tail (`_cutTokens`) and the
+/// new one is smaller (a placeholder keeps its first text; a cut made to fill an earlier budget
+/// would otherwise put the new plan over its own and make the oldest units go).
 fn impose<'a>(
   conv: &Conversation<'_>,
   plan: &mut Plan,
@@ -399,7 +401,9 @@ fn impose<'a>(
 ) {
   for (i, action) in earlier.clone().enumerate() {
     if let Action::Replace(r) = action {
-      if !plan.is_dropped(i) {
+      let is_cut = |r: &crate::plan::Replacement| r.meta.iter().any(|(k, _)| *k == "_cutTokens");
+      let recut = matches!(plan.action(i), Action::Replace(new) if is_cut(new) && is_cut(r) && new.tokens < r.tokens);
+      if !plan.is_dropped(i) && !recut {
         plan.replace(i, r.clone());
       }
     }

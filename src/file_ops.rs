@@ -43,8 +43,9 @@
 //! shell command line (pipes, lists, several files) is none.
 //!
 //! A result that reports failure ([`FileOp::failed`]) — flagged `is_error`, or starting with
-//! `ERROR`, `Error:`, `Ran into [Errno`, `Your proposed edit has introduced` or `[No exact match
-//! found` — keeps its kind, so callers can tell an attempted edit from a read.
+//! `ERROR`, `Error:`, `Ran into [Errno`, `Your proposed edit has introduced`, `[No exact match
+//! found` or ``Invalid `path` parameter`` (the OpenHands editor) — keeps its kind, so callers can
+//! tell an attempted edit from a read.
 
 use serde_json::{Map, Value};
 
@@ -136,6 +137,7 @@ const FAILURE_PREFIXES: &[&str] = &[
   "Your proposed edit has introduced",
   "[Your proposed edit has introduced",
   "[No exact match found",
+  "Invalid `path` parameter",
 ];
 /// Tool-name words and the kind they imply, checked in this order; `true` means the word must
 /// be exactly the keyword, `false` that it may start with it.

@@ -99,7 +99,11 @@ pub fn trim_by_priority_keeping(
   let target = options.target_tokens;
   let mut order = trim_order_keeping(conv, &classification, keep);
   let (mut plan, mut tally) = match removal {
-    Removal::Request => Shorten { conv, order: &order, target, shortening: Shortening::Cuts }.run(),
+    Removal::Request => {
+      let priorities = unit_priorities(conv, &classification);
+      let shortening = Shortening::Cuts;
+      Shorten { conv, order: &order, priorities: &priorities, target, shortening }.run()
+    }
     Removal::Archive => {
       let priorities = unit_priorities(conv, &classification);
       order.retain(|&u| !priorities[u].is_protected());
@@ -326,7 +330,9 @@ pub fn trim_with_placeholders(
     tracker: &tracker,
     template: options.placeholder.as_ref(),
   };
-  let (mut plan, mut tally) = Shorten { conv, order: &order, target, shortening }.run();
+  let priorities = unit_priorities(conv, &classification);
+  let (mut plan, mut tally) =
+    Shorten { conv, order: &order, priorities: &priorities, target, shortening }.run();
   fit_opening(conv, &order, &mut plan, &mut tally, target);
   cut_anchors_to_fit(conv, &mut plan, &mut tally, target);
   debug_assert_eq!(tally.total(), plan.total_tokens(conv));
@@ -352,13 +358,17 @@ enum Shortening<'s> {
 struct Shorten<'s, 'c> {
   conv: &'s Conversation<'c>,
   order: &'s [usize],
+  /// Each unit's priority ([`unit_priorities`]).
+  priorities: &'s [ContentPriority],
   target: usize,
   shortening: Shortening<'s>,
 }
 
 impl Shorten<'_, '_> {
-  /// 1. Down the order, each unit's tool results are shortened until the request fits; a unit
-  ///    without any is cut instead when that alone makes the request fit, else dropped.
+  /// 1. Down the order, each unit's tool results are shortened until the request fits. A unit
+  ///    without any is cut instead when that alone makes the request fit, else dropped, unless
+  ///    it is of a tier the seed never drops ([`ContentPriority::is_protected`], e.g. the task):
+  ///    that one goes only in step 2, after every unit below it.
   /// 2. If everything shortened is still too much, the fewest units, first in the order, go
   ///    whole, and the order is shortened again after them only as far as needed, so no unit
   ///    is dropped whole while one after it in the order is only shortened.
@@ -435,7 +445,7 @@ impl Shorten<'_, '_> {
       if tally.total() <= self.target {
         break;
       }
-      if !self.shorten(u, &mut plan, &mut tally) {
+      if !self.shorten(u, &mut plan, &mut tally) && !self.priorities[u].is_protected() {
         tally.drop_unit(conv, &mut plan, u);
         dropped.push(u);
       }
