@@ -335,6 +335,6 @@ test('strategies keep server-side tool turns whole and valid', (t) => {
     t.deepEqual(ct.validateConversation(out, { format: 'anthropic' }), [])
     t.true(out.filter((m) => m.role === 'assistant').every((m) => history.includes(m)), 'the server turns are the caller’s objects, whole')
     // A plain user message may be cut to head and tail instead of dropped, and says so.
-    t.true(out.every((m) => history.includes(m) || typeof m._cutTokens === 'number'), 'the caller’s objects, or marked cuts')
+    t.true(out.every((m) => history.includes(m) || typeof (m as { _cutTokens?: unknown })._cutTokens === 'number'), 'the caller’s objects, or marked cuts')
   }
 })
