@@ -1839,13 +1839,14 @@ export interface TokenOptions {
 export declare function trimByAge<M extends AnyMessageInput = Message>(messages: M[], targetTokens: number, options?: TokenOptions): M[]
 
 /**
- * Trims a conversation to `targetTokens`, dropping what matters least first
- * ({@link ContentPriority}), oldest first within a priority, a tool call always with its
- * results. The system messages and the last message with its unit are always kept; the
- * seed's never-truncated tiers (agent instructions, the current task, modified files) go
- * last. A unit whose results, cut to head and tail, free what is missing is cut instead of
- * dropped, and dropped units that still fit are put back. `overBudget` is true only when
- * what is always kept exceeds the budget. See docs/priority-trimming.md.
+ * Trims a conversation to `targetTokens`, taking what matters least first
+ * ({@link ContentPriority}), oldest first within a priority: tool results are cut to head and
+ * tail (their calls stay), and units are dropped whole (a tool call always with its results)
+ * only when that is not enough; dropped units that still fit are put back. The system
+ * messages and the last message with its unit are always returned; the seed's
+ * never-truncated tiers (agent instructions, the current task, modified files) go last. When
+ * those alone exceed the budget they are cut to head and tail, the system messages last;
+ * `overBudget` is true only when even that does not fit. See docs/priority-trimming.md.
  */
 export declare function trimByPriority<M extends AnyMessageInput = Message>(messages: M[], options: TrimOptions): TrimResultOf<M>
 
@@ -1867,7 +1868,7 @@ export declare function trimByPriorityAsync<M extends AnyMessageInput = Message>
  * UTF-8, not JSON, or has no messages array; `INVALID_MESSAGE` naming the message's index
  * and field, as {@link trimByPriority}.
  */
-export declare function trimByPriorityJson<B extends string | Uint8Array = string>(body: B, options: TrimOptions): TrimJsonResult & { body: B extends string ? string : Buffer }
+export declare function trimByPriorityJson<B extends string | Uint8Array = string>(body: B, options: TrimOptions): TrimJsonResult & { body: B extends string ? string : Uint8Array }
 
 /**
  * Trims a conversation to `targetTokens` and returns the messages, as nanocoder's
@@ -2008,9 +2009,10 @@ export interface TrimJsonResult {
    * in order, as `JSON.stringify` writes the copies {@link trimByPriority} returns (without
    * the hidden `_truncated`-style metadata, which `JSON.stringify` leaves out there too); an
    * inserted summary is `{"role":"user","content":…}`. A string when the body was given as
-   * a string, else a `Buffer` of UTF-8 (no string is made: a server sends it as it is).
+   * a string, else a `Buffer` of UTF-8 (typed as the `Uint8Array` it is, so that no Node
+   * types are needed; no string is made: a server sends it as it is).
    */
-  body: string | Buffer
+  body: string | Uint8Array
   /** The indices (in the body's messages) of the messages dropped, in order. */
   dropped: Array<number>
   /** The indices of the messages returned shortened (cut, or replaced by a placeholder). */
@@ -2153,9 +2155,9 @@ export interface TrimResult {
 
 /**
  * Like {@link trimByPriority}, but tool results become placeholders in place (the call stays,
- * so pairs stay valid); other messages are removed. Placeholders count towards the budget;
- * when they alone do not fit, the lowest units are removed whole. The system messages and the
- * last message with its unit are always kept.
+ * so pairs stay valid) instead of cuts; other messages are removed. Placeholders count towards
+ * the budget; when they alone do not fit, the lowest units are removed whole. The system
+ * messages and the last message with its unit are always returned.
  */
 export declare function trimWithPlaceholders<M extends AnyMessageInput = Message>(messages: M[], options: TrimOptions): TrimResultOf<M>
 
@@ -2166,7 +2168,7 @@ export declare function trimWithPlaceholdersAsync<M extends AnyMessageInput = Me
  * {@link trimWithPlaceholders} on a request body given as JSON text, as
  * {@link trimByPriorityJson} does for {@link trimByPriority}.
  */
-export declare function trimWithPlaceholdersJson<B extends string | Uint8Array = string>(body: B, options: TrimOptions): TrimJsonResult & { body: B extends string ? string : Buffer }
+export declare function trimWithPlaceholdersJson<B extends string | Uint8Array = string>(body: B, options: TrimOptions): TrimJsonResult & { body: B extends string ? string : Uint8Array }
 
 /**
  * Replaces tool outputs older than `maxAge` steps with a placeholder, and cuts younger ones

@@ -35,8 +35,9 @@ pub struct TrimJsonResult {
   /// in order, as `JSON.stringify` writes the copies {@link trimByPriority} returns (without
   /// the hidden `_truncated`-style metadata, which `JSON.stringify` leaves out there too); an
   /// inserted summary is `{"role":"user","content":…}`. A string when the body was given as
-  /// a string, else a `Buffer` of UTF-8 (no string is made: a server sends it as it is).
-  #[napi(ts_type = "string | Buffer")]
+  /// a string, else a `Buffer` of UTF-8 (typed as the `Uint8Array` it is, so that no Node
+  /// types are needed; no string is made: a server sends it as it is).
+  #[napi(ts_type = "string | Uint8Array")]
   pub body: Either<String, Buffer>,
   /// The indices (in the body's messages) of the messages dropped, in order.
   pub dropped: Vec<u32>,
@@ -70,7 +71,7 @@ pub struct TrimJsonResult {
   catch_unwind,
   ts_generic_types = "B extends string | Uint8Array = string",
   ts_args_type = "body: B, options: TrimOptions",
-  ts_return_type = "TrimJsonResult & { body: B extends string ? string : Buffer }"
+  ts_return_type = "TrimJsonResult & { body: B extends string ? string : Uint8Array }"
 )]
 pub fn trim_by_priority_json(
   env: &Env,
@@ -86,7 +87,7 @@ pub fn trim_by_priority_json(
   catch_unwind,
   ts_generic_types = "B extends string | Uint8Array = string",
   ts_args_type = "body: B, options: TrimOptions",
-  ts_return_type = "TrimJsonResult & { body: B extends string ? string : Buffer }"
+  ts_return_type = "TrimJsonResult & { body: B extends string ? string : Uint8Array }"
 )]
 pub fn trim_with_placeholders_json(
   env: &Env,

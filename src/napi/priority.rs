@@ -782,13 +782,14 @@ pub struct TrimResult<'env> {
   pub total_tokens: u32,
 }
 
-/// Trims a conversation to `targetTokens`, dropping what matters least first
-/// ({@link ContentPriority}), oldest first within a priority, a tool call always with its
-/// results. The system messages and the last message with its unit are always kept; the
-/// seed's never-truncated tiers (agent instructions, the current task, modified files) go
-/// last. A unit whose results, cut to head and tail, free what is missing is cut instead of
-/// dropped, and dropped units that still fit are put back. `overBudget` is true only when
-/// what is always kept exceeds the budget. See docs/priority-trimming.md.
+/// Trims a conversation to `targetTokens`, taking what matters least first
+/// ({@link ContentPriority}), oldest first within a priority: tool results are cut to head and
+/// tail (their calls stay), and units are dropped whole (a tool call always with its results)
+/// only when that is not enough; dropped units that still fit are put back. The system
+/// messages and the last message with its unit are always returned; the seed's
+/// never-truncated tiers (agent instructions, the current task, modified files) go last. When
+/// those alone exceed the budget they are cut to head and tail, the system messages last;
+/// `overBudget` is true only when even that does not fit. See docs/priority-trimming.md.
 #[napi(
   catch_unwind,
   ts_generic_types = "M extends AnyMessageInput = Message",
@@ -820,9 +821,9 @@ pub fn trim_by_priority_async<'env>(
 }
 
 /// Like {@link trimByPriority}, but tool results become placeholders in place (the call stays,
-/// so pairs stay valid); other messages are removed. Placeholders count towards the budget;
-/// when they alone do not fit, the lowest units are removed whole. The system messages and the
-/// last message with its unit are always kept.
+/// so pairs stay valid) instead of cuts; other messages are removed. Placeholders count towards
+/// the budget; when they alone do not fit, the lowest units are removed whole. The system
+/// messages and the last message with its unit are always returned.
 #[napi(
   catch_unwind,
   ts_generic_types = "M extends AnyMessageInput = Message",

@@ -1,26 +1,25 @@
-//! Phase 2 trimming: drop what matters least first ([`ContentPriority`]).
+//! Phase 2 trimming: take what matters least first ([`ContentPriority`]).
 //!
 //! Every message is classified once ([`crate::classify`]). Removal works on units (a call with
 //! all its results, or a single message); a unit's priority is the **highest** of its members'.
 //! The [`anchored_units`] (system messages, the last message's unit) are never dropped; every
 //! other unit is taken lowest priority first, oldest first within a priority, the seed's
-//! never-truncated tiers (`MODIFIED_FILES` and up) last ([`trim_order`]), until the request
-//! fits the target:
+//! never-truncated tiers (`MODIFIED_FILES` and up) last ([`trim_order`]). Both strategies go
+//! down that order on one ladder ([`Shorten`]):
 //!
-//! - [`trim_by_priority`] cuts a unit's tool results to head and tail when that frees what is
-//!   missing, else drops the unit whole; then puts back the dropped units that still fit, the
-//!   most important first;
-//! - [`trim_with_placeholders`] replaces each tool result of the unit with a placeholder (the
-//!   call stays, so the pair stays valid) and drops units without tool results; placeholders
-//!   count towards the budget, and a placeholder that would not be smaller than its result is
-//!   not made. If the request still does not fit once every unit has been through that, the
-//!   fewest units (in the same order) are dropped whole, and placeholders are made again after
-//!   them only as far down the list as needed: no unit is ever dropped whole while a unit of
-//!   lower priority is only shortened.
+//! 1. each unit's tool results are shortened until the request fits: [`trim_by_priority`] cuts
+//!    them to head and tail, [`trim_with_placeholders`] replaces them with placeholders (the
+//!    call stays, so the pair stays valid); a unit without results is cut when that alone makes
+//!    the request fit, else dropped (a never-truncated one only in step 2);
+//! 2. when everything shortened is still too much, the fewest units, first in the order, are
+//!    dropped whole, and step 1 runs again after them only as far as needed;
+//! 3. dropped units come back, the most important first, whole or shortened, where they fit,
+//!    and units shortened for nothing are whole again.
 //!
 //! Both then make the request open as the format wants (Anthropic: a user message first) and,
-//! as a last resort when the anchors alone exceed the target, cut them to head and tail. What
-//! each rule does to what an agent goes on to use is measured in docs/quality.md.
+//! as a last resort when the anchors alone exceed the target, cut them to head and tail, the
+//! system messages last of all. What each rule does to what an agent goes on to use is measured
+//! in docs/quality.md.
 
 use std::borrow::Cow;
 
@@ -61,7 +60,8 @@ pub struct PriorityTrim {
   pub classification: Vec<Classification>,
 }
 
-/// Trims `conv` to `options.target_tokens` by dropping whole units, lowest priority first.
+/// Trims `conv` to `options.target_tokens`, lowest priority first: tool results cut to head and
+/// tail, units dropped whole only when that is not enough (see the module docs).
 ///
 /// Files count as modified when `tracker` says so; without a tracker one is built from the
 /// conversation.
@@ -116,7 +116,8 @@ pub fn trim_by_priority_keeping(
   };
   fit_opening(conv, &order, &mut plan, &mut tally, target);
   if removal == Removal::Request {
-    cut_anchors_to_fit(conv, &mut plan, &mut tally, target);
+    let priorities = unit_priorities(conv, &classification);
+    cut_anchors_to_fit(conv, &order, &priorities, &mut plan, &mut tally, target);
   }
   PriorityTrim { outcome: Outcome::new(conv, plan, target), classification }
 }
@@ -241,16 +242,45 @@ fn anchor_candidates(conv: &Conversation<'_>, plan: &Plan) -> Vec<usize> {
 /// on their own, they are cut to head and tail ([`cut_middle`]) in the order of
 /// [`anchor_candidates`], each by what is still missing: the other results of the last call,
 /// then the last message, and the instructions last of all; only if that brings the request
-/// within `target` (else nothing is cut, and the outcome is over budget). A request the
+/// within `target` (else nothing is cut, and the outcome is over budget). The most important
+/// dropped task or agent instructions (a plain user message of a never-truncated tier) that
+/// such cuts make room for comes back first. A request the
 /// provider refuses for its length helps no one, and one without its last message leaves the
 /// agent blind to what it just did; the head and the tail of a text carry its command, its
 /// status and its closing instructions. What is cut is reported by the cut marker and
 /// `_cutTokens`.
-fn cut_anchors_to_fit(conv: &Conversation<'_>, plan: &mut Plan, tally: &mut Tally, target: usize) {
-  if tally.total() > target {
-    let candidates = anchor_candidates(conv, plan);
-    cut_within(conv, candidates, plan, tally, target, true);
+fn cut_anchors_to_fit(
+  conv: &Conversation<'_>,
+  order: &[usize],
+  priorities: &[ContentPriority],
+  plan: &mut Plan,
+  tally: &mut Tally,
+  target: usize,
+) {
+  if tally.total() <= target {
+    return;
   }
+  // A plain user message of a never-truncated tier (the task, agent instructions) comes back if
+  // cutting the anchors a little further makes room for it: the most important one that fits.
+  let plain_user = |u: usize| {
+    conv.units()[u].members.iter().all(|&i| {
+      let m = conv.message(i);
+      m.role == Role::User && m.answers.is_empty()
+    })
+  };
+  for &u in order.iter().rev() {
+    if !priorities[u].is_protected() || !plain_user(u) || !plan.is_dropped(conv.units()[u].first())
+    {
+      continue;
+    }
+    tally.keep_unit(conv, plan, u);
+    if cut_within(conv, anchor_candidates(conv, plan), plan, tally, target, true) {
+      return;
+    }
+    tally.drop_unit(conv, plan, u);
+  }
+  let candidates = anchor_candidates(conv, plan);
+  cut_within(conv, candidates, plan, tally, target, true);
 }
 
 /// Message `i` cut to head and tail so that it is at least `excess` tokens smaller (or as
@@ -334,7 +364,7 @@ pub fn trim_with_placeholders(
   let (mut plan, mut tally) =
     Shorten { conv, order: &order, priorities: &priorities, target, shortening }.run();
   fit_opening(conv, &order, &mut plan, &mut tally, target);
-  cut_anchors_to_fit(conv, &mut plan, &mut tally, target);
+  cut_anchors_to_fit(conv, &order, &priorities, &mut plan, &mut tally, target);
   debug_assert_eq!(tally.total(), plan.total_tokens(conv));
   PriorityTrim { outcome: Outcome::new(conv, plan, target), classification }
 }
@@ -737,6 +767,27 @@ mod tests {
       assert!(system.content.contains(" tokens cut ...]"));
       assert!(matches!(out.plan.action(2), Action::Keep));
       assert!(out.plan.check_units(&conv).is_ok());
+    }
+  }
+
+  #[test]
+  fn when_the_last_output_alone_is_over_it_is_cut_further_to_keep_the_task() {
+    // nanocoder's "preserves recent turns even with low-priority content".
+    let msgs = vec![
+      Message::text(Role::User, "User 1"),
+      Message::text(Role::Assistant, "Assistant 1"),
+      Message::text(Role::User, "User 3"),
+      call("1", "bash", r#"{"command":"echo test"}"#),
+      result("1", &"x".repeat(10_000)),
+    ];
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    assert!(conv.tokens(4) > 400);
+    for t in [trim_by_priority, trim_with_placeholders] {
+      let out = t(&conv, None, &options(400, 2)).outcome;
+      assert!(!out.over_budget && out.total_tokens <= 400);
+      assert!(matches!(out.plan.action(2), Action::Keep), "the task");
+      assert!(out.plan.is_dropped(0) && out.plan.is_dropped(1));
+      assert!(matches!(out.plan.action(4), Action::Replace(_)));
     }
   }
 
