@@ -401,8 +401,7 @@ fn impose<'a>(
 ) {
   for (i, action) in earlier.clone().enumerate() {
     if let Action::Replace(r) = action {
-      let is_cut = |r: &crate::plan::Replacement| r.meta.iter().any(|(k, _)| *k == "_cutTokens");
-      let recut = matches!(plan.action(i), Action::Replace(new) if is_cut(new) && is_cut(r) && new.tokens < r.tokens);
+      let recut = matches!(plan.action(i), Action::Replace(new) if new.is_cut() && r.is_cut() && new.tokens < r.tokens);
       if !plan.is_dropped(i) && !recut {
         plan.replace(i, r.clone());
       }
@@ -550,6 +549,27 @@ mod tests {
       }
     }
     assert!(trimmed.is_some() && kept_after_a_trim > 3);
+  }
+
+  #[test]
+  fn a_priority_re_trim_keeps_the_task_and_re_cuts_what_it_cuts_further() {
+    // The priority strategy cuts old outputs to fill each budget; imposing a re-trim's earlier,
+    // larger cuts used to put it over low water and make the oldest units (the task) go.
+    let msgs = session(40);
+    let window = Conversation::new(&msgs, ENC).total_tokens() / 3;
+    let mut p = policy(window, Strategy::Priority(ClassifyOptions::default()));
+    let mut trims = 0;
+    for end in (4..=msgs.len()).step_by(2) {
+      let conv = Conversation::new(&msgs[..end], ENC);
+      let step = p.step(&conv);
+      assert!(matches!(step.plan.action(1), Action::Keep), "the task at {end}");
+      assert!(step.total_tokens <= window, "{end}");
+      if step.decision == Decision::Trimmed {
+        trims += 1;
+        assert!(step.total_tokens <= p.options().low_tokens(), "{end}");
+      }
+    }
+    assert!(trims > 1);
   }
 
   #[test]

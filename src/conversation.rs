@@ -340,7 +340,7 @@ impl<'a> Conversation<'a> {
   pub fn current_task(&self) -> Option<usize> {
     let opens = self.turn_openers();
     let task = opens.iter().rposition(|&o| o);
-    task.or_else(|| self.messages.iter().rposition(|m| is_plain_user(m)))
+    task.or_else(|| self.messages.iter().rposition(|m| m.is_user_turn()))
   }
 
   /// For every message, whether it is a user message (not a tool result) that opens a turn, as
@@ -352,7 +352,7 @@ impl<'a> Conversation<'a> {
       .messages
       .iter()
       .map(|m| {
-        if is_plain_user(m) {
+        if m.is_user_turn() {
           opens
         } else {
           opens = m.role.is_instruction() || (m.role == Role::Assistant && !m.has_tool_calls());
@@ -386,11 +386,6 @@ impl Groups {
     let (keep, merge) = if ra < rb { (ra, rb) } else { (rb, ra) };
     self.parent[merge] = keep;
   }
-}
-
-/// A user message that is not a tool result.
-fn is_plain_user(m: &Message) -> bool {
-  m.role == crate::message::Role::User && m.answers.is_empty()
 }
 
 #[cfg(test)]

@@ -119,6 +119,25 @@ mod tests {
   }
 
   #[test]
+  fn a_message_cut_is_the_text_cut_however_often_it_is_asked() {
+    let m = crate::testing::result("1", &log(500));
+    for _ in 0..2 {
+      for (max, encoding) in [
+        (MIN_CUT_BUDGET, Encoding::O200kBase),
+        (200, Encoding::O200kBase),
+        (200, Encoding::Cl100kBase),
+        (MIN_CUT_BUDGET, Encoding::Cl100kBase),
+      ] {
+        assert_eq!(
+          cut_content(&m, max, encoding),
+          cut_middle(&log(500), max, encoding),
+          "{max} {encoding:?}"
+        );
+      }
+    }
+  }
+
+  #[test]
   fn multibyte_text_is_cut_on_character_boundaries() {
     let text = "東京🚀naïve—".repeat(3_000);
     for encoding in [Encoding::O200kBase, Encoding::Cl100kBase, Encoding::Approximate] {

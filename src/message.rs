@@ -275,6 +275,18 @@ impl Message {
     self.role == Role::Tool || !self.answers.is_empty()
   }
 
+  /// Whether this is a user message that is not a tool result: a turn the user opened (what a
+  /// format that wants a user message first wants first).
+  pub fn is_user_turn(&self) -> bool {
+    self.role == Role::User && self.answers.is_empty()
+  }
+
+  /// Whether this is a tool result answering exactly one call: one whose content a strategy
+  /// may replace (a message answering several would get one text for all).
+  pub fn is_single_result(&self) -> bool {
+    self.is_tool_result() && self.answers.len() == 1
+  }
+
   /// Whether this message calls tools.
   pub fn has_tool_calls(&self) -> bool {
     !self.tool_calls.is_empty()

@@ -35,6 +35,13 @@ pub struct Replacement {
   pub tokens: usize,
 }
 
+impl Replacement {
+  /// Whether this is a cut to head and tail (it carries `_cutTokens`), not a placeholder.
+  pub fn is_cut(&self) -> bool {
+    self.meta.iter().any(|(k, _)| *k == "_cutTokens")
+  }
+}
+
 /// The decision for one message.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
@@ -217,7 +224,7 @@ impl Plan {
     if !conv.format().rules().first_must_be_user {
       return;
     }
-    let is_turn = |i: usize| is_turn(conv.message(i));
+    let is_turn = |i: usize| conv.message(i).is_user_turn();
     let first =
       (0..conv.len()).find(|&i| !self.is_dropped(i) && !conv.message(i).role.is_instruction());
     let Some(first) = first else {
@@ -266,7 +273,7 @@ impl Plan {
       if !opening.instructions_apart || inserted_user {
         return 0;
       }
-    } else if is_turn(conv.message(first)) {
+    } else if conv.message(first).is_user_turn() {
       return 0;
     } else if let Some((_, m)) = self.inserted.iter().find(|(p, _)| *p <= first) {
       if m.role == crate::message::Role::User {
@@ -443,12 +450,6 @@ pub fn replaced_message(m: &Message, content: &str) -> Message {
   out
 }
 
-/// A user message that opens a turn (not a tool result): what a format that wants a user
-/// message first wants first.
-fn is_turn(m: &crate::message::Message) -> bool {
-  m.role == crate::message::Role::User && m.answers.is_empty()
-}
-
 /// The state of [`Plan::conform_tokens`] for one conversation: for each message the latest user
 /// turn before it, and how far the first returned message is known to be.
 #[derive(Debug, Clone)]
@@ -473,7 +474,7 @@ impl Opening {
       let mut latest = None;
       for i in 0..conv.len() {
         latest_turn_before.push(latest);
-        if is_turn(conv.message(i)) {
+        if conv.message(i).is_user_turn() {
           latest = Some(i);
         }
       }

@@ -102,6 +102,14 @@ impl Tally {
     }
   }
 
+  /// The request's tokens if unit `u` were returned whole, the rest as `plan` has it.
+  pub fn total_with_whole(&self, conv: &Conversation<'_>, plan: &Plan, u: usize) -> usize {
+    let members = &conv.units()[u].members;
+    let now: usize = members.iter().map(|&i| plan.tokens_of(conv, i)).sum();
+    let whole: usize = members.iter().map(|&i| conv.tokens(i)).sum();
+    self.sum - now + whole + self.priming
+  }
+
   /// Drops every message of unit `u` that `plan` still returns, in the plan and the tally.
   pub fn drop_unit(&mut self, conv: &Conversation<'_>, plan: &mut Plan, u: usize) {
     for &i in &conv.units()[u].members {

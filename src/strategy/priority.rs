@@ -30,11 +30,10 @@ use crate::conversation::Conversation;
 use crate::cut::{cut_content, MIN_CUT_BUDGET};
 use crate::file_ops::file_operations;
 use crate::file_tracker::FileTracker;
-use crate::message::Role;
 use crate::placeholder::{PlaceholderFields, PlaceholderTemplate};
 use crate::plan::{replacement, Action, MetaValue, Opening, Plan, Replacement};
 use crate::strategy::{anchored_units, Outcome, Tally};
-use crate::tokens::{message_content_tokens, REPLY_PRIMING};
+use crate::tokens::message_content_tokens;
 
 /// How many characters of the removed content a file placeholder previews.
 pub const PLACEHOLDER_PREVIEW_CHARS: usize = 100;
@@ -98,14 +97,13 @@ pub fn trim_by_priority_keeping(
   let classification = classify_conversation(conv, tracker, &options.classify);
   let target = options.target_tokens;
   let mut order = trim_order_keeping(conv, &classification, keep);
+  let priorities = unit_priorities(conv, &classification);
   let (mut plan, mut tally) = match removal {
     Removal::Request => {
-      let priorities = unit_priorities(conv, &classification);
       let shortening = Shortening::Cuts;
       Shorten { conv, order: &order, priorities: &priorities, target, shortening }.run()
     }
     Removal::Archive => {
-      let priorities = unit_priorities(conv, &classification);
       order.retain(|&u| !priorities[u].is_protected());
       let mut plan = Plan::keep_all(conv.len());
       let mut tally = Tally::keep_all(conv);
@@ -116,7 +114,6 @@ pub fn trim_by_priority_keeping(
   };
   fit_opening(conv, &order, &mut plan, &mut tally, target);
   if removal == Removal::Request {
-    let priorities = unit_priorities(conv, &classification);
     cut_anchors_to_fit(conv, &order, &priorities, &mut plan, &mut tally, target);
   }
   PriorityTrim { outcome: Outcome::new(conv, plan, target), classification }
@@ -151,14 +148,17 @@ fn cuttable(conv: &Conversation<'_>, u: usize, plan: &Plan, plain: bool) -> Vec<
     .iter()
     .copied()
     .filter(|&i| matches!(plan.action(i), Action::Keep))
-    .filter(|&i| {
-      let m = conv.message(i);
-      (m.is_tool_result() && m.answers.len() == 1)
-        || (plain && m.role == Role::User && m.answers.is_empty())
-    })
+    .filter(|&i| cuttable_message(conv.message(i), plain))
     .collect();
   largest_first(conv, &mut candidates);
   candidates
+}
+
+/// Whether a cut may shorten `m`: a tool result answering one call (its content is replaced)
+/// and, with `plain`, a user turn; never an assistant message, whose content holds its calls
+/// in two formats.
+fn cuttable_message(m: &crate::message::Message, plain: bool) -> bool {
+  m.is_single_result() || (plain && m.is_user_turn())
 }
 
 /// Cuts `candidates` (messages `plan` keeps as they are) in turn, each by what is still
@@ -218,14 +218,10 @@ fn largest_first(conv: &Conversation<'_>, indices: &mut [usize]) {
 ///
 /// Assistant messages are not cut: in Anthropic's and the AI SDK's formats their content holds
 /// their tool calls, and a strategy decides the same in every format.
-fn anchor_candidates(conv: &Conversation<'_>, plan: &Plan) -> Vec<usize> {
-  let anchored = anchored_units(conv);
+fn anchor_candidates(conv: &Conversation<'_>, anchored: &[bool], plan: &Plan) -> Vec<usize> {
   let Some(last) = conv.len().checked_sub(1) else { return Vec::new() };
   let kept = |i: usize| anchored[conv.unit_of(i)] && matches!(plan.action(i), Action::Keep);
-  let output = |i: usize| {
-    let m = conv.message(i);
-    (m.is_tool_result() && m.answers.len() == 1) || (m.role == Role::User && m.answers.is_empty())
-  };
+  let output = |i: usize| cuttable_message(conv.message(i), true);
   let mut candidates: Vec<usize> = (0..last).filter(|&i| kept(i) && output(i)).collect();
   largest_first(conv, &mut candidates);
   if kept(last) && output(last) {
@@ -260,26 +256,23 @@ fn cut_anchors_to_fit(
   if tally.total() <= target {
     return;
   }
+  let anchored = anchored_units(conv);
   // A plain user message of a never-truncated tier (the task, agent instructions) comes back if
   // cutting the anchors a little further makes room for it: the most important one that fits.
-  let plain_user = |u: usize| {
-    conv.units()[u].members.iter().all(|&i| {
-      let m = conv.message(i);
-      m.role == Role::User && m.answers.is_empty()
-    })
-  };
+  let plain_user =
+    |u: usize| conv.units()[u].members.iter().all(|&i| conv.message(i).is_user_turn());
   for &u in order.iter().rev() {
     if !priorities[u].is_protected() || !plain_user(u) || !plan.is_dropped(conv.units()[u].first())
     {
       continue;
     }
     tally.keep_unit(conv, plan, u);
-    if cut_within(conv, anchor_candidates(conv, plan), plan, tally, target, true) {
+    if cut_within(conv, anchor_candidates(conv, &anchored, plan), plan, tally, target, true) {
       return;
     }
     tally.drop_unit(conv, plan, u);
   }
-  let candidates = anchor_candidates(conv, plan);
+  let candidates = anchor_candidates(conv, &anchored, plan);
   cut_within(conv, candidates, plan, tally, target, true);
 }
 
@@ -311,10 +304,7 @@ fn backfill(
   target: usize,
 ) {
   for &u in dropped.iter().rev() {
-    let members = &conv.units()[u].members;
-    let tokens: usize = members.iter().map(|&i| conv.tokens(i)).sum();
-    let after = if tally.total() == 0 { tokens + REPLY_PRIMING } else { tally.total() + tokens };
-    if after <= target {
+    if tally.total_with_whole(conv, plan, u) <= target {
       tally.keep_unit(conv, plan, u);
     }
   }
@@ -438,9 +428,7 @@ impl Shorten<'_, '_> {
     if !members.iter().any(|&i| shortened(plan, i)) {
       return;
     }
-    let now: usize = members.iter().map(|&i| plan.tokens_of(conv, i)).sum();
-    let whole: usize = members.iter().map(|&i| conv.tokens(i)).sum();
-    if tally.total() - now + whole <= self.target {
+    if tally.total_with_whole(conv, plan, u) <= self.target {
       tally.keep_unit(conv, plan, u);
       return;
     }
@@ -499,37 +487,36 @@ impl Shorten<'_, '_> {
         let candidates = cuttable(conv, u, plan, false);
         cut_within(conv, candidates, plan, tally, self.target, false);
       }
-      Shortening::Placeholders { classification, tracker, template } => {
-        for &i in members.iter().filter(|&&i| conv.message(i).is_tool_result()) {
-          let r = placeholder(conv, i, &classification[i], tracker, template);
-          if r.tokens < conv.tokens(i) {
-            tally.replace(conv, plan, i, r);
-          }
-        }
-      }
+      Shortening::Placeholders { .. } => self.placeholders(u, plan, tally),
     }
     true
+  }
+
+  /// With [`Shortening::Placeholders`], replaces each tool result of unit `u` with its
+  /// placeholder where that is smaller; with cuts, nothing.
+  fn placeholders(&self, u: usize, plan: &mut Plan, tally: &mut Tally) {
+    let Shortening::Placeholders { classification, tracker, template } = self.shortening else {
+      return;
+    };
+    let conv = self.conv;
+    for &i in conv.units()[u].members.iter().filter(|&&i| conv.message(i).is_tool_result()) {
+      let r = placeholder(conv, i, &classification[i], tracker, template);
+      if r.tokens < conv.tokens(i) {
+        tally.replace(conv, plan, i, r);
+      }
+    }
   }
 
   /// Brings dropped unit `u` back if it fits: whole, else shortened (its tool results as
   /// [`Shortening`] says, its plain user messages cut) when that fits. Returns whether it did.
   fn restore(&self, u: usize, plan: &mut Plan, tally: &mut Tally) -> bool {
     let conv = self.conv;
-    let members = &conv.units()[u].members;
-    let whole: usize = members.iter().map(|&i| conv.tokens(i)).sum();
-    let after = if tally.total() == 0 { whole + REPLY_PRIMING } else { tally.total() + whole };
+    let fits = tally.total_with_whole(conv, plan, u) <= self.target;
     tally.keep_unit(conv, plan, u);
-    if after <= self.target {
+    if fits {
       return true;
     }
-    if let Shortening::Placeholders { classification, tracker, template } = self.shortening {
-      for &i in members.iter().filter(|&&i| conv.message(i).is_tool_result()) {
-        let r = placeholder(conv, i, &classification[i], tracker, template);
-        if r.tokens < conv.tokens(i) {
-          tally.replace(conv, plan, i, r);
-        }
-      }
-    }
+    self.placeholders(u, plan, tally);
     let candidates = cuttable(conv, u, plan, true);
     if cut_within(conv, candidates, plan, tally, self.target, true) {
       return true;
