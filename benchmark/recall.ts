@@ -2,12 +2,14 @@
  * Context recall on real agent runs (issue 18; method in docs/quality.md). Run with
  * `npm run bench:recall`; writes `benchmark/RECALL.md` when run on the shared transcripts alone.
  *
- *   npm run bench:recall -- [DIR ...] [--no-shared] [--no-write] [--out FILE] [--details FILE]
+ *   npm run bench:recall -- [DIR ...] [--no-shared] [--no-write] [--out FILE] [--details FILE] [--only NAMES]
  *
  * DIR: more folders of transcripts (OpenAI Chat Completions message arrays, `.json`), measured
  * together with the shared ones (then nothing is written unless `--out` is given), or alone with
  * `--no-shared` (runs held out from the rules' design).
  * `--details FILE` writes every turn's lost evidence as JSON, to see where a strategy loses.
+ * `--only NAMES` measures only the strategies whose names are in the comma-separated list (to
+ * try a rule quickly; nothing is written unless `--out` is given).
  *
  * For every assistant message i of a transcript, the history before i is trimmed to
  * B = f × the transcript's tokens (f = 0.2, 0.3, 0.5), unless it already fits. The evidence of
@@ -287,12 +289,13 @@ function report(runs: Run[], trimmers: Trimmer[], scores: Map<string, Score>): s
   lines.push('| strategy | budget | recall | best other | refused | fewest refused (keeping system) | last message kept |')
   lines.push('| --- | --- | --- | --- | --- | --- | --- |')
   for (const name of ['trimByPriority', 'trimWithPlaceholders']) {
+    const others = trimmers.filter((t) => t.name !== name)
+    const keeping = others.filter((t) => !t.dropsSystem)
+    if (!trimmers.some((t) => t.name === name) || keeping.length === 0) continue
     for (const f of FRACTIONS) {
       const own = scores.get(`${name}\u0000${f}`) ?? emptyScore()
-      const others = trimmers.filter((t) => t.name !== name)
       const recallOf = (t: Trimmer) => { const x = scores.get(`${t.name}\u0000${f}`) ?? emptyScore(); return x.evidence ? x.kept / x.evidence : 0 }
       const best = others.reduce((a, b) => (recallOf(b) > recallOf(a) ? b : a))
-      const keeping = others.filter((t) => !t.dropsSystem)
       const fewest = keeping.reduce((a, b) => ((scores.get(`${b.name}\u0000${f}`)?.refused ?? 0) < (scores.get(`${a.name}\u0000${f}`)?.refused ?? 0) ? b : a))
       const bestScore = scores.get(`${best.name}\u0000${f}`) ?? emptyScore()
       const fewestScore = scores.get(`${fewest.name}\u0000${f}`) ?? emptyScore()
@@ -331,11 +334,13 @@ async function main() {
   const noShared = option('--no-shared')
   const out = flag('--out')
   const detailsFile = flag('--details')
+  const only = flag('--only')?.split(',')
   const base = existsSync(sharedDir) ? sharedDir : bundledDir
   if (noShared && args.length === 0) throw new Error('--no-shared needs at least one folder of transcripts')
   const folders = noShared ? args : [base, ...args]
   const runs = folders.flatMap(loadRuns)
-  const trimmers = [...LIBRARY, ...PEERS]
+  const trimmers = [...LIBRARY, ...PEERS].filter((t) => !only || only.includes(t.name))
+  if (only && trimmers.length === 0) throw new Error(`--only: no strategy is named ${only.join(' or ')}`)
   const details: Loss[] | null = detailsFile ? [] : null
   const started = Date.now()
   const scores = await measure(runs, trimmers, details)
@@ -343,7 +348,7 @@ async function main() {
   console.log(body)
   console.log(`(${((Date.now() - started) / 1000).toFixed(1)} s)`)
   if (details && detailsFile) writeFileSync(detailsFile, JSON.stringify(details, null, 1))
-  const target = out ?? (args.length === 0 && !noWrite ? join(here, 'RECALL.md') : undefined)
+  const target = out ?? (args.length === 0 && !noWrite && !only ? join(here, 'RECALL.md') : undefined)
   if (target) {
     const header = [
       '# Context recall on real agent runs',
