@@ -113,6 +113,7 @@ test('a message truncated once keeps exactly the same placeholder text on every 
     const trimmer = new CacheAwareTrimmer({ contextWindow: window, strategy })
     const texts = new Map<string, string>()
     let placeholders = 0
+    let again = 0
     for (const request of requests(session)) {
       for (const m of trimmer.trim(request).messages) {
         if (!('_truncated' in m) && !('_truncatedAt' in m)) continue
@@ -124,10 +125,15 @@ test('a message truncated once keeps exactly the same placeholder text on every 
         if (first === undefined) {
           texts.set(id, text)
           placeholders++
-        } else t.is(text, first, `${strategy}: ${id}`)
+        } else {
+          t.is(text, first, `${strategy}: ${id}`)
+          again++
+        }
       }
     }
-    t.true(placeholders > 10, `${strategy}: ${placeholders} placeholders`)
+    t.log(`${strategy}: ${placeholders} placeholders, sent again ${again} times`)
+    // Several placeholders, each sent again on many later calls.
+    t.true(placeholders > 3 && again > 10 * placeholders, `${strategy}: ${placeholders} placeholders, sent again ${again} times`)
   }
 })
 

@@ -530,7 +530,7 @@ test('trimConversation takes agentInstructionMarkers as trimWithPlaceholders doe
   const markers = { agentInstructionMarkers: ['HOUSE RULES:'] }
   // Without the markers it is the task, which goes after everything below it; as an agent
   // instruction it outranks the task: some budget keeps it only with the markers.
-  const budget = [600, 500, 400, 350, 300, 250, 200, 150].find(
+  const budget = [900, 800, 700, 600, 500, 400, 350, 300, 250, 200, 150].find(
     (b) => !ct.trimConversation(messages, b).includes(messages[1]) && ct.trimConversation(messages, b, markers).includes(messages[1]),
   )
   t.not(budget, undefined, 'a budget where the old user message goes and the agent instruction stays')

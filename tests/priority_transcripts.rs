@@ -136,10 +136,10 @@ fn the_documented_tiers_of_i_got_id_at_half_its_size() {
       ("AGENT_INSTRUCTIONS", [0, 0, 0, 0, 0, 0]),
       ("CURRENT_TASK", [1, 566, 1, 0, 0, 566]),
       ("MODIFIED_FILES", [2, 382, 2, 0, 0, 382]),
-      ("RECENT_TURNS", [7, 1704, 5, 2, 0, 1234]),
+      ("RECENT_TURNS", [7, 1704, 7, 0, 0, 1704]),
       ("RECENT_FILE_READS", [0, 0, 0, 0, 0, 0]),
       ("OLD_HISTORY", [0, 0, 0, 0, 0, 0]),
-      ("STALE_TOOL_OUTPUTS", [32, 10008, 16, 16, 0, 3432]),
+      ("STALE_TOOL_OUTPUTS", [32, 10008, 12, 12, 8, 2962]),
       ("SUMMARIZED", [0, 0, 0, 0, 0, 0]),
     ]
   );
@@ -151,16 +151,16 @@ fn the_documented_tiers_of_i_got_id_at_half_its_size() {
       ("AGENT_INSTRUCTIONS", [0, 0, 0, 0, 0, 0]),
       ("CURRENT_TASK", [1, 566, 1, 0, 0, 566]),
       ("MODIFIED_FILES", [2, 382, 2, 0, 0, 382]),
-      ("RECENT_TURNS", [7, 1704, 6, 1, 0, 1323]),
+      ("RECENT_TURNS", [7, 1704, 7, 0, 0, 1704]),
       ("RECENT_FILE_READS", [0, 0, 0, 0, 0, 0]),
       ("OLD_HISTORY", [0, 0, 0, 0, 0, 0]),
-      ("STALE_TOOL_OUTPUTS", [32, 10008, 17, 15, 0, 3239]),
+      ("STALE_TOOL_OUTPUTS", [32, 10008, 15, 13, 4, 2957]),
       ("SUMMARIZED", [0, 0, 0, 0, 0, 0]),
     ]
   );
   assert_eq!(
     (with_placeholders.outcome.total_tokens, with_placeholders.outcome.saved_tokens),
-    (6941, 7150)
+    (7040, 7051)
   );
   assert!(!by_priority.outcome.over_budget && !with_placeholders.outcome.over_budget);
 }

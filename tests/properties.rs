@@ -457,3 +457,56 @@ proptest! {
     }
   }
 }
+
+/// Found by the property above: a task (with an image part) that the ladder cuts as far as
+/// needed comes out larger than asked once the units before it are gone; it must then go too,
+/// not be returned over the budget.
+#[test]
+fn a_cut_task_that_still_does_not_fit_goes_in_every_format() {
+  let unit = "the {\"json\": [1, 2]} the {\"json\": [1, 2]} main the the the the the the";
+  let big = unit.repeat(44);
+  let fix = "fix the the".repeat(40);
+  let s = Session {
+    turns: vec![
+      Turn::User("the".into(), false),
+      Turn::Tools(
+        None,
+        vec![
+          Call {
+            tool: Tool::StrReplace(0, "the".into(), big),
+            output: Some("the".into()),
+            error: false,
+            answer: Answer::Once,
+          },
+          Call {
+            tool: Tool::View(0),
+            output: Some("the {\"json\": [1, 2]} the the".into()),
+            error: false,
+            answer: Answer::Once,
+          },
+        ],
+      ),
+      Turn::Assistant("the".into(), false),
+      Turn::User(fix, true),
+      Turn::Tools(
+        None,
+        vec![Call {
+          tool: Tool::View(1),
+          output: Some("the".into()),
+          error: false,
+          answer: Answer::Once,
+        }],
+      ),
+      Turn::Instruction(Instruction::System, "the".into()),
+      Turn::Assistant("the".into(), false),
+    ],
+    reuse_id: false,
+    misplace: false,
+  };
+  let knobs =
+    Knobs { encoding: context_trim::tokens::Encoding::Approximate, budget: 2349, bits: 0 };
+  for format in Format::ALL {
+    let (_, messages) = parse_messages(&s.render(format), Some(format)).unwrap();
+    assert_eq!(check_strategies(&messages, format, &knobs).err().map(|e| e.to_string()), None);
+  }
+}

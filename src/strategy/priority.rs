@@ -10,11 +10,14 @@
 //! 1. each unit's tool results are shortened until the request fits: [`trim_by_priority`] cuts
 //!    them to head and tail, [`trim_with_placeholders`] replaces them with placeholders (the
 //!    call stays, so the pair stays valid); a unit without results is cut when that alone makes
-//!    the request fit, else dropped (a never-truncated one only in step 2);
+//!    the request fit, else dropped; a never-truncated one (the task) is cut as far as needed
+//!    and dropped only in step 2. This goes tier by tier: before a unit of a higher tier that
+//!    may be dropped is shortened, the units of the tiers below it go whole, oldest first, as
+//!    far as needed (the never-truncated tiers are all shortened before any of them is dropped);
 //! 2. when everything shortened is still too much, the fewest units, first in the order, are
 //!    dropped whole, and step 1 runs again after them only as far as needed;
-//! 3. dropped units come back, the most important first, whole or shortened, where they fit,
-//!    and units shortened for nothing are whole again.
+//! 3. the most important first, dropped units come back, whole or shortened, where they fit,
+//!    and shortened units are whole again (or shortened less) where the budget has room.
 //!
 //! Both then make the request open as the format wants (Anthropic: a user message first) and,
 //! as a last resort when the anchors alone exceed the target, cut them to head and tail, the
@@ -388,15 +391,17 @@ impl Shorten<'_, '_> {
   /// 1. Down the order, each unit's tool results are shortened until the request fits. A unit
   ///    without any is cut instead when that alone makes the request fit, else dropped, unless
   ///    it is of a tier the seed never drops ([`ContentPriority::is_protected`], e.g. the task):
-  ///    that one goes only in step 2, after every unit below it.
+  ///    that one is cut as far as needed, and goes only in step 2, after every unit below it.
+  ///    Tier by tier ([`Shorten::from`]): the units of the lower tiers go whole before a unit
+  ///    of a higher tier that may be dropped is shortened.
   /// 2. If everything shortened is still too much, the fewest units, first in the order, go
   ///    whole, and the order is shortened again after them only as far as needed, so no unit
   ///    is dropped whole while one after it in the order is only shortened.
-  /// 3. The dropped units come back, the most important first, whole when they fit, else
-  ///    shortened when that fits; then the shortened units, the most important first, are
-  ///    whole again when they fit (cut results else cut less, to fill what is left).
+  /// 3. Up the order, the most important first: a dropped unit comes back whole when it fits,
+  ///    else shortened when that fits; a shortened one is whole again when it fits (cut results
+  ///    else cut less, to fill what is left).
   fn run(&self) -> (Plan, Tally) {
-    let (mut plan, mut tally, mut dropped) = self.from(0);
+    let (mut plan, mut tally) = self.from(0);
     if tally.total() > self.target {
       let mut cut = 0;
       while cut < self.order.len() && tally.total() > self.target {
@@ -404,16 +409,23 @@ impl Shorten<'_, '_> {
         cut += 1;
       }
       if tally.total() <= self.target {
-        (plan, tally, dropped) = self.from(cut);
+        (plan, tally) = self.from(cut);
+        // A cut can come out larger than what it was asked to free (its marker, parts it
+        // keeps): then the next units of the order go too.
+        while cut < self.order.len() && tally.total() > self.target {
+          tally.drop_unit(self.conv, &mut plan, self.order[cut]);
+          cut += 1;
+        }
       }
     }
-    for &u in dropped.iter().rev() {
-      self.restore(u, &mut plan, &mut tally);
-    }
-    // A unit shortened before a later one was dropped may have been shortened for nothing, or
-    // more than needed: whole again when it fits, else its results cut to fill what is left.
+    // What had to go, or was shortened before a later unit was dropped (perhaps for nothing,
+    // or more than needed), gets back what the budget has left, the most important first.
     for &u in self.order.iter().rev() {
-      self.refill(u, &mut plan, &mut tally);
+      if plan.is_dropped(self.conv.units()[u].first()) {
+        self.restore(u, &mut plan, &mut tally);
+      } else {
+        self.refill(u, &mut plan, &mut tally);
+      }
     }
     (plan, tally)
   }
@@ -449,26 +461,43 @@ impl Shorten<'_, '_> {
   }
 
   /// Drops the first `cut` units of the order, then shortens the next ones until the request
-  /// fits. Returns the plan, its tally and the units dropped, in order.
-  fn from(&self, cut: usize) -> (Plan, Tally, Vec<usize>) {
+  /// fits, tier by tier: before the first unit of a higher tier that may be dropped is
+  /// shortened, the units of the tiers below it go whole, oldest first, as far as needed.
+  /// Returns the plan and its tally.
+  fn from(&self, cut: usize) -> (Plan, Tally) {
     let conv = self.conv;
     let mut plan = Plan::keep_all(conv.len());
     let mut tally = Tally::keep_all(conv);
     let (removed, rest) = self.order.split_at(cut.min(self.order.len()));
-    let mut dropped = removed.to_vec();
     for &u in removed {
       tally.drop_unit(conv, &mut plan, u);
     }
-    for &u in rest {
+    // The units of `rest` before this one are of lower tiers and not yet dropped whole.
+    let mut lower = 0;
+    for (k, &u) in rest.iter().enumerate() {
       if tally.total() <= self.target {
         break;
       }
-      if !self.shorten(u, &mut plan, &mut tally) && !self.priorities[u].is_protected() {
+      let tier = self.priorities[u];
+      if k > 0 && self.priorities[rest[k - 1]] < tier && !tier.is_protected() {
+        for &v in &rest[lower..k] {
+          if tally.total() <= self.target {
+            break;
+          }
+          if !plan.is_dropped(conv.units()[v].first()) {
+            tally.drop_unit(conv, &mut plan, v);
+          }
+        }
+        lower = k;
+        if tally.total() <= self.target {
+          break;
+        }
+      }
+      if !self.shorten(u, &mut plan, &mut tally) && !tier.is_protected() {
         tally.drop_unit(conv, &mut plan, u);
-        dropped.push(u);
       }
     }
-    (plan, tally, dropped)
+    (plan, tally)
   }
 
   /// Shortens unit `u`: its tool results as [`Shortening`] says or, for a unit without any,
@@ -479,8 +508,13 @@ impl Shorten<'_, '_> {
     let members = &conv.units()[u].members;
     if !members.iter().any(|&i| conv.message(i).is_tool_result()) {
       let candidates = cuttable(conv, u, plan, true);
-      return !candidates.is_empty()
-        && cut_within(conv, candidates, plan, tally, self.target, true);
+      if candidates.is_empty() {
+        return false;
+      }
+      // A never-truncated one (the task) is shortened before any never-truncated unit is
+      // dropped; any other only when that alone makes the request fit.
+      let protected = self.priorities[u].is_protected();
+      return cut_within(conv, candidates, plan, tally, self.target, !protected) || protected;
     }
     match self.shortening {
       Shortening::Cuts => {
@@ -897,9 +931,16 @@ mod tests {
     let after_first = conv.total_tokens() - conv.tokens(5) + r.tokens;
     assert_eq!(t.outcome.total_tokens, after_first);
     assert!(!t.outcome.over_budget);
-    // One token less: the read of /w/a.ts gets the seed's file placeholder, which frees so
-    // much that the bash output is whole again.
+    // One token less: the stale bash unit goes whole before the read, a higher tier, is
+    // shortened.
     let t = trim_with_placeholders(&conv, None, &options(after_first - 1, 1));
+    assert_eq!(t.outcome.plan.dropped(), vec![4, 5]);
+    assert!(t.outcome.plan.replaced().is_empty());
+    // Less than that: the read of /w/a.ts gets the seed's file placeholder, which frees so
+    // much that the bash output is whole again.
+    let without_bash = conv.total_tokens() - conv.tokens(4) - conv.tokens(5);
+    let t = trim_with_placeholders(&conv, None, &options(without_bash - 1, 1));
+    assert_eq!(t.outcome.plan.dropped(), Vec::<usize>::new());
     assert_eq!(t.outcome.plan.replaced(), vec![3]);
     let Action::Replace(r) = t.outcome.plan.action(3) else { panic!("not replaced") };
     assert!(r.content.starts_with("[File: /w/a.ts\n  Lines: 81\n  Last accessed: 3 steps ago\n  Modified: no\n  Preview: const a = 1;\nconst a"));
@@ -953,8 +994,9 @@ mod tests {
     let conv = Conversation::new(&msgs, Encoding::O200kBase);
     let template =
       PlaceholderTemplate::new("[content truncated - {age} steps ago, {tokens} tokens{path}]");
-    // A budget that takes both placeholders: the bash output's, then the read's.
-    let budget = conv.total_tokens() - conv.tokens(5) + 10;
+    // A budget that takes both placeholders: the read's, then the bash output's, which went
+    // whole before the read was shortened and comes back as a placeholder.
+    let budget = conv.total_tokens() - conv.tokens(3) - conv.tokens(5) + 60;
     let o = PriorityOptions { placeholder: Some(template), ..options(budget, 0) };
     let t = trim_with_placeholders(&conv, None, &o);
     // The read of /w/a.ts (a file the tracker knows) and the bash output both use the template.
@@ -968,6 +1010,7 @@ mod tests {
       texts[0],
       format!("[content truncated - 3 steps ago, {} tokens/w/a.ts]", conv.tokens(3))
     );
+    assert_eq!(texts.len(), 2, "{texts:?}");
     assert!(texts.iter().all(|t| t.starts_with("[content truncated - ")), "{texts:?}");
   }
 
