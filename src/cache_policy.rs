@@ -371,15 +371,21 @@ impl CachePolicy {
   }
 
   /// The strategy's plan down to the low-water mark, with every removal of `current` kept as
-  /// it is and the last message's unit sent, completed by [`drop_oldest`] down to the
+  /// it is and the last message's unit sent (as the strategy sends it), completed by [`drop_oldest`] down to the
   /// low-water mark when the strategy stops above it, and made to follow the format's rules
   /// ([`Plan::conform`]).
   fn replan(&self, conv: &Conversation<'_>, current: &Plan) -> Plan {
     let low = self.options.low_tokens();
     let mut plan = self.options.strategy.plan(conv, low);
     impose(conv, &mut plan, current.actions().iter());
+    // An earlier removal imposed on the last message's unit is undone; the strategy's own
+    // decision for it (a cut of the last output, when the anchors alone exceed the budget)
+    // stands.
     if let Some(last) = conv.len().checked_sub(1) {
-      plan.keep_unit(conv, conv.unit_of(last));
+      let u = conv.unit_of(last);
+      if conv.units()[u].members.iter().any(|&i| plan.is_dropped(i)) {
+        plan.keep_unit(conv, u);
+      }
     }
     if plan.total_tokens(conv) > low {
       plan = drop_oldest(conv, plan, low);
@@ -660,6 +666,29 @@ mod tests {
     assert!(step.total_tokens <= p.options().low_tokens());
     assert!(!step.plan.is_dropped(0) && !step.plan.is_dropped(40));
     assert!(step.plan.is_dropped(1));
+  }
+
+  #[test]
+  fn a_last_output_larger_than_the_window_is_cut_as_the_strategy_cuts_it() {
+    // The last read alone exceeds the window: the priority strategies cut it to head and tail
+    // (their last resort), and the re-plan sends that cut instead of the whole output.
+    let mut msgs = session(3);
+    msgs.push(call("last", "execute_bash", r#"{"command":"cat big.txt"}"#));
+    msgs.push(result("last", &big("huge", 400)));
+    let conv = Conversation::new(&msgs, ENC);
+    let last = msgs.len() - 1;
+    let window = conv.tokens(last) / 2;
+    for strategy in [
+      Strategy::Priority(ClassifyOptions::default()),
+      Strategy::Placeholders(ClassifyOptions::default(), None),
+    ] {
+      let name = strategy.name();
+      let mut p = policy(window, strategy);
+      let step = p.step(&conv);
+      assert!(!step.over_window, "{name}: {} tokens over {window}", step.total_tokens);
+      assert!(matches!(step.plan.action(last), Action::Replace(r) if r.is_cut()), "{name}");
+      assert!(!step.plan.is_dropped(last - 1), "{name}: the call stays");
+    }
   }
 
   #[test]
