@@ -23,7 +23,7 @@
 //!    at: P` a create (OpenHands editor);
 //! 4. for a shell tool (`bash`, `execute_bash`, … [`crate::dedup::DEFAULT_SHELL_TOOLS`]), the
 //!    first line of its command line when it is one simple command on one file
-//!    ([`shell_file_op`]): `cat > P << EOF` (or `cat << EOF > P`) is a create, `>> P` and
+//!    (`shell_file_op`): `cat > P << EOF` (or `cat << EOF > P`) is a create, `>> P` and
 //!    `sed -i … P` edits, `cat`/`head`/`tail`/`nl` with one file and `sed -n … P` reads (kind
 //!    and path both). Agents
 //!    that work through a shell alone (mini-swe-agent, Codex) read and write files this way.

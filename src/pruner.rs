@@ -9,7 +9,7 @@
 //!
 //! - system and developer messages, agent instructions and the current task, and the latest
 //!   tool results about files modified in the session (the tiers the seed's trimmer never
-//!   drops, [`ContentPriority::is_protected`]; [`trim_by_priority`] itself drops them last);
+//!   drops, [`ContentPriority::is_protected`]; [`trim_by_priority`](crate::strategy::priority::trim_by_priority) itself drops them last);
 //! - the last `keep_recent_messages` messages, extended to whole units so that no tool call is
 //!   separated from its results;
 //!

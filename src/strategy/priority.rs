@@ -5,7 +5,7 @@
 //! The [`anchored_units`] (system messages, the last message's unit) are never dropped; every
 //! other unit is taken lowest priority first, oldest first within a priority, the seed's
 //! never-truncated tiers (`MODIFIED_FILES` and up) last ([`trim_order`]). Both strategies go
-//! down that order on one ladder ([`Shorten`]):
+//! down that order on one ladder (`Shorten`):
 //!
 //! 1. each unit's tool results are shortened until the request fits: [`trim_by_priority`] cuts
 //!    them to head and tail, [`trim_with_placeholders`] replaces them with placeholders (the
