@@ -10,7 +10,7 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
-use context_trim::pruner::{write_archive, PrunerConfig};
+use context_trim::strategy::pruner::{write_archive, PrunerConfig};
 
 fn median(mut times: Vec<f64>) -> f64 {
   times.sort_by(f64::total_cmp);

@@ -56,7 +56,7 @@ fn run() -> Result<(), String> {
   let text = std::fs::read_to_string(&file).map_err(|e| format!("{file}: {e}"))?;
   let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{file}: {e}"))?;
   let (_, messages): (Format, Vec<Message>) =
-    context_trim::format::parse_messages(&value, None).map_err(|e| e.to_string())?;
+    context_trim::model::format::parse_messages(&value, None).map_err(|e| e.to_string())?;
   let config = TruncationConfig::default();
   let conv = Conversation::new(&messages, Encoding::O200kBase);
 

@@ -1,16 +1,16 @@
 //! The one output of every strategy: a keep / replace / drop decision per message.
 //!
 //! Strategies decide; the plan keeps the rules that make the result a valid conversation:
-//! removals happen by whole [`Unit`](crate::conversation::Unit)s, so a tool call never loses its
+//! removals happen by whole [`Unit`](crate::model::conversation::Unit)s, so a tool call never loses its
 //! result nor a result its call, and order is never changed.
 //!
 //! A plan may also insert new messages ([`Plan::insert_before`]), such as the summary of what
 //! was dropped: an [`Inserted`] message sits before a given input message (or at the end), is
 //! counted in [`Plan::total_tokens`], and is built by the binding in the format's shape.
 
-use crate::conversation::Conversation;
-use crate::message::{Content, Message, Part, Role};
-use crate::tokens::{count_tokens, message_content_tokens, message_tokens, Encoding};
+use crate::model::conversation::Conversation;
+use crate::model::message::{Content, Message, Part, Role};
+use crate::model::tokens::{count_tokens, message_content_tokens, message_tokens, Encoding};
 
 /// A value of a metadata field added to a replaced message (e.g. `_truncated: true`).
 #[derive(Debug, Clone, PartialEq)]
@@ -142,7 +142,7 @@ impl Plan {
   }
 
   /// Drops message `i` alone, even if that splits its unit. Only for repairing input that is
-  /// already broken (an orphan or duplicate result, see [`crate::repair`]): strategies remove
+  /// already broken (an orphan or duplicate result, see [`crate::output::repair`]): strategies remove
   /// whole units with [`Plan::drop_unit`].
   pub fn drop_message(&mut self, i: usize) {
     if let Some(a) = self.actions.get_mut(i) {
@@ -184,7 +184,7 @@ impl Plan {
       }
     }
     if any {
-      sum + crate::tokens::reply_priming(conv.encoding())
+      sum + crate::model::tokens::reply_priming(conv.encoding())
     } else {
       0
     }
@@ -230,7 +230,8 @@ impl Plan {
     let Some(first) = first else {
       // Nothing but instructions returned: where they travel apart (Anthropic's `system`
       // parameter) the request would have no message, so the latest user message comes back.
-      let inserted_user = self.inserted.iter().any(|(_, m)| m.role == crate::message::Role::User);
+      let inserted_user =
+        self.inserted.iter().any(|(_, m)| m.role == crate::model::message::Role::User);
       if conv.format().rules().instructions_apart && !inserted_user {
         if let Some(user) = (0..conv.len()).rev().find(|&i| is_turn(i)) {
           self.keep_unit(conv, conv.unit_of(user));
@@ -243,7 +244,7 @@ impl Plan {
     }
     // A message inserted before it comes first (after the instructions): a user one conforms.
     if let Some((_, m)) = self.inserted.iter().find(|(p, _)| *p <= first) {
-      if m.role == crate::message::Role::User {
+      if m.role == crate::model::message::Role::User {
         return;
       }
     }
@@ -269,14 +270,15 @@ impl Plan {
     let first = opening.first;
     if first >= n {
       // Only instructions are returned (see `conform`).
-      let inserted_user = self.inserted.iter().any(|(_, m)| m.role == crate::message::Role::User);
+      let inserted_user =
+        self.inserted.iter().any(|(_, m)| m.role == crate::model::message::Role::User);
       if !opening.instructions_apart || inserted_user {
         return 0;
       }
     } else if conv.message(first).is_user_turn() {
       return 0;
     } else if let Some((_, m)) = self.inserted.iter().find(|(p, _)| *p <= first) {
-      if m.role == crate::message::Role::User {
+      if m.role == crate::model::message::Role::User {
         return 0;
       }
     }
@@ -494,14 +496,14 @@ impl Opening {
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::message::{Message, Role};
-  use crate::tokens::Encoding;
-  use crate::tokens::REPLY_PRIMING;
+  use crate::model::message::{Message, Role};
+  use crate::model::tokens::Encoding;
+  use crate::model::tokens::REPLY_PRIMING;
 
   #[test]
   fn dropping_a_unit_drops_call_and_results() {
     let mut call = Message::text(Role::Assistant, "");
-    call.tool_calls.push(crate::message::ToolCall {
+    call.tool_calls.push(crate::model::message::ToolCall {
       id: "a".into(),
       name: "x".into(),
       arguments: "{}".into(),
@@ -593,7 +595,7 @@ mod tests {
   #[test]
   fn conform_never_returns_nothing_of_a_conversation() {
     let mut call = Message::text(Role::Assistant, "");
-    call.tool_calls.push(crate::message::ToolCall {
+    call.tool_calls.push(crate::model::message::ToolCall {
       id: "a".into(),
       name: "x".into(),
       arguments: "{}".into(),
@@ -632,7 +634,7 @@ mod tests {
   #[test]
   fn conform_brings_back_the_opening_user_message_in_anthropic_format_only() {
     let mut call = Message::text(Role::Assistant, "");
-    call.tool_calls.push(crate::message::ToolCall {
+    call.tool_calls.push(crate::model::message::ToolCall {
       id: "a".into(),
       name: "x".into(),
       arguments: "{}".into(),

@@ -28,14 +28,14 @@
 
 use std::hash::{Hash, Hasher};
 
-use crate::cache_policy::{fit_window, CachePolicy, CachePolicyOptions, Decision};
-use crate::conversation::{Conversation, Layout};
-use crate::dedup::{deduplicate, DedupOptions};
 use crate::error::{Error, Result};
-use crate::format::Format;
-use crate::message::{quote, Message, Role};
+use crate::model::conversation::{Conversation, Layout};
+use crate::model::format::Format;
+use crate::model::message::{quote, Message, Role};
+use crate::model::tokens::{message_tokens, Encoding};
 use crate::plan::{Action, MetaValue, Plan};
-use crate::tokens::{message_tokens, Encoding};
+use crate::strategy::cache_policy::{fit_window, CachePolicy, CachePolicyOptions, Decision};
+use crate::strategy::dedup::{deduplicate, DedupOptions};
 
 /// Prompt-cache prices, in US dollars per million input tokens.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -437,8 +437,8 @@ fn sent_messages(conv: &Conversation<'_>, plan: &Plan) -> Vec<(u64, usize)> {
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::cache_policy::Strategy;
-  use crate::message::Role;
+  use crate::model::message::Role;
+  use crate::strategy::cache_policy::Strategy;
 
   fn text(role: Role, c: char, chars: usize) -> Message {
     Message::text(role, c.to_string().repeat(chars))

@@ -1,6 +1,6 @@
 //! Tiny message builders shared by the unit tests.
 
-use crate::message::{Message, Role, ToolCall};
+use crate::model::message::{Message, Role, ToolCall};
 
 /// A user message.
 pub(crate) fn user(text: &str) -> Message {

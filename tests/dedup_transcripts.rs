@@ -1,11 +1,11 @@
 //! Deduplication and pruning on the real transcripts: what is superseded, what it saves, and
 //! the figures docs/deduplication.md and docs/context-pruner.md show.
 
-use context_trim::dedup::{deduplicate, supersedes, DedupOptions};
-use context_trim::message::messages_from_json;
+use context_trim::model::message::messages_from_json;
+use context_trim::output::validate::validate_plan;
 use context_trim::plan::Action;
-use context_trim::pruner::{prune, PrunerConfig};
-use context_trim::validate::validate_plan;
+use context_trim::strategy::dedup::{deduplicate, supersedes, DedupOptions};
+use context_trim::strategy::pruner::{prune, PrunerConfig};
 use context_trim::{Conversation, Encoding, Format, Message};
 
 fn transcript(name: &str) -> Vec<Message> {

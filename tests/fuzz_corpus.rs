@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use context_trim::format::parse_messages;
 use context_trim::fuzzing::{decode, fuzz_cache_policy, fuzz_strategies, fuzz_validate};
+use context_trim::model::format::parse_messages;
 
 fn corpus(target: &str) -> Vec<(String, Vec<u8>)> {
   let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus").join(target);

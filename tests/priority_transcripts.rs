@@ -1,7 +1,7 @@
 //! Priority trimming on the real transcripts: invariants at 25%, 50% and 75% of each one's
 //! size, and the per-tier figures that docs/priority-trimming.md shows.
 
-use context_trim::classify::{ClassifyOptions, ContentPriority};
+use context_trim::analysis::classify::{ClassifyOptions, ContentPriority};
 use context_trim::plan::Action;
 use context_trim::strategy::anchored_units;
 use context_trim::strategy::priority::{

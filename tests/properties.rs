@@ -15,9 +15,9 @@
 
 mod common;
 
-use context_trim::format::parse_messages;
 use context_trim::fuzzing::{check_strategies, check_validator, Knobs};
-use context_trim::validate::validate;
+use context_trim::model::format::parse_messages;
+use context_trim::output::validate::validate;
 use context_trim::{Encoding, Format};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
@@ -504,7 +504,7 @@ fn a_cut_task_that_still_does_not_fit_goes_in_every_format() {
     misplace: false,
   };
   let knobs =
-    Knobs { encoding: context_trim::tokens::Encoding::Approximate, budget: 2349, bits: 0 };
+    Knobs { encoding: context_trim::model::tokens::Encoding::Approximate, budget: 2349, bits: 0 };
   for format in Format::ALL {
     let (_, messages) = parse_messages(&s.render(format), Some(format)).unwrap();
     assert_eq!(check_strategies(&messages, format, &knobs).err().map(|e| e.to_string()), None);

@@ -1,6 +1,6 @@
 //! Rolling context on the bundled real agent transcripts.
 
-use context_trim::detect::is_error_output;
+use context_trim::analysis::detect::is_error_output;
 use context_trim::strategy::rolling::{rules, truncate_old_tool_outputs, Rule, TruncationConfig};
 use context_trim::{Action, Conversation, Encoding};
 

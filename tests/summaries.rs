@@ -1,14 +1,14 @@
 //! Summaries of dropped messages on the real transcripts: hand-checked facts, the budget,
 //! determinism, stability as the dropped set grows, and trimming with an inserted summary.
 
-use context_trim::classify::ClassifyOptions;
-use context_trim::strategy::priority::{trim_by_priority, trim_with_placeholders, PriorityOptions};
-use context_trim::strategy::summarized::{trim_with_summary, SummaryOptions};
-use context_trim::summary::{
+use context_trim::analysis::classify::ClassifyOptions;
+use context_trim::model::tokens::count_tokens;
+use context_trim::output::summary::{
   summarize, Digest, Section, DEFAULT_MAX_SUMMARY_TOKENS, SUMMARY_HEADER,
 };
-use context_trim::tokens::count_tokens;
-use context_trim::validate::validate_plan;
+use context_trim::output::validate::validate_plan;
+use context_trim::strategy::priority::{trim_by_priority, trim_with_placeholders, PriorityOptions};
+use context_trim::strategy::summarized::{trim_with_summary, SummaryOptions};
 use context_trim::{Conversation, Encoding, Format};
 
 mod common;

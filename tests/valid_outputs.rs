@@ -1,14 +1,14 @@
 //! The invariant of every strategy, on the real transcripts: a valid input gives a valid output,
 //! whatever the budget. Add each new strategy to `strategies()`.
 
-use context_trim::dedup::{deduplicate, DedupOptions};
-use context_trim::message::Role;
-use context_trim::pruner::{prune, PrunerConfig};
-use context_trim::repair::repair;
+use context_trim::model::message::Role;
+use context_trim::output::repair::repair;
+use context_trim::output::validate::{validate, validate_plan};
 use context_trim::strategy::age::trim_by_age;
+use context_trim::strategy::dedup::{deduplicate, DedupOptions};
+use context_trim::strategy::pruner::{prune, PrunerConfig};
 use context_trim::strategy::roles::{apply_max_context_tokens, MaxContextOptions};
 use context_trim::strategy::summarized::{trim_with_summary, SummaryOptions};
-use context_trim::validate::{validate, validate_plan};
 use context_trim::{Conversation, Encoding, Format, Plan};
 
 mod common;

@@ -1,5 +1,5 @@
 /**
- * The shared analysis of a conversation, as the addon's `Conversation` (src/conversation.rs)
+ * The shared analysis of a conversation, as the addon's `Conversation` (src/model/conversation.rs)
  * makes it: token counts, steps and tool-call units, computed once per call.
  *
  * - A step is one assistant message with tool calls; a message's step is the number of such

@@ -82,7 +82,7 @@ export function loadCounter(name: CounterName): Counter {
   }
 }
 
-// The addon's per-message overheads (src/tokens.rs), after the OpenAI cookbook "How to count
+// The addon's per-message overheads (src/model/tokens.rs), after the OpenAI cookbook "How to count
 // tokens with tiktoken" and tiktoken-rs `num_tokens_from_messages`.
 export const TOKENS_PER_MESSAGE = 3
 export const TOKENS_PER_NAME = 1

@@ -1,5 +1,5 @@
 /**
- * Whether a tool output reports an error: the rules of the addon's `src/detect.rs`.
+ * Whether a tool output reports an error: the rules of the addon's `src/analysis/detect.rs`.
  *
  * 1. The last non-empty line reports a non-zero `exit code N` / `exit status N`.
  * 2. A line starts (after white space and `[`) with an error marker (`Traceback (most recent

@@ -1,6 +1,6 @@
 /**
  * Which file a tool result is about and what was done to it: the rules of the addon's
- * `src/file_ops.rs`, in TypeScript (the seed's `extractFilePath`/`detectOperation`, extended to
+ * `src/analysis/file_ops.rs`, in TypeScript (the seed's `extractFilePath`/`detectOperation`, extended to
  * the call's arguments, editor sub-commands and the SWE-agent/OpenHands result headers).
  *
  * Kind: the editor `command` sub-command, else the tool name's words, else the result header.

@@ -8,9 +8,9 @@
  *
  * - tokens are the OpenAI cookbook's (3 per message, 1 per name, 1 per tool call, 3 of reply
  *   priming), counted afresh on every call, as the seed's `estimateMessageTokens` does;
- * - classification follows `src/classify.rs` before issue 18 (summaries, system, AGENTS.md injections, the
+ * - classification follows `src/analysis/classify.rs` before issue 18 (summaries, system, AGENTS.md injections, the
  *   current task as the user message that opens the current turn, files from the call's
- *   arguments and the result's headers via `src/file_ops.rs`, modified files from a tracker built
+ *   arguments and the result's headers via `src/analysis/file_ops.rs`, modified files from a tracker built
  *   from the messages where a failed edit counts as a read, and a tool call taking the highest
  *   priority of its results);
  * - removals go by tool-call unit (a call and all its results), lowest priority first, oldest
@@ -77,7 +77,7 @@ function isAgentInstruction(m: Message): boolean {
   return AGENT_INSTRUCTION_MARKERS.some((marker) => start.slice(0, marker.length).toLowerCase() === marker.toLowerCase())
 }
 
-/** The user message that opens the current turn (src/conversation.rs `current_task`). */
+/** The user message that opens the current turn (src/model/conversation.rs `current_task`). */
 function openingUser(conv: Conversation): number | undefined {
   let opens = true
   let task: number | undefined
@@ -94,7 +94,7 @@ function openingUser(conv: Conversation): number | undefined {
   return task ?? lastUser
 }
 
-/** The current task, skipping back over agent instructions and summaries (src/classify.rs). */
+/** The current task, skipping back over agent instructions and summaries (src/analysis/classify.rs). */
 function currentTask(conv: Conversation): number | undefined {
   let i = openingUser(conv)
   while (i !== undefined && i >= 0) {
@@ -106,7 +106,7 @@ function currentTask(conv: Conversation): number | undefined {
   return undefined
 }
 
-/** Classifies every message (src/classify.rs `classify_conversation`). */
+/** Classifies every message (src/analysis/classify.rs `classify_conversation`). */
 export function classify(conv: Conversation, preserveRecentTurns: number): ClassifiedMessage[] {
   const ops: Array<FileOp | undefined> = conv.messages.map((_, i) => fileOperation(conv, i))
   const modified = new Set<string>()

@@ -3,7 +3,7 @@
  * rules the addon adopted for the seed's edge cases (`src/strategy/rolling.rs`), so that both
  * make the same decisions on the same data. Each tool result gets the first rule that applies:
  *
- * 1. error (flagged `is_error`/`isError`, or an error report: `src/detect.rs`): kept;
+ * 1. error (flagged `is_error`/`isError`, or an error report: `src/analysis/detect.rs`): kept;
  * 2. small (under `smallOutputTokens` = 100 content tokens): kept;
  * 3. placeholder: older than `maxAge` steps and neither quoted nor consumed (below); the seed's
  *    placeholder with `_originalLength`/`_truncatedAt`;
@@ -263,7 +263,7 @@ export function rules(counter: Counter, conv: Conversation, config: TruncationCo
   return { rules: out, tokens }
 }
 
-/** Cuts the middle of `text` to at most `maxTokens` tokens, marker included (src/cut.rs, simplified). */
+/** Cuts the middle of `text` to at most `maxTokens` tokens, marker included (src/model/cut.rs, simplified). */
 function cutMiddle(counter: Counter, text: string, maxTokens: number, original: number): { text: string; cutTokens: number } | undefined {
   if (original <= maxTokens) return undefined
   const marker = (n: number) => CUT_MARKER.replace('{tokens}', String(n))

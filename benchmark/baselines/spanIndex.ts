@@ -1,6 +1,6 @@
 /**
  * Verbatim spans shared between texts, in linear time: the behaviour of the addon's
- * `src/span_index.rs` (every distinct window of `minChars` code points of the indexed texts,
+ * `src/analysis/span_index.rs` (every distinct window of `minChars` code points of the indexed texts,
  * with the tags of the texts containing it; a probe lists the indexed windows a text contains).
  * The rolling hash differs from the Rust one (polynomial
  * modulo 2³² with `Math.imul` instead of modulo 2⁶¹ − 1), but hits are confirmed by comparing

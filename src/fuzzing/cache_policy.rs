@@ -3,14 +3,14 @@
 //! agent's does), then given the whole conversation again and a shorter one (a rewritten
 //! history). The rules checked are those of docs/prompt-caching-policy.md.
 
-use crate::cache_policy::{
+use crate::model::conversation::Conversation;
+use crate::model::format::Format;
+use crate::model::message::Message;
+use crate::output::validate::{validate, validate_plan};
+use crate::plan::{Action, Plan};
+use crate::strategy::cache_policy::{
   default_clear_at_least, CachePolicy, CachePolicyOptions, Decision, PolicyStep, Strategy,
 };
-use crate::conversation::Conversation;
-use crate::format::Format;
-use crate::message::Message;
-use crate::plan::{Action, Plan};
-use crate::validate::{validate, validate_plan};
 
 use super::strategies::{max_context_options, priority_options, truncation_config, Bits};
 use super::{ensure, restored_units, restored_with_tokens, Knobs, Violation};

@@ -46,13 +46,13 @@ use std::fmt;
 
 use serde_json::Value;
 
-use crate::conversation::Conversation;
-use crate::format::{parse_messages, Format};
-use crate::message::{Content, Message, Role};
+use crate::model::conversation::Conversation;
+use crate::model::format::{parse_messages, Format};
+use crate::model::message::{Content, Message, Role};
+use crate::model::tokens::Encoding;
+use crate::output::repair::repair;
+use crate::output::validate::{validate, validate_plan, ProblemKind};
 use crate::plan::{Action, Plan};
-use crate::repair::repair;
-use crate::tokens::Encoding;
-use crate::validate::{validate, validate_plan, ProblemKind};
 
 pub use cache_policy::{cache_policy_options, check_cache_policy};
 pub use strategies::{Guard, Promises, Strategy, STRATEGIES};
@@ -192,7 +192,7 @@ pub fn warm_up() {
     Encoding::P50kBase,
     Encoding::R50kBase,
   ] {
-    crate::tokens::count_tokens("warm up", encoding);
+    crate::model::tokens::count_tokens("warm up", encoding);
   }
 }
 
@@ -211,7 +211,7 @@ pub fn fuzz_strategies(data: &[u8]) {
 }
 
 /// The fuzz target of the cache-aware trimmer: decodes `data` as [`fuzz_strategies`] does and
-/// runs [`check_cache_policy`] (a [`CachePolicy`](crate::cache_policy::CachePolicy) stepped
+/// runs [`check_cache_policy`] (a [`CachePolicy`](crate::strategy::cache_policy::CachePolicy) stepped
 /// through the growing conversation).
 ///
 /// # Panics
@@ -465,7 +465,7 @@ pub fn check_validator(messages: &[Message], format: Format) -> Result<(), Viola
   let n = messages.len();
   let problems = validate(messages, format);
   // An empty conversation is reported at index 0, the index its first message would have.
-  let names_nothing = |p: &&crate::validate::Problem| {
+  let names_nothing = |p: &&crate::output::validate::Problem| {
     (p.index >= n && !(p.kind == ProblemKind::EmptyConversation && p.index == 0))
       || p.related.is_some_and(|r| r >= n)
   };

@@ -3,16 +3,16 @@
 //! to drop or change (an oracle written from its documentation), and which invariants it
 //! promises.
 
-use crate::classify::{classify_conversation, ClassifyOptions};
-use crate::conversation::Conversation;
-use crate::cut::MIN_CUT_BUDGET;
-use crate::dedup::{deduplicate, DedupOptions};
-use crate::message::Role;
+use crate::analysis::classify::{classify_conversation, ClassifyOptions};
+use crate::model::conversation::Conversation;
+use crate::model::cut::MIN_CUT_BUDGET;
+use crate::model::message::Role;
 use crate::plan::Plan;
-use crate::pruner::{prune, PrunerConfig};
 use crate::strategy::age::trim_by_age;
 use crate::strategy::anchored_units;
+use crate::strategy::dedup::{deduplicate, DedupOptions};
 use crate::strategy::priority::{trim_by_priority, trim_with_placeholders, PriorityOptions};
+use crate::strategy::pruner::{prune, PrunerConfig};
 use crate::strategy::roles::{apply_max_context_tokens, MaxContextOptions};
 use crate::strategy::rolling::{truncate_old_tool_outputs, TruncationConfig};
 

@@ -5,15 +5,15 @@ use napi::bindgen_prelude::*;
 use napi::Env;
 use napi_derive::napi;
 
-use crate::cache_policy::{
+use crate::error::{js_number, Error as CoreError, Result as CoreResult};
+use crate::model::format::Format;
+use crate::model::message::quote;
+use crate::model::tokens::Encoding;
+use crate::output::placeholder::PlaceholderTemplate;
+use crate::strategy::cache_policy::{
   default_clear_at_least, CachePolicy, CachePolicyOptions, PolicyStep, Strategy,
   DEFAULT_HIGH_WATER, DEFAULT_LOW_WATER,
 };
-use crate::error::{js_number, Error as CoreError, Result as CoreResult};
-use crate::format::Format;
-use crate::message::quote;
-use crate::placeholder::PlaceholderTemplate;
-use crate::tokens::Encoding;
 
 use super::options::{integer_option, parse_format, read_nested_options, Nested};
 use super::priority::classify_options;

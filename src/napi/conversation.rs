@@ -6,15 +6,15 @@ use napi::bindgen_prelude::*;
 use napi::Env;
 use napi_derive::napi;
 
-use crate::cut::MIN_CUT_BUDGET;
 use crate::error::{Error as CoreError, Result as CoreResult};
-use crate::placeholder::PlaceholderTemplate;
+use crate::model::cut::MIN_CUT_BUDGET;
+use crate::model::tokens::Encoding;
+use crate::output::placeholder::PlaceholderTemplate;
 use crate::strategy::rolling::{
   TruncationConfig, DEFAULT_MAX_AGE, DEFAULT_MAX_TOKENS_PER_OUTPUT, DEFAULT_MIN_QUOTED_CHARS,
   DEFAULT_SMALL_OUTPUT_TOKENS,
 };
 use crate::strategy::Outcome;
-use crate::tokens::Encoding;
 
 use super::options::{integer_argument, integer_option, is_nullish, parse_format, read_options};
 use super::priority::{

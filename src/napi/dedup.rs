@@ -8,11 +8,11 @@ use super::write::Objects;
 use napi::Env;
 use napi_derive::napi;
 
-use crate::dedup::{self, Dedup, DedupOptions, ToolNames};
 use crate::error::{Error as CoreError, Result as CoreResult};
-use crate::format::Format;
-use crate::message::Message;
-use crate::tokens::Encoding;
+use crate::model::format::Format;
+use crate::model::message::Message;
+use crate::model::tokens::Encoding;
+use crate::strategy::dedup::{self, Dedup, DedupOptions, ToolNames};
 
 use super::options::{integer_option, parse_format, read_options};
 use super::{error, read, saturate, task, write};
@@ -258,7 +258,8 @@ impl task::Operation for DedupOp {
   type Output = DedupOutput;
 
   fn compute(&mut self, messages: &[&Message]) -> DedupOutput {
-    let conv = crate::conversation::Conversation::from_refs(messages.to_vec(), self.encoding);
+    let conv =
+      crate::model::conversation::Conversation::from_refs(messages.to_vec(), self.encoding);
     let dedup = dedup::deduplicate(&conv, &self.options);
     let mut call_ids = BTreeMap::new();
     for s in &dedup.superseded {

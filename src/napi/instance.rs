@@ -32,9 +32,9 @@ use std::sync::Arc;
 use napi::bindgen_prelude::*;
 use napi::Env;
 
-use crate::format::{Format, Signals};
-use crate::generations::GenerationalMap;
-use crate::message::Message;
+use crate::model::format::{Format, Signals};
+use crate::model::generations::GenerationalMap;
+use crate::model::message::Message;
 
 /// Default bound of the message cache, in messages.
 pub(crate) const DEFAULT_MESSAGE_CACHE_CAPACITY: usize = 100_000;

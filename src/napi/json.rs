@@ -7,7 +7,7 @@
 //! message's text, and a message whose text was seen on an earlier call is taken from the
 //! message cache by that text (a hash and a comparison), with its memoised counts. The result
 //! is the trimmed body as text, built from the original bytes of the kept messages
-//! (see [`crate::json_body`]).
+//! (see [`crate::model::json_body`]).
 
 use std::sync::Arc;
 
@@ -21,9 +21,9 @@ use super::priority::{trim_op, Strategy};
 use super::read::js_type_name;
 use super::task::Operation;
 use crate::error::{Error as CoreError, ErrorKind, Result as CoreResult};
-use crate::format::{detect_from, Format, Signals};
-use crate::json_body::{message_view, Body};
-use crate::message::Message;
+use crate::model::format::{detect_from, Format, Signals};
+use crate::model::json_body::{message_view, Body};
+use crate::model::message::Message;
 use crate::plan::Action;
 
 /// The result of {@link trimByPriorityJson} and {@link trimWithPlaceholdersJson}.

@@ -30,9 +30,9 @@ use napi::bindgen_prelude::*;
 use napi::Env;
 use napi_derive::napi;
 
-use crate::conversation::Conversation;
 use crate::error::{Error as CoreError, ErrorKind};
-use crate::tokens;
+use crate::model::conversation::Conversation;
+use crate::model::tokens;
 
 pub use options::*;
 
@@ -147,14 +147,14 @@ pub fn set_token_cache_capacity(env: &Env, capacity: f64) -> Result<()> {
   Ok(())
 }
 
-fn token_encoding(env: &Env, options: Option<Unknown>) -> Result<crate::tokens::Encoding> {
+fn token_encoding(env: &Env, options: Option<Unknown>) -> Result<crate::model::tokens::Encoding> {
   Ok(token_options(env, options)?.0)
 }
 
 fn token_options(
   env: &Env,
   options: Option<Unknown>,
-) -> Result<(crate::tokens::Encoding, Option<crate::Format>)> {
+) -> Result<(crate::model::tokens::Encoding, Option<crate::Format>)> {
   let options: TokenOptions = read_options(env, options, "options")?;
   let encoding = options.encoding().map_err(|e| error::throw(env, e))?;
   let format = options.format().map_err(|e| error::throw(env, e))?;

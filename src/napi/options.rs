@@ -5,8 +5,8 @@ use napi::{Env, ValueType};
 use napi_derive::napi;
 
 use crate::error::{Error as CoreError, ErrorKind, Result as CoreResult};
-use crate::format::Format;
-use crate::tokens::Encoding;
+use crate::model::format::Format;
+use crate::model::tokens::Encoding;
 
 /// How to count tokens.
 #[napi(object, object_to_js = false)]

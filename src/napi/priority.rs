@@ -10,18 +10,19 @@ use super::write::Objects;
 use napi::{Env, ValueType};
 use napi_derive::napi;
 
-use crate::classify::{
+use crate::analysis::classify::{
   classify_conversation, classify_message as core_classify_message, classify_with_operations,
   ClassificationContext as CoreContext, ClassifyOptions, ContentPriority as Priority,
   DEFAULT_PRESERVE_RECENT_TURNS,
 };
-use crate::conversation::Conversation;
+use crate::analysis::file_ops::{file_operation, file_operations, FileOpKind};
+use crate::analysis::file_tracker::{FileReference as CoreReference, FileTracker as CoreTracker};
 use crate::error::{Error as CoreError, ErrorKind, Result as CoreResult};
-use crate::file_ops::{file_operation, file_operations, FileOpKind};
-use crate::file_tracker::{FileReference as CoreReference, FileTracker as CoreTracker};
-use crate::format::Format;
-use crate::message::Message;
-use crate::placeholder::PlaceholderTemplate;
+use crate::model::conversation::Conversation;
+use crate::model::format::Format;
+use crate::model::message::Message;
+use crate::model::tokens::Encoding;
+use crate::output::placeholder::PlaceholderTemplate;
 use crate::strategy::age::trim_by_age as core_trim_by_age;
 use crate::strategy::budget::trim_after_rolling;
 use crate::strategy::priority::{
@@ -30,7 +31,6 @@ use crate::strategy::priority::{
 };
 use crate::strategy::rolling::TruncationConfig;
 use crate::strategy::summarized::{replace_summary_text, trim_with_summary, Summary};
-use crate::tokens::Encoding;
 
 use super::clock::Clock;
 use super::options::{
@@ -397,7 +397,7 @@ fn classify_all(
   conv: &Conversation<'_>,
   modified: Option<&BTreeSet<String>>,
   options: &ClassifyOptions,
-) -> Vec<crate::classify::Classification> {
+) -> Vec<crate::analysis::classify::Classification> {
   match modified {
     Some(set) => {
       classify_with_operations(conv, &file_operations(conv), &|p| set.contains(p), options)
@@ -413,7 +413,7 @@ fn classify_all(
 pub(crate) fn classified_list<'env, 'c>(
   env: &'env Env,
   objects: Array<'env>,
-  classes: impl ExactSizeIterator<Item = &'c crate::classify::Classification>,
+  classes: impl ExactSizeIterator<Item = &'c crate::analysis::classify::Classification>,
 ) -> Result<Array<'env>> {
   let n = classes.len();
   let mut paths = env.create_array(n as u32)?;
@@ -476,7 +476,7 @@ pub(crate) type ClassifiedArgs<'env> = FnArgs<(Array<'env>, Float64ArraySlice<'e
 fn classified<'env>(
   env: &'env Env,
   message: Object<'env>,
-  c: &crate::classify::Classification,
+  c: &crate::analysis::classify::Classification,
 ) -> Result<Unknown<'env>> {
   let list = classified_list(env, Array::from_vec(env, vec![message])?, std::iter::once(c))?;
   list.get::<Unknown>(0)?.ok_or_else(|| Error::new(Status::GenericFailure, "no classified message"))

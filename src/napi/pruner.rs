@@ -6,14 +6,14 @@ use napi::bindgen_prelude::*;
 use napi::{Env, JsDate, ValueType};
 use napi_derive::napi;
 
-use crate::archive::{self, iso8601};
-use crate::conversation::Conversation;
 use crate::error::{js_number, Error as CoreError, Result as CoreResult};
-use crate::pruner::{
+use crate::model::conversation::Conversation;
+use crate::model::tokens::Encoding;
+use crate::output::archive::{self, iso8601};
+use crate::strategy::pruner::{
   self, archive_markdown, archived_items, kept_items, reconstruction_note, write_archive,
   ConfigValue, PrunerConfig, Stamp,
 };
-use crate::tokens::Encoding;
 
 use super::clock::Clock;
 use super::options::{

@@ -14,12 +14,12 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 
 use super::instance::{Cached, MessageCache};
-use crate::conversation::Conversation;
 use crate::error::{Error as CoreError, ErrorKind, Result as CoreResult};
-use crate::format::{Format, Signals};
-use crate::json_body::{MAX_DEPTH, MESSAGE_FIELDS, NESTED_FIELDS, SERIALISED_FIELDS};
-use crate::message::Message;
-use crate::tokens::Encoding;
+use crate::model::conversation::Conversation;
+use crate::model::format::{Format, Signals};
+use crate::model::json_body::{MAX_DEPTH, MESSAGE_FIELDS, NESTED_FIELDS, SERIALISED_FIELDS};
+use crate::model::message::Message;
+use crate::model::tokens::Encoding;
 
 /// The caller's messages: their handles and what the core makes of them.
 pub(crate) struct JsMessages<'env> {
@@ -43,7 +43,7 @@ impl JsMessages<'_> {
   }
 }
 
-/// Reads an array of messages in the detected format (see [`crate::format::detect`]).
+/// Reads an array of messages in the detected format (see [`crate::model::format::detect`]).
 pub(crate) fn read_messages<'env>(
   env: &'env Env,
   value: Unknown<'env>,
@@ -134,7 +134,7 @@ fn read_all<'env>(
   }
   let format = match format {
     Some(f) => f,
-    None => crate::format::detect_from(&signals)?,
+    None => crate::model::format::detect_from(&signals)?,
   };
   let mut messages = Vec::with_capacity(len);
   let mut fresh = Vec::new();
@@ -178,7 +178,7 @@ pub(crate) fn read_message<'env>(
     let (object, value) = reader.message(value, 0)?;
     let format = match format {
       Some(f) => f,
-      None => crate::format::detect(std::slice::from_ref(&value))?,
+      None => crate::model::format::detect(std::slice::from_ref(&value))?,
     };
     Ok((object, format.parse_message(&value, 0)?))
   };

@@ -5,9 +5,9 @@ use napi::Env;
 use napi_derive::napi;
 
 use crate::error::Result as CoreResult;
-use crate::message::Role;
+use crate::model::message::Role;
+use crate::model::tokens::Encoding;
 use crate::strategy::roles::{self, MaxContextOptions};
-use crate::tokens::Encoding;
 
 use super::options::{read_nested_options, Nested};
 use super::{error, integer_argument, integer_option, read, saturate, task};

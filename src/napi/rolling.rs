@@ -5,15 +5,15 @@ use napi::bindgen_prelude::*;
 use napi::{Env, ValueType};
 use napi_derive::napi;
 
-use crate::conversation::Conversation;
-use crate::cut::MIN_CUT_BUDGET;
 use crate::error::{Error as CoreError, ErrorKind, Result as CoreResult};
-use crate::format::Format;
+use crate::model::conversation::Conversation;
+use crate::model::cut::MIN_CUT_BUDGET;
+use crate::model::format::Format;
+use crate::model::tokens::Encoding;
 use crate::strategy::rolling::{
   self, DEFAULT_MAX_AGE, DEFAULT_MAX_TOKENS_PER_OUTPUT, DEFAULT_MIN_QUOTED_CHARS,
   DEFAULT_PLACEHOLDER, DEFAULT_SMALL_OUTPUT_TOKENS,
 };
-use crate::tokens::Encoding;
 
 use super::options::{integer_option, parse_format, read_nested_options, read_options, Nested};
 use super::priority::check_window_format;

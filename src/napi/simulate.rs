@@ -7,9 +7,9 @@ use napi::{Env, ValueType};
 use napi_derive::napi;
 
 use crate::error::{Error as CoreError, Result as CoreResult};
-use crate::format::Format;
-use crate::message::quote;
-use crate::message::Message;
+use crate::model::format::Format;
+use crate::model::message::quote;
+use crate::model::message::Message;
 use crate::simulate::{self as core, PolicyKind, Pricing, SimulateOptions as CoreOptions};
 
 use super::cache_policy::{CacheAwareTrimmerOptions, CACHE_AWARE_NESTED};

@@ -15,8 +15,8 @@ use napi::{check_status, sys, Env, Task};
 use super::instance::Cached;
 use super::read::JsMessages;
 use super::write::Objects;
-use crate::format::Format;
-use crate::message::Message;
+use crate::model::format::Format;
+use crate::model::message::Message;
 
 /// A strategy as the binding runs it.
 pub(crate) trait Operation: Send + 'static {
@@ -40,7 +40,7 @@ pub(crate) trait Operation: Send + 'static {
 /// kept layout), so that nothing is analysed again.
 pub(crate) trait OnConversation: Operation {
   /// [`Operation::compute`] on `conv`.
-  fn compute_on(&mut self, conv: &crate::conversation::Conversation<'_>) -> Self::Output;
+  fn compute_on(&mut self, conv: &crate::model::conversation::Conversation<'_>) -> Self::Output;
 }
 
 /// Runs `op` now, on the JS thread.
@@ -157,7 +157,7 @@ impl<O: Operation> Task for PlanTask<O> {
 /// analysed in `encoding`; the result is the array of returned messages.
 pub(crate) struct PlanOnly<F> {
   /// The encoding to count in.
-  pub encoding: crate::tokens::Encoding,
+  pub encoding: crate::model::tokens::Encoding,
   /// The format the messages were read in.
   pub format: Format,
   /// The strategy.
@@ -166,13 +166,14 @@ pub(crate) struct PlanOnly<F> {
 
 impl<F> Operation for PlanOnly<F>
 where
-  F: FnMut(&crate::conversation::Conversation<'_>) -> crate::plan::Plan + Send + 'static,
+  F: FnMut(&crate::model::conversation::Conversation<'_>) -> crate::plan::Plan + Send + 'static,
 {
   type Output = crate::plan::Plan;
 
   fn compute(&mut self, messages: &[&Message]) -> crate::plan::Plan {
-    let conv = crate::conversation::Conversation::from_refs(messages.to_vec(), self.encoding)
-      .with_format(self.format);
+    let conv =
+      crate::model::conversation::Conversation::from_refs(messages.to_vec(), self.encoding)
+        .with_format(self.format);
     self.compute_on(&conv)
   }
 
@@ -189,9 +190,12 @@ where
 
 impl<F> OnConversation for PlanOnly<F>
 where
-  F: FnMut(&crate::conversation::Conversation<'_>) -> crate::plan::Plan + Send + 'static,
+  F: FnMut(&crate::model::conversation::Conversation<'_>) -> crate::plan::Plan + Send + 'static,
 {
-  fn compute_on(&mut self, conv: &crate::conversation::Conversation<'_>) -> crate::plan::Plan {
+  fn compute_on(
+    &mut self,
+    conv: &crate::model::conversation::Conversation<'_>,
+  ) -> crate::plan::Plan {
     let mut plan = (self.plan)(conv);
     plan.conform(conv);
     plan

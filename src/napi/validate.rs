@@ -5,9 +5,9 @@ use napi::bindgen_prelude::*;
 use napi::Env;
 use napi_derive::napi;
 
-use crate::format::Format;
-use crate::repair::{repair, RepairAction};
-use crate::validate::{validate, ProblemKind};
+use crate::model::format::Format;
+use crate::output::repair::{repair, RepairAction};
+use crate::output::validate::{validate, ProblemKind};
 
 use super::{error, read, read_options, saturate, write};
 

@@ -1,5 +1,5 @@
 //! `ContextWindow`: the incremental API for apps that own the agent loop (see
-//! [`crate::window`]). Messages are read once, when appended; a trim reads nothing from
+//! [`crate::model::window`]). Messages are read once, when appended; a trim reads nothing from
 //! JavaScript but the held objects it returns.
 
 use std::sync::Arc;
@@ -17,10 +17,10 @@ use super::task::OnConversation;
 use super::write::Objects;
 use super::{error, saturate};
 use crate::error::Error as CoreError;
-use crate::format::Format;
-use crate::message::Message;
-use crate::tokens::Encoding;
-use crate::window::ContextWindow as CoreWindow;
+use crate::model::format::Format;
+use crate::model::message::Message;
+use crate::model::tokens::Encoding;
+use crate::model::window::ContextWindow as CoreWindow;
 
 impl AsRef<Message> for Arc<Cached> {
   fn as_ref(&self) -> &Message {

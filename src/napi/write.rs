@@ -19,7 +19,7 @@ use napi::bindgen_prelude::*;
 use napi::{Env, Property, PropertyAttributes};
 
 use super::read::JsMessages;
-use crate::format::Format;
+use crate::model::format::Format;
 use crate::plan::{Action, Inserted, MetaValue, Plan, Replacement, Step};
 
 /// The copy-with-replacement helper, compiled once per JavaScript environment.

@@ -7,7 +7,7 @@
 //! result must open with (see [`Plan::conform`]) is counted while deciding what to drop, so the
 //! budget is met whenever the instructions, that opening and the last unit fit.
 
-use crate::conversation::Conversation;
+use crate::model::conversation::Conversation;
 use crate::plan::{Opening, Plan};
 use crate::strategy::{Outcome, Tally};
 
@@ -44,9 +44,9 @@ pub fn drop_oldest(conv: &Conversation<'_>, mut plan: Plan, target: usize) -> Pl
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::message::{Message, Role};
+  use crate::model::message::{Message, Role};
+  use crate::model::tokens::Encoding;
   use crate::testing::{call, result};
-  use crate::tokens::Encoding;
 
   #[test]
   fn drops_oldest_units_first_keeping_system_and_the_last_message() {
@@ -156,7 +156,10 @@ mod tests {
     assert_eq!(out.plan.dropped(), vec![2, 3, 4, 5, 6]);
     assert_eq!(out.total_tokens, target);
     assert!(!out.over_budget);
-    assert_eq!(crate::validate::validate_plan(&msgs, &out.plan, crate::Format::Anthropic), vec![]);
+    assert_eq!(
+      crate::output::validate::validate_plan(&msgs, &out.plan, crate::Format::Anthropic),
+      vec![]
+    );
   }
 
   #[test]

@@ -4,8 +4,8 @@
 //!
 //! Nothing changes when the request already fits, as in nanocoder's `trimConversation`.
 
-use crate::conversation::Conversation;
-use crate::message::Message;
+use crate::model::conversation::Conversation;
+use crate::model::message::Message;
 use crate::plan::{replaced_message, Action, Plan};
 use crate::strategy::priority::PriorityTrim;
 use crate::strategy::rolling::{truncate_old_tool_outputs, TruncationConfig};
@@ -68,10 +68,10 @@ pub fn trim_after_rolling(
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::message::{Message, Role};
+  use crate::model::message::{Message, Role};
+  use crate::model::tokens::Encoding;
   use crate::strategy::priority::{trim_with_placeholders, PriorityOptions};
   use crate::testing::{call, result};
-  use crate::tokens::Encoding;
 
   fn session(steps: usize) -> Vec<Message> {
     let mut m = vec![Message::text(Role::User, "do the task")];

@@ -2,14 +2,17 @@
 
 pub mod age;
 pub mod budget;
+pub mod cache_policy;
+pub mod dedup;
 pub mod priority;
+pub mod pruner;
 pub mod roles;
 pub mod rolling;
 pub mod summarized;
 
-use crate::conversation::Conversation;
+use crate::model::conversation::Conversation;
+use crate::model::tokens::reply_priming;
 use crate::plan::{Action, Plan};
-use crate::tokens::reply_priming;
 
 /// The units every budget strategy returns whatever the budget, by unit: those holding a
 /// `system`/`developer` message and the unit of the last message. A budget is met whenever

@@ -1,6 +1,6 @@
 //! Phase 2 trimming: take what matters least first ([`ContentPriority`]).
 //!
-//! Every message is classified once ([`crate::classify`]). Removal works on units (a call with
+//! Every message is classified once ([`crate::analysis::classify`]). Removal works on units (a call with
 //! all its results, or a single message); a unit's priority is the **highest** of its members'.
 //! The [`anchored_units`] (system messages, the last message's unit) are never dropped; every
 //! other unit is taken lowest priority first, oldest first within a priority, the seed's
@@ -26,17 +26,17 @@
 
 use std::borrow::Cow;
 
-use crate::classify::{
+use crate::analysis::classify::{
   classify_conversation, classify_with_operations, Classification, ClassifyOptions, ContentPriority,
 };
-use crate::conversation::Conversation;
-use crate::cut::{cut_content, MIN_CUT_BUDGET};
-use crate::file_ops::file_operations;
-use crate::file_tracker::FileTracker;
-use crate::placeholder::{PlaceholderFields, PlaceholderTemplate};
+use crate::analysis::file_ops::file_operations;
+use crate::analysis::file_tracker::FileTracker;
+use crate::model::conversation::Conversation;
+use crate::model::cut::{cut_content, MIN_CUT_BUDGET};
+use crate::model::tokens::message_content_tokens;
+use crate::output::placeholder::{PlaceholderFields, PlaceholderTemplate};
 use crate::plan::{replacement, Action, MetaValue, Opening, Plan, Replacement};
 use crate::strategy::{anchored_units, Outcome, Tally};
-use crate::tokens::message_content_tokens;
 
 /// How many characters of the removed content a file placeholder previews.
 pub const PLACEHOLDER_PREVIEW_CHARS: usize = 100;
@@ -160,7 +160,7 @@ fn cuttable(conv: &Conversation<'_>, u: usize, plan: &Plan, plain: bool) -> Vec<
 /// Whether a cut may shorten `m`: a tool result answering one call (its content is replaced)
 /// and, with `plain`, a user turn; never an assistant message, whose content holds its calls
 /// in two formats.
-fn cuttable_message(m: &crate::message::Message, plain: bool) -> bool {
+fn cuttable_message(m: &crate::model::message::Message, plain: bool) -> bool {
   m.is_single_result() || (plain && m.is_user_turn())
 }
 
@@ -677,10 +677,10 @@ pub fn file_placeholder(path: &str, content: &str, steps_ago: usize, modified: b
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::file_ops::FileOpKind;
-  use crate::message::{Message, Role};
+  use crate::analysis::file_ops::FileOpKind;
+  use crate::model::message::{Message, Role};
+  use crate::model::tokens::Encoding;
   use crate::testing::{call, named_result, result};
-  use crate::tokens::Encoding;
 
   fn options(target: usize, turns: usize) -> PriorityOptions {
     PriorityOptions {
@@ -763,7 +763,7 @@ mod tests {
   #[test]
   fn when_even_the_cut_last_unit_does_not_fit_the_instructions_are_cut_last_of_all() {
     let mut thinking = call("1", "execute_bash", r#"{"command":"make"}"#);
-    thinking.content = crate::message::Content::Text("I will now build it. ".repeat(100));
+    thinking.content = crate::model::message::Content::Text("I will now build it. ".repeat(100));
     let msgs = vec![
       Message::text(Role::System, "Use the tools below carefully.\n".repeat(150)),
       Message::text(Role::User, "task"),
@@ -979,7 +979,10 @@ mod tests {
       priority: ContentPriority::StaleToolOutputs,
       tokens: conv.tokens(1),
       step: 1,
-      metadata: crate::classify::Metadata { file_path: Some("/x".into()), ..Default::default() },
+      metadata: crate::analysis::classify::Metadata {
+        file_path: Some("/x".into()),
+        ..Default::default()
+      },
     };
     let r = placeholder(&conv, 1, &c, &FileTracker::new(), None);
     assert_eq!(

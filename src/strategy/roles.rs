@@ -11,9 +11,9 @@
 //! `n` messages of a role with `min_keep`. Within the cap nothing changes. The candidates are
 //! sorted once by (rank, position) and walked once: O(n log n).
 
-use crate::conversation::Conversation;
 use crate::error::{Error, Result};
-use crate::message::{quote, Role};
+use crate::model::conversation::Conversation;
+use crate::model::message::{quote, Role};
 use crate::plan::{Opening, Plan};
 
 /// The options of [`apply_max_context_tokens`].
@@ -159,11 +159,11 @@ pub fn apply_max_context_tokens(
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::format::Format;
-  use crate::message::Message;
-  use crate::tokens::{Encoding, REPLY_PRIMING};
-  use crate::validate::tests::{call, result, user};
-  use crate::validate::validate_plan;
+  use crate::model::format::Format;
+  use crate::model::message::Message;
+  use crate::model::tokens::{Encoding, REPLY_PRIMING};
+  use crate::output::validate::tests::{call, result, user};
+  use crate::output::validate::validate_plan;
 
   fn text(role: Role, t: &str) -> Message {
     Message::text(role, t)
@@ -338,7 +338,7 @@ mod tests {
     };
     let step = |id: &str| {
       let mut m = text(Role::Assistant, "");
-      m.tool_calls.push(crate::message::ToolCall {
+      m.tool_calls.push(crate::model::message::ToolCall {
         id: id.into(),
         name: "bash".into(),
         arguments: "{}".into(),

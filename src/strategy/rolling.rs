@@ -5,7 +5,7 @@
 //! Each tool result gets one [`Rule`], checked in this order:
 //!
 //! 1. [`Rule::Error`]: flagged `is_error`/`isError`, or its text is an error report
-//!    ([`crate::detect::is_error_output`]). Kept whole, whatever its age or size.
+//!    ([`crate::analysis::detect::is_error_output`]). Kept whole, whatever its age or size.
 //! 2. [`Rule::Small`]: under `small_output_tokens` content tokens. Kept whole.
 //! 3. [`Rule::Placeholder`]: older than `max_age` steps (age = current step − its step), and
 //!    neither quoted nor consumed (below). Its content becomes the placeholder, and
@@ -13,7 +13,7 @@
 //!    in both is `max_age + 1`, the age at which the result was first truncated, so the text
 //!    does not change from one call to the next (a provider's prompt cache stays valid).
 //! 4. [`Rule::Cut`]: longer than `max_tokens_per_output` content tokens: head and tail kept
-//!    around a marker naming the tokens cut ([`crate::cut`]), `_originalLength`/`_cutTokens`
+//!    around a marker naming the tokens cut ([`crate::model::cut`]), `_originalLength`/`_cutTokens`
 //!    recorded. The cap applies to every result that is not an error, small, or a placeholder.
 //! 5. [`Rule::Quoted`]: the latest tool result before a user message that contains a verbatim
 //!    span of at least `min_quoted_chars` characters of that message. Kept.
@@ -35,14 +35,14 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::conversation::Conversation;
-use crate::cut::{cut_content, MIN_CUT_BUDGET};
+use crate::analysis::span_index::{Marks, Matches, SpanIndex};
 use crate::error::{Error, ErrorKind, Result};
-use crate::message::{quote, Message, Role};
-use crate::placeholder::{PlaceholderFields, PlaceholderTemplate};
+use crate::model::conversation::Conversation;
+use crate::model::cut::{cut_content, MIN_CUT_BUDGET};
+use crate::model::message::{quote, Message, Role};
+use crate::model::tokens::message_content_tokens;
+use crate::output::placeholder::{PlaceholderFields, PlaceholderTemplate};
 use crate::plan::{replacement, MetaValue, Plan};
-use crate::span_index::{Marks, Matches, SpanIndex};
-use crate::tokens::message_content_tokens;
 
 /// Default of [`TruncationConfig::max_age`].
 pub const DEFAULT_MAX_AGE: usize = 5;
@@ -72,7 +72,7 @@ pub struct TruncationConfig {
   pub max_tokens_per_output: usize,
   /// The placeholder; `{age}` (or `{N}`) is replaced by the age in steps, `{tokens}` by the
   /// original content's tokens and `{path}` by the file its call names (empty if none), every
-  /// occurrence (see [`crate::placeholder`]).
+  /// occurrence (see [`crate::output::placeholder`]).
   pub placeholder: String,
   /// Tool results with fewer content tokens are never truncated.
   pub small_output_tokens: usize,
@@ -135,7 +135,7 @@ impl TruncationConfig {
   }
 }
 
-pub use crate::placeholder::PlaceholderPattern;
+pub use crate::output::placeholder::PlaceholderPattern;
 
 /// What happens to one message, and why.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -642,9 +642,9 @@ impl RollingContext {
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::message::{Content, Message, ToolCall};
+  use crate::model::message::{Content, Message, ToolCall};
+  use crate::model::tokens::{count_tokens, Encoding};
   use crate::plan::Action;
-  use crate::tokens::{count_tokens, Encoding};
 
   const ENC: Encoding = Encoding::O200kBase;
 

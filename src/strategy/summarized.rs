@@ -1,4 +1,4 @@
-//! Any trimming strategy, plus a summary of what it dropped ([`crate::summary`]).
+//! Any trimming strategy, plus a summary of what it dropped ([`crate::output::summary`]).
 //!
 //! [`trim_with_summary`] runs a strategy, summarises the messages whose content the outcome no
 //! longer returns (dropped, or replaced by a placeholder), and, when asked, inserts the summary
@@ -21,15 +21,15 @@
 //!   the strategy's would.
 //! - **No pile-up**: with insertion, any earlier summary the strategy kept is dropped too and
 //!   folded into the new one, so a conversation holds at most one summary. A dropped summary is
-//!   folded by [`crate::summary::Digest::extract`].
+//!   folded by [`crate::output::summary::Digest::extract`].
 
-use crate::conversation::Conversation;
-use crate::message::{Message, Role, SUMMARY_MARKER};
+use crate::model::conversation::Conversation;
+use crate::model::message::{Message, Role, SUMMARY_MARKER};
+use crate::model::tokens::{count_tokens, message_tokens, prefix_within, Encoding};
+use crate::output::summary::{Digest, MIN_SUMMARY_TOKENS};
 use crate::plan::{Inserted, MetaValue, Plan};
 use crate::strategy::priority::PriorityTrim;
 use crate::strategy::Outcome;
-use crate::summary::{Digest, MIN_SUMMARY_TOKENS};
-use crate::tokens::{count_tokens, message_tokens, prefix_within, Encoding};
 
 /// How many times a strategy is run again to make room for a summary of its own size before
 /// room for a summary of the full budget is made.
@@ -38,7 +38,7 @@ pub const MAX_ROUNDS: usize = 4;
 /// What to do with a summary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SummaryOptions {
-  /// The bound of the summary's text, in tokens ([`crate::summary::DEFAULT_MAX_SUMMARY_TOKENS`]
+  /// The bound of the summary's text, in tokens ([`crate::output::summary::DEFAULT_MAX_SUMMARY_TOKENS`]
   /// by default in the binding).
   pub max_tokens: usize,
   /// Whether to insert it into the returned messages (its tokens then count towards the
@@ -123,7 +123,7 @@ pub fn trim_with_summary<T: Trimmed>(
       return (result, Some(summary));
     }
     let base = plan.total_tokens(conv);
-    let base = if base == 0 { crate::tokens::reply_priming(encoding) } else { base };
+    let base = if base == 0 { crate::model::tokens::reply_priming(encoding) } else { base };
     let cost = if options.reserve_max { max_cost } else { summary_message(&text, encoding).tokens };
     let fits = base + cost <= target;
     // Once the strategy cannot meet its own target, dropping more is impossible.
@@ -234,13 +234,13 @@ fn position(conv: &Conversation<'_>, plan: &Plan) -> usize {
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::classify::ClassifyOptions;
-  use crate::format::Format;
+  use crate::analysis::classify::ClassifyOptions;
+  use crate::model::format::Format;
+  use crate::output::summary::Digest;
+  use crate::output::validate::validate_plan;
   use crate::strategy::age::trim_by_age;
   use crate::strategy::priority::{trim_by_priority, PriorityOptions};
-  use crate::summary::Digest;
   use crate::testing::{call, result, user};
-  use crate::validate::validate_plan;
 
   fn session() -> Vec<Message> {
     let mut msgs = vec![Message::text(Role::System, "You are a coding agent.")];
@@ -329,7 +329,7 @@ mod tests {
     let mut msgs = session();
     let earlier = {
       let mut d = Digest::new();
-      d.push(crate::summary::Section::FilesEdited, "/w/old.rs");
+      d.push(crate::output::summary::Section::FilesEdited, "/w/old.rs");
       d.render()
     };
     let mut s = user(&earlier);

@@ -1,6 +1,6 @@
 //! What the integration tests share: the bundled real transcripts.
 
-use context_trim::message::{messages_from_json, Message};
+use context_trim::model::message::{messages_from_json, Message};
 use context_trim::{ContextWindow, Conversation, Encoding, Format};
 
 /// The messages of `samples/transcripts/<name>`.

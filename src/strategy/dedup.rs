@@ -17,7 +17,7 @@
 //! Each superseded result points at the **newest** result that supersedes it, which is never
 //! itself superseded (supersession is transitive), so a placeholder never points at another
 //! placeholder. Failed operations (flagged `is_error`, or reporting failure, see
-//! [`crate::file_ops::reports_failure`]) neither supersede nor are superseded: they record what
+//! [`crate::analysis::file_ops::reports_failure`]) neither supersede nor are superseded: they record what
 //! did not work. A message carrying several tool results (Anthropic parallel results in one user
 //! message) is left alone, since a placeholder would replace all of them. A placeholder that
 //! would not be smaller than the result is not made.
@@ -29,10 +29,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
-use crate::conversation::Conversation;
+use crate::analysis::file_ops::{file_operation, parse_object, reports_failure, FileOpKind};
 use crate::error::{js_number, Error, Result};
-use crate::file_ops::{file_operation, parse_object, reports_failure, FileOpKind};
-use crate::message::Message;
+use crate::model::conversation::Conversation;
+use crate::model::message::Message;
 use crate::plan::{replacement, MetaValue, Plan};
 use crate::strategy::Tally;
 
@@ -98,14 +98,14 @@ const SHELL_SPECIAL: &[char] = &[
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolNames {
   /// Tools that read a whole file (or the range their arguments give), besides the built-in
-  /// detection of [`crate::file_ops`].
+  /// detection of [`crate::analysis::file_ops`].
   pub read: Vec<String>,
   /// Tools that write a whole file, besides the built-in detection.
   pub write: Vec<String>,
   /// Tools that change part of a file, besides the built-in detection.
   pub edit: Vec<String>,
   /// Argument keys naming the file of the tools in `read`, `write` and `edit` (the built-in
-  /// detection has its own, see [`crate::file_ops::PATH_ARGUMENTS`]).
+  /// detection has its own, see [`crate::analysis::file_ops::PATH_ARGUMENTS`]).
   pub path_keys: Vec<String>,
   /// Tools that run shell commands.
   pub shell: Vec<String>,
@@ -133,7 +133,7 @@ impl Default for ToolNames {
       read: Vec::new(),
       write: Vec::new(),
       edit: Vec::new(),
-      path_keys: strings(crate::file_ops::PATH_ARGUMENTS),
+      path_keys: strings(crate::analysis::file_ops::PATH_ARGUMENTS),
       shell: strings(DEFAULT_SHELL_TOOLS),
       shell_command_keys: strings(DEFAULT_SHELL_COMMAND_KEYS),
       list: strings(DEFAULT_LIST_TOOLS),
@@ -450,7 +450,7 @@ fn result_text(m: &Message) -> &ResultText {
 ///
 /// A result is a file access when its tool is named in [`ToolNames::read`], `write` or `edit`
 /// (path from [`ToolNames::path_keys`]), or when the built-in detection of
-/// [`crate::file_ops`] finds one (deletes are ignored), or when a shell tool ran exactly
+/// [`crate::analysis::file_ops`] finds one (deletes are ignored), or when a shell tool ran exactly
 /// `cat FILE` or `cat -n FILE` (a whole read).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct IoContentDeduplicator;
@@ -716,7 +716,7 @@ pub fn supersessions<D: Deduplicator>(dedup: &D, ctx: &Context<'_, '_>) -> Vec<F
 /// superseding it, by index: the one rule of supersession ([`IoContentDeduplicator`] and
 /// [`SurveyDirectoryDeduplicator`] with their default tool names), shared by
 /// [`deduplicate`] and the classification of the priority strategies
-/// ([`crate::classify`]). A result is found once: a file access or a listing, never both.
+/// ([`crate::analysis::classify`]). A result is found once: a file access or a listing, never both.
 pub fn superseded_results(conv: &Conversation<'_>, tools: &ToolNames) -> Vec<Found> {
   let ctx = Context::new(conv, tools);
   let mut found = supersessions(&IoContentDeduplicator, &ctx);
@@ -1037,10 +1037,10 @@ fn returns_content(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::message::Message;
+  use crate::model::message::Message;
+  use crate::model::tokens::Encoding;
   use crate::plan::Action;
   use crate::testing::{call, result, user};
-  use crate::tokens::Encoding;
 
   /// A conversation of (tool, arguments, result) exchanges after a task.
   fn session(exchanges: &[(&str, &str, &str)]) -> Vec<Message> {
@@ -1443,7 +1443,7 @@ mod tests {
     let mut two = result("p", &big("v1"));
     two.answers.push("q".into());
     let mut caller = call("p", "read_file", a);
-    caller.tool_calls.push(crate::message::ToolCall {
+    caller.tool_calls.push(crate::model::message::ToolCall {
       id: "q".into(),
       name: "read_file".into(),
       arguments: a.into(),
@@ -1473,7 +1473,10 @@ mod tests {
     let plan = deduplicate(&conv, &DedupOptions::default()).plan;
     let once = plan.apply(
       &msgs,
-      |m, r| Message { content: crate::message::Content::Text(r.content.clone()), ..m.clone() },
+      |m, r| Message {
+        content: crate::model::message::Content::Text(r.content.clone()),
+        ..m.clone()
+      },
       |_| unreachable!("deduplicating inserts nothing"),
     );
     assert_eq!(once[2].content_text(), "[superseded by a newer read of /repo/notes.txt at step 2]");

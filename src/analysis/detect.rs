@@ -29,7 +29,7 @@
 //!    fault`, `non-zero exit status` (Python's `CalledProcessError`).
 //!
 //! ```
-//! use context_trim::detect::is_error_output;
+//! use context_trim::analysis::detect::is_error_output;
 //! assert!(is_error_output("make: *** [build] Error 2\n[The command completed with exit code 2.]"));
 //! assert!(!is_error_output("total 16\n[The command completed with exit code 0.]"));
 //! ```
@@ -152,7 +152,7 @@ fn is_failed_status_line(line: &str) -> bool {
 /// `"0"`, `"2"`, `"-1"`. The last such report of the line wins.
 ///
 /// ```
-/// use context_trim::detect::exit_status;
+/// use context_trim::analysis::detect::exit_status;
 /// assert_eq!(exit_status("ok\n[The command completed with exit code 0.]\n"), Some("0"));
 /// assert_eq!(exit_status("FAIL\texample.com/pkg\nexit status 1"), Some("1"));
 /// assert_eq!(exit_status("exit code 1\nall good"), None);
@@ -167,7 +167,7 @@ pub fn exit_status(text: &str) -> Option<&str> {
 /// `None` when [`is_error_output`] would say no.
 ///
 /// ```
-/// use context_trim::detect::first_error_line;
+/// use context_trim::analysis::detect::first_error_line;
 /// let out = "Compiling x\nerror[E0308]: mismatched types\n  --> src/a.rs:3:5";
 /// assert_eq!(first_error_line(out), Some("error[E0308]: mismatched types"));
 /// ```

@@ -18,8 +18,8 @@ use std::collections::HashMap;
 
 use std::borrow::Borrow;
 
-use crate::format::{Format, Placement, Rules};
-use crate::message::{quote, Content, Message, Part, Role};
+use crate::model::format::{Format, Placement, Rules};
+use crate::model::message::{quote, Content, Message, Part, Role};
 use crate::plan::{Action, Plan, Step};
 
 /// The kinds of [`Problem`].
@@ -383,17 +383,17 @@ fn problem(index: usize, kind: ProblemKind, related: Option<usize>, message: Str
 #[cfg(test)]
 pub(crate) mod tests {
   use super::*;
-  use crate::conversation::Conversation;
-  use crate::tokens::Encoding;
+  use crate::model::conversation::Conversation;
+  use crate::model::tokens::Encoding;
 
   pub(crate) fn user(text: &str) -> Message {
     Message::text(Role::User, text)
   }
 
-  pub(crate) use crate::conversation::tests::call;
+  pub(crate) use crate::model::conversation::tests::call;
 
   pub(crate) fn result(id: &str) -> Message {
-    crate::conversation::tests::result(id, &format!("result of {id}"))
+    crate::model::conversation::tests::result(id, &format!("result of {id}"))
   }
 
   /// (index, kind, related) of each problem.

@@ -14,7 +14,7 @@
 use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::message::{quote, type_name, Content, Message, Part, Role, ToolCall};
+use crate::model::message::{quote, type_name, Content, Message, Part, Role, ToolCall};
 
 /// A message format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -139,7 +139,7 @@ impl Format {
       Format::Anthropic => anthropic_message(value, index)?,
       Format::AiSdk => ai_sdk_message(value, index)?,
     };
-    message.is_summary = crate::message::is_summary(value, &message);
+    message.is_summary = crate::model::message::is_summary(value, &message);
     Ok(message)
   }
 }

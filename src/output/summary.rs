@@ -2,10 +2,10 @@
 //!
 //! [`Digest::extract`] reads the messages a strategy dropped and keeps, as one-line items in
 //! fixed [`Section`]s, what an agent would otherwise do again: the user requests, the files it
-//! created, edited, deleted and read ([`crate::file_ops`]), the commands it ran with their exit
-//! status, the errors it saw ([`crate::detect`]), and the short sentences in which it stated a
+//! created, edited, deleted and read ([`crate::analysis::file_ops`]), the commands it ran with their exit
+//! status, the errors it saw ([`crate::analysis::detect`]), and the short sentences in which it stated a
 //! decision or a finding. [`Digest::render`] writes them in a stable layout that starts with
-//! [`crate::message::SUMMARY_MARKER`], bounded by a token budget; [`Digest::parse`] reads that
+//! [`crate::model::message::SUMMARY_MARKER`], bounded by a token budget; [`Digest::parse`] reads that
 //! layout back, so that a later trim that drops a summary folds it into the new one.
 //!
 //! # The layout
@@ -42,14 +42,14 @@
 //!   followed by whitespace, and at line breaks. Sentences that only announce the next action
 //!   (`Let's…`, `Let me…`, `Now…`) are not taken: the files and commands sections record the
 //!   action itself. Its tool calls that no message answers are commands without a status;
-//! - a **tool result** about a file ([`crate::file_ops::file_operation`]) that succeeded puts its
+//! - a **tool result** about a file ([`crate::analysis::file_ops::file_operation`]) that succeeded puts its
 //!   path under the section of its kind; otherwise, when its call has a string argument
 //!   `command`, `cmd` or `code` (and is not an editor's sub-command such as `view`), the command
 //!   is listed on one line, with ` → exit N` when the output ends with an exit status
-//!   ([`crate::detect::exit_status`]). A result that reports an error (flagged, a failed file
-//!   operation, or [`crate::detect::is_error_output`]) is listed under `Errors` as
+//!   ([`crate::analysis::detect::exit_status`]). A result that reports an error (flagged, a failed file
+//!   operation, or [`crate::analysis::detect::is_error_output`]) is listed under `Errors` as
 //!   `<command, or path, or tool>: <error line>`, the error line being the first line that
-//!   reports it ([`crate::detect::first_error_line`]; after a bare `ERROR:` the next line too).
+//!   reports it ([`crate::analysis::detect::first_error_line`]; after a bare `ERROR:` the next line too).
 //!   When only a non-zero exit status reports it, the line before the status stands for it, and
 //!   without such a line the command's `→ exit N` says it all.
 //!
@@ -68,12 +68,12 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use crate::classify::is_agent_instruction;
-use crate::conversation::Conversation;
-use crate::detect::{exit_status, first_error_line, is_error_output};
-use crate::file_ops::{editor_command, file_operation, parse_object, FileOpKind};
-use crate::message::{Content, Message, Part, Role, SUMMARY_MARKER};
-use crate::tokens::{count_tokens, Encoding};
+use crate::analysis::classify::is_agent_instruction;
+use crate::analysis::detect::{exit_status, first_error_line, is_error_output};
+use crate::analysis::file_ops::{editor_command, file_operation, parse_object, FileOpKind};
+use crate::model::conversation::Conversation;
+use crate::model::message::{Content, Message, Part, Role, SUMMARY_MARKER};
+use crate::model::tokens::{count_tokens, Encoding};
 
 /// The default bound of a summary, in tokens of its text.
 pub const DEFAULT_MAX_SUMMARY_TOKENS: usize = 500;

@@ -22,11 +22,11 @@
 //! the result to see them.
 
 use crate::error::{Error, ErrorKind};
-use crate::format::{Format, Rules};
-use crate::message::{quote, Message, Role};
+use crate::model::format::{Format, Rules};
+use crate::model::message::{quote, Message, Role};
+use crate::model::tokens::{message_tokens, Encoding};
+use crate::output::validate::{emptiness, scan, ProblemKind};
 use crate::plan::{Plan, Replacement};
-use crate::tokens::{message_tokens, Encoding};
-use crate::validate::{emptiness, scan, ProblemKind};
 
 /// What a repair did to one message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,7 +80,7 @@ impl Repaired {
 
 /// Repairs `messages` for `format` (see the module documentation for the rules). A valid
 /// conversation comes back unchanged with no repair; what a repair returns always passes
-/// [`crate::validate::validate`] but for the order problems it leaves.
+/// [`crate::output::validate::validate`] but for the order problems it leaves.
 pub fn repair<M: std::borrow::Borrow<Message>>(messages: &[M], format: Format) -> Repaired {
   let refs: Vec<&Message> = messages.iter().map(std::borrow::Borrow::borrow).collect();
   repair_with(&refs, &format.rules())
@@ -303,10 +303,10 @@ fn shared_call_id<'m>(messages: &[&'m Message], a: usize, b: usize) -> Option<&'
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::message::Content;
+  use crate::model::message::Content;
+  use crate::output::validate::tests::{call, result, user};
+  use crate::output::validate::{validate, validate_plan};
   use crate::plan::Action;
-  use crate::validate::tests::{call, result, user};
-  use crate::validate::{validate, validate_plan};
 
   fn dropped(msgs: &[Message]) -> Vec<usize> {
     repair(msgs, Format::OpenAi).plan.dropped()
@@ -495,7 +495,7 @@ mod tests {
 
   /// Parses JSON messages in `format`.
   fn parsed(format: Format, messages: serde_json::Value) -> Vec<Message> {
-    crate::format::parse_messages(&messages, Some(format)).unwrap().1
+    crate::model::format::parse_messages(&messages, Some(format)).unwrap().1
   }
 
   #[test]
@@ -552,7 +552,7 @@ mod tests {
     assert_eq!(validate(&ai_sdk, Format::AiSdk), vec![]);
     assert!(repair(&ai_sdk, Format::AiSdk).plan.is_identity());
     // Their text is counted.
-    assert!(crate::tokens::message_tokens(&anthropic[1], Encoding::default()) > 20);
+    assert!(crate::model::tokens::message_tokens(&anthropic[1], Encoding::default()) > 20);
   }
 
   #[test]

@@ -11,8 +11,8 @@ use tiktoken_rs::tokenizer::{get_tokenizer, Tokenizer};
 use tiktoken_rs::CoreBPE;
 
 use crate::error::{Error, Result};
-use crate::generations::GenerationalMap;
-use crate::message::{Content, Message, Part};
+use crate::model::generations::GenerationalMap;
+use crate::model::message::{Content, Message, Part};
 
 // Chat overheads, following the OpenAI cookbook "How to count tokens with tiktoken"
 // (https://github.com/openai/openai-cookbook/blob/main/examples/How_to_count_tokens_with_tiktoken.ipynb)
@@ -90,7 +90,7 @@ impl Encoding {
           "encoding",
           format!(
             "must be one of o200k_base, cl100k_base, o200k_harmony, p50k_base, r50k_base, approximate, got {}",
-            crate::message::quote(other)
+            crate::model::message::quote(other)
           ),
         ))
       }
@@ -441,8 +441,8 @@ fn count_message(message: &Message, encoding: Encoding) -> usize {
 /// The tokens of a role's name (1 in every encoding), counted once per encoding, when a message
 /// is first counted in it: counting every encoding's at once would load all five tokenizers
 /// (about a second, and their tables' memory) in a process that uses one.
-fn role_tokens(role: crate::message::Role, encoding: Encoding) -> usize {
-  use crate::message::Role;
+fn role_tokens(role: crate::model::message::Role, encoding: Encoding) -> usize {
+  use crate::model::message::Role;
   use std::sync::OnceLock;
   static TABLES: [OnceLock<[usize; Role::ALL.len()]>; ENCODING_COUNT] =
     [const { OnceLock::new() }; ENCODING_COUNT];
@@ -526,7 +526,7 @@ impl CacheKey {
   }
 }
 
-/// The counts, with hit and miss tallies. Evicts by generation (see [`crate::generations`]):
+/// The counts, with hit and miss tallies. Evicts by generation (see [`crate::model::generations`]):
 /// memory stays within `capacity` entries and every operation is O(1).
 struct TokenCache {
   counts: GenerationalMap<CacheKey, u32, std::hash::RandomState>,
@@ -603,9 +603,9 @@ mod tests {
 
   #[test]
   fn without_framing_a_message_is_its_content_and_calls() {
-    let mut m = Message::text(crate::message::Role::Assistant, "x".repeat(401));
+    let mut m = Message::text(crate::model::message::Role::Assistant, "x".repeat(401));
     m.name = Some("bob".into());
-    m.tool_calls.push(crate::message::ToolCall {
+    m.tool_calls.push(crate::model::message::ToolCall {
       id: "call_1".into(),
       name: "read_file".into(),
       arguments: r#"{"path":"a.ts"}"#.into(),
@@ -649,7 +649,7 @@ mod tests {
     assert_eq!(r(Some("anthropic"), Some("gpt-4o"), None), Ok(Encoding::Approximate));
     assert_eq!(r(Some("anthropic"), None, Some("cl100k_base")), Ok(Encoding::Cl100kBase));
   }
-  use crate::message::{Role, ToolCall};
+  use crate::model::message::{Role, ToolCall};
 
   #[test]
   fn counts_match_tiktoken_reference_values() {

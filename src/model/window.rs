@@ -5,10 +5,10 @@
 //! total is a running sum. A strategy run on [`ContextWindow::conversation`] then costs
 //! O(messages): no text is read or tokenised again, and nothing is re-analysed.
 
-use crate::conversation::{Conversation, Layout};
-use crate::format::Format;
-use crate::message::Message;
-use crate::tokens::{message_tokens, Encoding};
+use crate::model::conversation::{Conversation, Layout};
+use crate::model::format::Format;
+use crate::model::message::Message;
+use crate::model::tokens::{message_tokens, Encoding};
 
 /// A growing conversation of `M`s (messages, or anything holding one), with its layout kept up
 /// to date.

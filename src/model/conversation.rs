@@ -4,9 +4,9 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use crate::format::Format;
-use crate::message::Message;
-use crate::tokens::{message_tokens, reply_priming, Encoding};
+use crate::model::format::Format;
+use crate::model::message::Message;
+use crate::model::tokens::{message_tokens, reply_priming, Encoding};
 
 /// A set of messages that must be kept or removed together: an assistant message with tool
 /// calls plus every message answering one of its calls, or a single message.
@@ -40,7 +40,7 @@ pub struct Conversation<'a> {
 /// What a conversation's structure is, apart from its messages: per-message tokens, steps,
 /// tool-call units and the call each result answers. Built in one pass
 /// ([`Layout::build`]) or one message at a time ([`Layout::push`], as
-/// [`crate::window::ContextWindow`] does), with the same result.
+/// [`crate::model::window::ContextWindow`] does), with the same result.
 #[derive(Debug, Clone, Default)]
 pub struct Layout {
   tokens: Vec<usize>,
@@ -218,7 +218,7 @@ impl<'a> Conversation<'a> {
   }
 
   /// `messages` with their layout already made (e.g. kept up to date by a
-  /// [`crate::window::ContextWindow`]): nothing is analysed again.
+  /// [`crate::model::window::ContextWindow`]): nothing is analysed again.
   ///
   /// # Panics
   ///
@@ -346,7 +346,7 @@ impl<'a> Conversation<'a> {
   /// For every message, whether it is a user message (not a tool result) that opens a turn, as
   /// [`Conversation::current_task`] defines it.
   pub fn turn_openers(&self) -> Vec<bool> {
-    use crate::message::Role;
+    use crate::model::message::Role;
     let mut opens = true;
     self
       .messages
@@ -391,7 +391,7 @@ impl Groups {
 #[cfg(test)]
 pub(crate) mod tests {
   use super::*;
-  use crate::message::{Content, Role, ToolCall};
+  use crate::model::message::{Content, Role, ToolCall};
 
   pub(crate) fn call(ids: &[&str]) -> Message {
     let mut m = Message::text(Role::Assistant, "");
@@ -434,7 +434,7 @@ pub(crate) mod tests {
     assert_eq!(c.current_task(), Some(1));
     assert_eq!(
       c.total_tokens(),
-      c.all_tokens().iter().sum::<usize>() + crate::tokens::REPLY_PRIMING
+      c.all_tokens().iter().sum::<usize>() + crate::model::tokens::REPLY_PRIMING
     );
   }
 

@@ -62,7 +62,7 @@ impl Role {
 pub enum Part {
   /// A text part (`{type: 'text', text}` and the like).
   Text(String),
-  /// An image part; counted as a fixed estimate (see [`crate::tokens::IMAGE_PART_TOKENS`]).
+  /// An image part; counted as a fixed estimate (see [`crate::model::tokens::IMAGE_PART_TOKENS`]).
   Image,
   /// A tool result inside a message (an Anthropic `tool_result` block, an AI SDK `tool-result`
   /// part): the call it answers and its text.
@@ -134,35 +134,37 @@ pub struct Message {
 /// (or clone it, then change the clone).
 #[derive(Default)]
 pub struct Memo {
-  pub(crate) tokens: [std::sync::OnceLock<u32>; crate::tokens::ENCODING_COUNT],
+  pub(crate) tokens: [std::sync::OnceLock<u32>; crate::model::tokens::ENCODING_COUNT],
   fingerprint: std::sync::OnceLock<u64>,
   /// What the message's own text says about a file operation (see `file_ops`).
-  pub(crate) result_facts: std::sync::OnceLock<crate::file_ops::ResultFacts>,
+  pub(crate) result_facts: std::sync::OnceLock<crate::analysis::file_ops::ResultFacts>,
   /// What each tool call's arguments and name say about a file operation (see `file_ops`).
-  pub(crate) call_facts: std::sync::OnceLock<Vec<crate::file_ops::CallFacts>>,
+  pub(crate) call_facts: std::sync::OnceLock<Vec<crate::analysis::file_ops::CallFacts>>,
   /// The line count of the content text.
   pub(crate) line_count: std::sync::OnceLock<usize>,
   /// Whether the content text reads as an error report (see `detect`).
   pub(crate) error_output: std::sync::OnceLock<bool>,
   /// The span marks of the content text, for the first minimum length asked (see `span_index`).
-  span_marks: std::sync::OnceLock<crate::span_index::Marks>,
+  span_marks: std::sync::OnceLock<crate::analysis::span_index::Marks>,
   /// Each tool call's arguments parsed as a JSON object, if they are one (see `dedup`).
   pub(crate) call_arguments:
     std::sync::OnceLock<Vec<Option<serde_json::Map<String, serde_json::Value>>>>,
   /// What the deduplicators read from the message's text (see `dedup`).
-  pub(crate) result_text: std::sync::OnceLock<crate::dedup::ResultText>,
+  pub(crate) result_text: std::sync::OnceLock<crate::strategy::dedup::ResultText>,
   /// The file paths each tool call's arguments name (see `strategy::rolling::argument_paths`).
   pub(crate) call_paths: std::sync::OnceLock<Vec<Vec<String>>>,
   /// The content text cut to a token limit in an encoding, for the first limit and encoding
   /// asked (see `strategy::rolling`).
-  pub(crate) cut: std::sync::OnceLock<(usize, crate::tokens::Encoding, Option<crate::cut::Cut>)>,
-  /// The content text cut to [`crate::cut::MIN_CUT_BUDGET`] in an encoding, for the first
+  pub(crate) cut:
+    std::sync::OnceLock<(usize, crate::model::tokens::Encoding, Option<crate::model::cut::Cut>)>,
+  /// The content text cut to [`crate::model::cut::MIN_CUT_BUDGET`] in an encoding, for the first
   /// encoding asked (see `strategy::priority`: every unit it cuts but the last is cut so far).
-  pub(crate) min_cut: std::sync::OnceLock<(crate::tokens::Encoding, Option<crate::cut::Cut>)>,
+  pub(crate) min_cut:
+    std::sync::OnceLock<(crate::model::tokens::Encoding, Option<crate::model::cut::Cut>)>,
   /// The length of the content text in UTF-16 code units (JavaScript's `length`).
   utf16_len: std::sync::OnceLock<usize>,
   /// The content's tokens per encoding (the message's, less the overheads).
-  pub(crate) content_tokens: [std::sync::OnceLock<u32>; crate::tokens::BASE_ENCODING_COUNT],
+  pub(crate) content_tokens: [std::sync::OnceLock<u32>; crate::model::tokens::BASE_ENCODING_COUNT],
 }
 
 impl Clone for Memo {
@@ -254,7 +256,7 @@ impl Message {
   /// the calls it answers, name, flags), computed once. Equal messages have equal
   /// fingerprints, on every run (SipHash with fixed keys); a different fingerprint means the
   /// message changed. Used to recognise a message seen on an earlier call (see
-  /// [`crate::cache_policy`]).
+  /// [`crate::strategy::cache_policy`]).
   pub fn fingerprint(&self) -> u64 {
     *self.memo.fingerprint.get_or_init(|| {
       use std::hash::{Hash, Hasher};
@@ -332,10 +334,13 @@ impl Message {
     *self.memo.line_count.get_or_init(|| self.content_text().matches('\n').count() + 1)
   }
 
-  /// Whether the content text reads as an error report ([`crate::detect::is_error_output`]),
+  /// Whether the content text reads as an error report ([`crate::analysis::detect::is_error_output`]),
   /// decided once.
   pub fn is_error_output(&self) -> bool {
-    *self.memo.error_output.get_or_init(|| crate::detect::is_error_output(&self.content_text()))
+    *self
+      .memo
+      .error_output
+      .get_or_init(|| crate::analysis::detect::is_error_output(&self.content_text()))
   }
 
   /// The length of the content text in UTF-16 code units (JavaScript's `string.length`),
@@ -344,18 +349,24 @@ impl Message {
     *self.memo.utf16_len.get_or_init(|| self.content_text().chars().map(char::len_utf16).sum())
   }
 
-  /// The [`Marks`](crate::span_index::Marks) of the content text for spans of `min_chars`
+  /// The [`Marks`](crate::analysis::span_index::Marks) of the content text for spans of `min_chars`
   /// characters, computed once for the first length asked (the rolling context's
   /// `minQuotedChars`); another length is computed on every call.
-  pub fn span_marks(&self, min_chars: usize) -> std::borrow::Cow<'_, crate::span_index::Marks> {
+  pub fn span_marks(
+    &self,
+    min_chars: usize,
+  ) -> std::borrow::Cow<'_, crate::analysis::span_index::Marks> {
     let marks = self
       .memo
       .span_marks
-      .get_or_init(|| crate::span_index::Marks::new(&self.content_text(), min_chars));
+      .get_or_init(|| crate::analysis::span_index::Marks::new(&self.content_text(), min_chars));
     if marks.min_chars() == min_chars.max(1) {
       std::borrow::Cow::Borrowed(marks)
     } else {
-      std::borrow::Cow::Owned(crate::span_index::Marks::new(&self.content_text(), min_chars))
+      std::borrow::Cow::Owned(crate::analysis::span_index::Marks::new(
+        &self.content_text(),
+        min_chars,
+      ))
     }
   }
 

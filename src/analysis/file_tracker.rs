@@ -3,15 +3,15 @@
 //! A [`FileTracker`] holds one [`FileReference`] per path: its last access (step and time),
 //! whether any access modified it, and a preview of the last content seen. It is built from a
 //! conversation with [`FileTracker::from_conversation`] (file operations as
-//! [`crate::file_ops`] finds them) or filled by hand with [`FileTracker::track_access`].
+//! [`crate::analysis::file_ops`] finds them) or filled by hand with [`FileTracker::track_access`].
 //!
 //! The tracker never reads a clock: the caller passes the time of every access, so results are
 //! the same on every run.
 
 use std::collections::HashMap;
 
-use crate::conversation::Conversation;
-use crate::file_ops::{file_operations, FileOp, FileOpKind};
+use crate::analysis::file_ops::{file_operations, FileOp, FileOpKind};
+use crate::model::conversation::Conversation;
 
 /// How many characters of content a reference keeps as its preview.
 pub const PREVIEW_CHARS: usize = 200;
@@ -202,9 +202,9 @@ struct Preview {
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::message::{Message, Role};
+  use crate::model::message::{Message, Role};
+  use crate::model::tokens::Encoding;
   use crate::testing::{call, named_result, result};
-  use crate::tokens::Encoding;
 
   #[test]
   fn tracks_modified_files_correctly() {

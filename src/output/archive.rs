@@ -3,7 +3,7 @@
 //! Two files per archive, both appended to on every prune (history is never overwritten):
 //!
 //! - the markdown archive (`context-archive.md` by default), for people and agents to read: one
-//!   `# Context Archive - <timestamp>` section per prune (see [`crate::pruner::archive_markdown`]);
+//!   `# Context Archive - <timestamp>` section per prune (see [`crate::strategy::pruner::archive_markdown`]);
 //! - its JSONL sidecar ([`sidecar_path`]: `context-archive.jsonl`), one line per archived
 //!   message: `{"prune":N,"timestamp":"…","index":I,"message":<the message>}`, where the message
 //!   is the caller's own JSON text, written verbatim, so reading it back gives it byte for byte.

@@ -26,12 +26,12 @@
 //!    never a system message nor the last unit. Only a request whose system messages and last
 //!    unit alone exceed the window stays over it.
 //!
-//! [`Message::fingerprint`]: crate::message::Message::fingerprint
+//! [`Message::fingerprint`]: crate::model::message::Message::fingerprint
 
-use crate::classify::ClassifyOptions;
-use crate::conversation::Conversation;
+use crate::analysis::classify::ClassifyOptions;
 use crate::error::{js_number, Error, Result};
-use crate::placeholder::PlaceholderTemplate;
+use crate::model::conversation::Conversation;
+use crate::output::placeholder::PlaceholderTemplate;
 use crate::plan::{Action, Plan};
 use crate::strategy::age::{drop_oldest, trim_by_age};
 use crate::strategy::priority::{trim_by_priority, trim_with_placeholders, PriorityOptions};
@@ -423,10 +423,10 @@ fn impose<'a>(
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::message::{Message, Role};
+  use crate::model::message::{Message, Role};
+  use crate::model::tokens::Encoding;
   use crate::plan::MetaValue;
   use crate::testing::{call, result, user};
-  use crate::tokens::Encoding;
 
   const ENC: Encoding = Encoding::O200kBase;
 
@@ -699,7 +699,8 @@ mod tests {
     let mut p = policy(window, Strategy::Age);
     let mut trims = 0;
     for end in (4..=msgs.len()).step_by(2) {
-      let conv = Conversation::new(&msgs[..end], ENC).with_format(crate::format::Format::Anthropic);
+      let conv =
+        Conversation::new(&msgs[..end], ENC).with_format(crate::model::format::Format::Anthropic);
       let step = p.step(&conv);
       trims += usize::from(step.decision.replanned());
       // The task is the only user message: it stays first after the system prompt.

@@ -17,7 +17,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::format::Format;
+use crate::model::format::Format;
 use crate::plan::{Action, Plan, Replacement, Step};
 
 /// Fields of a message the core reads, in every supported format.

@@ -15,7 +15,7 @@
 //!
 //! and otherwise removes what the priority trimmer removes first (lowest
 //! [`crate::ContentPriority`], oldest first). What is removed goes to the archive
-//! ([`crate::archive`]): every archived message verbatim in the JSONL sidecar, and a markdown
+//! ([`crate::output::archive`]): every archived message verbatim in the JSONL sidecar, and a markdown
 //! section ([`archive_markdown`]) with the session metrics, the archived items grouped (tool
 //! outputs by tool, file reads, file changes, conversation) and the files to re-read
 //! ([`Pruning::reconstruction`]).
@@ -25,12 +25,12 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::archive;
-use crate::classify::{ClassifyOptions, ContentPriority};
-use crate::conversation::Conversation;
+use crate::analysis::classify::{ClassifyOptions, ContentPriority};
+use crate::analysis::file_ops::{file_operations, FileOp, FileOpKind};
+use crate::analysis::file_tracker::FileTracker;
 use crate::error::{js_number, Error, ErrorKind, Result};
-use crate::file_ops::{file_operations, FileOp, FileOpKind};
-use crate::file_tracker::FileTracker;
+use crate::model::conversation::Conversation;
+use crate::output::archive;
 use crate::plan::Plan;
 use crate::strategy::priority::{trim_by_priority_keeping, PriorityOptions, Removal};
 use crate::strategy::summarized::{trim_with_summary, Summary, SummaryOptions};
@@ -682,7 +682,7 @@ pub struct ArchiveWrite {
 
 /// Appends one prune to the archive of `config`: `messages` (index, the caller's JSON text of
 /// the archived message) to the sidecar, then the markdown section `markdown(prune number)` to
-/// the markdown archive, each in one write under the sidecar's lock (see [`crate::archive`]).
+/// the markdown archive, each in one write under the sidecar's lock (see [`crate::output::archive`]).
 /// The prune number is 1 + that of the sidecar's last record.
 ///
 /// # Errors
@@ -746,9 +746,9 @@ fn last_prune(sidecar: &mut archive::Appender<'_>, path: &Path) -> Result<(u64, 
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::message::{Message, Role};
+  use crate::model::message::{Message, Role};
+  use crate::model::tokens::Encoding;
   use crate::testing::{call, result, user};
-  use crate::tokens::Encoding;
 
   fn config_error(text: &str) -> String {
     PrunerConfig::from_json(text, "context-pruner.config.json").unwrap_err().to_string()

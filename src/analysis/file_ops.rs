@@ -21,7 +21,7 @@
 //!    lines total)]` a read (SWE-agent, OpenHands agent skills), `Here's the result of running
 //!    `cat -n` on P:` a read, `The file P has been edited.` an edit, `File created successfully
 //!    at: P` a create (OpenHands editor);
-//! 4. for a shell tool (`bash`, `execute_bash`, … [`crate::dedup::DEFAULT_SHELL_TOOLS`]), the
+//! 4. for a shell tool (`bash`, `execute_bash`, … [`crate::strategy::dedup::DEFAULT_SHELL_TOOLS`]), the
 //!    first line of its command line when it is one simple command on one file
 //!    (`shell_file_op`): `cat > P << EOF` (or `cat << EOF > P`) is a create, `>> P` and
 //!    `sed -i … P` edits, `cat`/`head`/`tail`/`nl` with one file and `sed -n … P` reads (kind
@@ -49,8 +49,8 @@
 
 use serde_json::{Map, Value};
 
-use crate::conversation::Conversation;
-use crate::dedup::{DEFAULT_SHELL_COMMAND_KEYS, DEFAULT_SHELL_TOOLS};
+use crate::model::conversation::Conversation;
+use crate::strategy::dedup::{DEFAULT_SHELL_COMMAND_KEYS, DEFAULT_SHELL_TOOLS};
 
 /// What a tool did to a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -198,7 +198,7 @@ pub(crate) struct CallFacts {
 }
 
 impl CallFacts {
-  fn of(call: &crate::message::ToolCall) -> CallFacts {
+  fn of(call: &crate::model::message::ToolCall) -> CallFacts {
     let args = parse_object(&call.arguments);
     if DEFAULT_SHELL_TOOLS.contains(&call.name.as_str()) {
       let shell = args
@@ -509,8 +509,8 @@ pub fn reports_failure(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
   use super::*;
+  use crate::model::tokens::Encoding;
   use crate::testing::{call, named_result, result};
-  use crate::tokens::Encoding;
 
   /// A call of `tool` with `args` answered by `text`: the file operation of the result.
   fn op(tool: &str, args: &str, text: &str) -> Option<FileOp> {

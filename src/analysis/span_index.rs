@@ -29,7 +29,7 @@
 //! output share with calls made after it?".
 //!
 //! ```
-//! use context_trim::span_index::SpanIndex;
+//! use context_trim::analysis::span_index::SpanIndex;
 //! let mut index = SpanIndex::new(10);
 //! index.add("please look at: the quick brown fox", 7);
 //! assert!(index.shares_span_above("it said the quick brown fox jumped", 6));

@@ -5,8 +5,8 @@
 //! many tokens were cut between them ([`CUT_MARKER`]). The result is counted after it is built,
 //! so it always fits the budget.
 
-use crate::message::Message;
-use crate::tokens::{count_tokens, prefix_within, suffix_within, Encoding};
+use crate::model::message::Message;
+use crate::model::tokens::{count_tokens, prefix_within, suffix_within, Encoding};
 
 /// The marker put in place of the cut middle; `{tokens}` is the number of tokens cut.
 pub const CUT_MARKER: &str = "\n\n[... {tokens} tokens cut ...]\n\n";

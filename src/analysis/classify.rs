@@ -4,14 +4,14 @@
 //! strategies reuse. The rules, first match wins:
 //!
 //! 1. **Summaries** ([`Message::is_summary`]: flagged `_summary: true` / `isSummary: true`, or
-//!    text starting with [`crate::message::SUMMARY_MARKER`]) are `SUMMARIZED`, whatever their
+//!    text starting with [`crate::model::message::SUMMARY_MARKER`]) are `SUMMARIZED`, whatever their
 //!    role: they are already compressed.
 //! 2. `system` and `developer` messages are `SYSTEM`.
 //! 3. **Agent instructions**: a user message (not a tool result) named `AGENTS.md` (any case),
 //!    or whose text, after leading whitespace, starts with one of [`AGENT_INSTRUCTION_MARKERS`]
 //!    or one of the app's own markers (ASCII case-insensitive), is `AGENT_INSTRUCTIONS`.
 //! 4. The **current task** ([`current_task`]) is `CURRENT_TASK`.
-//! 5. A tool result about a file ([`crate::file_ops`]) is `MODIFIED_FILES` when the file was
+//! 5. A tool result about a file ([`crate::analysis::file_ops`]) is `MODIFIED_FILES` when the file was
 //!    modified in the session, else `RECENT_FILE_READS` when at most `recent_threshold` steps
 //!    old, else `STALE_TOOL_OUTPUTS`. In a conversation, a read that is the newest operation on
 //!    its file stays `RECENT_FILE_READS` however old: it is the view of the file the agent
@@ -32,11 +32,11 @@
 //! Ages are in steps ([`Conversation::age`]): a conversation without tool calls has a single
 //! step, so all its messages are recent and trimming falls back to oldest first.
 
-use crate::conversation::Conversation;
-use crate::dedup::{superseded_results, ToolNames};
-use crate::file_ops::{file_operations, FileOp, FileOpKind};
-use crate::file_tracker::FileTracker;
-use crate::message::{Message, Role};
+use crate::analysis::file_ops::{file_operations, FileOp, FileOpKind};
+use crate::analysis::file_tracker::FileTracker;
+use crate::model::conversation::Conversation;
+use crate::model::message::{Message, Role};
+use crate::strategy::dedup::{superseded_results, ToolNames};
 
 /// How much a message matters; higher values are kept longer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -148,7 +148,7 @@ pub struct Metadata {
   /// A summary.
   pub is_summarized: bool,
   /// The newer tool result that supersedes this one (a newer read of the same file, a newer
-  /// listing of the same directory: [`crate::dedup::superseded_results`]).
+  /// listing of the same directory: [`crate::strategy::dedup::superseded_results`]).
   pub superseded_by: Option<usize>,
 }
 
@@ -293,7 +293,7 @@ pub fn classify_conversation(
     // Only "modified" is needed, not a whole tracker with its previews: the paths the
     // operations modified, as a tracker built from them would mark them.
     None => {
-      let modified = crate::file_ops::modified_paths(&operations);
+      let modified = crate::analysis::file_ops::modified_paths(&operations);
       classify_with_operations(conv, &operations, &|p| modified.contains(p), options)
     }
   }
@@ -368,8 +368,8 @@ pub fn classify_with_operations(
 #[cfg(test)]
 mod tests {
   use super::*;
+  use crate::model::tokens::Encoding;
   use crate::testing::{call, result, user};
-  use crate::tokens::Encoding;
   use ContentPriority::*;
 
   fn priorities(msgs: &[Message], options: &ClassifyOptions) -> Vec<ContentPriority> {
@@ -485,7 +485,7 @@ mod tests {
     let msgs = vec![call("1", "read_file", r#"{"path":"/a"}"#), result("1", "aaa")];
     let conv = Conversation::new(&msgs, Encoding::O200kBase);
     let mut tracker = FileTracker::new();
-    tracker.track_access("/a", 1, crate::file_ops::FileOpKind::Edit, None, 0.0);
+    tracker.track_access("/a", 1, crate::analysis::file_ops::FileOpKind::Edit, None, 0.0);
     let c = classify_conversation(&conv, Some(&tracker), &ClassifyOptions::default());
     assert_eq!(c[1].priority, ModifiedFiles);
     let c = classify_conversation(&conv, None, &ClassifyOptions::default());

@@ -1,0 +1,7 @@
+//! What is written from a plan or beside it: placeholders, summaries of what was dropped, archives, and the validation and repair of a conversation a provider must accept.
+
+pub mod archive;
+pub mod placeholder;
+pub mod repair;
+pub mod summary;
+pub mod validate;
