@@ -21,16 +21,23 @@
 //!    lines total)]` a read (SWE-agent, OpenHands agent skills), `Here's the result of running
 //!    `cat -n` on P:` a read, `The file P has been edited.` an edit, `File created successfully
 //!    at: P` a create (OpenHands editor);
-//! 4. for a shell tool (`bash`, `execute_bash`, … [`crate::strategy::dedup::DEFAULT_SHELL_TOOLS`]), the
-//!    first line of its command line when it is one simple command on one file
+//! 4. for a shell tool (`bash`, `execute_bash`, `shell`, …
+//!    [`crate::strategy::dedup::DEFAULT_SHELL_TOOLS`]), the first line of its command line (a
+//!    string, or Codex's argument vector `["bash", "-lc", "…"]`) when it is one simple command
+//!    on one file
 //!    (`shell_file_op`): `cat > P << EOF` (or `cat << EOF > P`) is a create, `>> P` and
 //!    `sed -i … P` edits, `cat`/`head`/`tail`/`nl` with one file and `sed -n … P` reads (kind
 //!    and path both). Agents
 //!    that work through a shell alone (mini-swe-agent, Codex) read and write files this way.
 //!
+//! Before these, a call carrying a patch in Codex's `*** Begin Patch` format (`apply_patch`,
+//! as an argument, a free-form call's text or a shell argument vector) is about the first file
+//! it names: `*** Add File: P` creates P, `*** Update File: P` edits it, `*** Delete File: P`
+//! deletes it (kind and path both).
+//!
 //! The **path** is the first of:
-//! 1. the call's arguments `path`, `file_path`, `filePath`, `file` or `filename` (a non-empty
-//!    string);
+//! 1. the call's arguments `path`, `file_path`, `filePath`, `absolute_path` (Gemini CLI),
+//!    `target_file` (Cursor), `file` or `filename` (a non-empty string);
 //! 2. the result headers above (the `[File: …]` header may be on any line);
 //! 3. a JSON result's `path`, `file`, `filePath` or `file_path` field;
 //! 4. a result line starting with `File:` or `Path:` (the seed's pattern, anchored to the start
@@ -126,7 +133,8 @@ pub fn modified_paths(operations: &[Option<FileOp>]) -> std::collections::HashSe
 }
 
 /// Argument keys that name the file a call works on, in order of preference.
-pub const PATH_ARGUMENTS: &[&str] = &["path", "file_path", "filePath", "file", "filename"];
+pub const PATH_ARGUMENTS: &[&str] =
+  &["path", "file_path", "filePath", "absolute_path", "target_file", "file", "filename"];
 /// Fields of a JSON tool result that name its file (the seed's `path`, `file`, `filePath`).
 const PATH_FIELDS: &[&str] = &["path", "file", "filePath", "file_path"];
 /// Starts of results that report a failed operation.
@@ -200,11 +208,16 @@ pub(crate) struct CallFacts {
 impl CallFacts {
   fn of(call: &crate::model::message::ToolCall) -> CallFacts {
     let args = parse_object(&call.arguments);
+    if let Some((kind, path)) = patch_file_op(&call.arguments, args.as_ref()) {
+      return CallFacts { args_kind: Some(kind), name_kind: None, args_path: Some(path) };
+    }
     if DEFAULT_SHELL_TOOLS.contains(&call.name.as_str()) {
       let shell = args
         .as_ref()
-        .and_then(|a| DEFAULT_SHELL_COMMAND_KEYS.iter().find_map(|k| a.get(*k)?.as_str()))
-        .and_then(shell_file_op);
+        .and_then(|a| {
+          DEFAULT_SHELL_COMMAND_KEYS.iter().find_map(|k| shell_command_line(a.get(*k)?))
+        })
+        .and_then(|line| shell_file_op(&line));
       let (kind, path) = shell.unzip();
       return CallFacts { args_kind: kind, name_kind: None, args_path: path };
     }
@@ -214,6 +227,64 @@ impl CallFacts {
       args_path: args.as_ref().and_then(argument_path),
     }
   }
+}
+
+/// A shell tool's command line: a string as it is, or an argument vector (Codex CLI's
+/// `["bash", "-lc", "cat src/a.rs"]`) as the script a shell runs with `-c`, else its words
+/// joined by spaces.
+pub(crate) fn shell_command_line(value: &Value) -> Option<std::borrow::Cow<'_, str>> {
+  if let Some(s) = value.as_str() {
+    return Some(std::borrow::Cow::Borrowed(s));
+  }
+  let words: Vec<&str> = value.as_array()?.iter().map(Value::as_str).collect::<Option<_>>()?;
+  match words.as_slice() {
+    [shell, flag, script] if SHELLS.contains(shell) && SHELL_SCRIPT_FLAGS.contains(flag) => {
+      Some(std::borrow::Cow::Borrowed(script))
+    }
+    [] => None,
+    _ => Some(std::borrow::Cow::Owned(words.join(" "))),
+  }
+}
+
+/// Shells whose `-c` script an argument vector may carry.
+const SHELLS: &[&str] = &["bash", "sh", "zsh", "/bin/bash", "/bin/sh", "/bin/zsh"];
+/// The flags after which a shell's next argument is the script it runs.
+const SHELL_SCRIPT_FLAGS: &[&str] = &["-c", "-lc", "-ic", "-lic"];
+
+/// The first file header of a patch in the call's arguments (the `*** Begin Patch` format of
+/// Codex's `apply_patch`, as a JSON string argument, the text of a free-form call, or the
+/// argument vector of a shell call): `*** Add File: P` creates P, `*** Update File: P` edits it,
+/// `*** Delete File: P` deletes it.
+fn patch_file_op(raw: &str, args: Option<&Map<String, Value>>) -> Option<(FileOpKind, String)> {
+  const BEGIN: &str = "*** Begin Patch";
+  if !raw.contains(BEGIN) {
+    return None;
+  }
+  let from_text = |text: &str| {
+    text.lines().find_map(|line| {
+      let line = line.trim();
+      let (kind, rest) = [
+        (FileOpKind::Create, "*** Add File:"),
+        (FileOpKind::Edit, "*** Update File:"),
+        (FileOpKind::Delete, "*** Delete File:"),
+      ]
+      .into_iter()
+      .find_map(|(kind, header)| Some((kind, line.strip_prefix(header)?)))?;
+      clean_path(rest).map(|p| (kind, p))
+    })
+  };
+  let Some(args) = args else { return from_text(raw) };
+  args.values().find_map(|v| match v {
+    Value::String(s) if s.contains(BEGIN) => from_text(s),
+    Value::Array(items) => items.iter().filter_map(Value::as_str).find_map(|s| {
+      if s.contains(BEGIN) {
+        from_text(s)
+      } else {
+        None
+      }
+    }),
+    _ => None,
+  })
 }
 
 /// Programs whose `PROGRAM [FLAGS] FILE` command line reads FILE (rule 4 of the module docs).
@@ -564,6 +635,45 @@ mod tests {
       ("", None),
     ] {
       assert_eq!(kind_for_tool_name(name), kind, "{name}");
+    }
+  }
+
+  #[test]
+  fn other_agents_shapes_codex_gemini_cli_and_cursor() {
+    use FileOpKind::*;
+    let patch = "*** Begin Patch\n*** Update File: src/lib.rs\n@@\n-a\n+b\n*** End Patch";
+    for (tool, args, expected) in [
+      // Codex CLI: the shell tool takes an argument vector.
+      ("shell", r#"{"command":["bash","-lc","cat src/a.rs"]}"#.to_string(), ok("src/a.rs", Read)),
+      (
+        "shell",
+        r#"{"command":["bash","-lc","sed -n '1,80p' src/a.rs"]}"#.into(),
+        ok("src/a.rs", Read),
+      ),
+      ("shell", r#"{"command":["cat","src/a.rs"]}"#.into(), ok("src/a.rs", Read)),
+      ("shell", r#"{"command":["bash","-lc","ls src"]}"#.into(), None),
+      ("shell", r#"{"command":[]}"#.into(), None),
+      // Codex's apply_patch: as an argument, as the shell's argument vector, free-form.
+      ("apply_patch", serde_json::json!({ "input": patch }).to_string(), ok("src/lib.rs", Edit)),
+      (
+        "shell",
+        serde_json::json!({ "command": ["apply_patch", patch] }).to_string(),
+        ok("src/lib.rs", Edit),
+      ),
+      ("apply_patch", patch.into(), ok("src/lib.rs", Edit)),
+      ("apply_patch", patch.replace("Update File", "Add File"), ok("src/lib.rs", Create)),
+      ("apply_patch", patch.replace("Update File", "Delete File"), ok("src/lib.rs", Delete)),
+      ("apply_patch", r#"{"input":"*** Begin Patch\n*** End Patch"}"#.into(), None),
+      // Gemini CLI's read_file and Cursor's read_file / edit_file.
+      ("read_file", r#"{"absolute_path":"/r/a.ts"}"#.into(), ok("/r/a.ts", Read)),
+      (
+        "read_file",
+        r#"{"target_file":"src/a.ts","start_line_one_indexed":1}"#.into(),
+        ok("src/a.ts", Read),
+      ),
+      ("edit_file", r#"{"target_file":"src/a.ts","code_edit":"x"}"#.into(), ok("src/a.ts", Edit)),
+    ] {
+      assert_eq!(op(tool, &args, "done"), expected, "{tool} {args}");
     }
   }
 

@@ -7,7 +7,7 @@
 //! must alternate, whether the first message must be a user message. One pass, O(n).
 //!
 //! ```
-//! use context_trim::{validate::validate, Format, Message, Role};
+//! use context_trim::{output::validate::validate, Format, Message, Role};
 //! let mut result = Message::text(Role::Tool, "42");
 //! result.answers.push("call_1".into());
 //! let problems = validate(&[Message::text(Role::User, "hi"), result], Format::OpenAi);
