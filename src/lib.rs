@@ -30,6 +30,7 @@ pub mod json_body;
 pub mod message;
 pub mod placeholder;
 pub mod plan;
+pub mod prefix_summary;
 pub mod pruner;
 pub mod repair;
 pub mod simulate;
