@@ -1348,6 +1348,26 @@ export interface MinKeep {
   tool?: number
 }
 
+/** What {@link summarizePrefix} returns. */
+export interface PrefixSummary {
+  /** The summary of every message before the last. */
+  summaryMessage: PrefixSummaryMessage
+  /** The caller's last message object (`[]` for no messages). */
+  remainingMessages: AnyMessageInput[]
+}
+
+/** The system message that stands for the earlier turns. */
+export interface PrefixSummaryMessage {
+  /** Always `'system'`. */
+  role: 'system'
+  /**
+   * `Summary of earlier turns:\n`, then each earlier message as `User: …`, `Agent: …`,
+   * `System: …` or `Tool: …`, separated by blank lines, or `(none)` when there is nothing
+   * before the last message.
+   */
+  content: string
+}
+
 /** Prompt-cache prices in US dollars per million input tokens. */
 export interface PricingTable {
   /** An input token without caching (what `costWithoutCache` uses). */
@@ -1735,6 +1755,32 @@ export interface SimulationTotals {
   /** The largest request in tokens. */
   maxInputTokens: number
 }
+
+/**
+ * Replaces every message but the last with one system message that quotes them, as
+ * CursorClaw's `summarizePrefix(messages, maxSummaryTokens)` does (no model call): `Summary
+ * of earlier turns:` and a line `User: …` (user), `Agent: …` (assistant), `System: …` (system,
+ * developer) or `Tool: …` (tool result) per message, separated by blank lines; an assistant's
+ * tool calls follow its text as `Called name(arguments)` lines. The part after the first line
+ * is cut to `4 × maxSummaryTokens` characters (UTF-16 code units, never half a character), so
+ * its estimate `ceil(length / 4)` is at most `maxSummaryTokens`. `remainingMessages` holds the
+ * last message, the caller's own object; with one message or none the summary reads
+ * `(none)`. The input is not changed.
+ *
+ * The summary is a `system` message, as OpenAI's and the AI SDK's formats have them; with
+ * Anthropic's Messages API put its `content` in the request's `system` parameter.
+ *
+ * ```ts
+ * const { summaryMessage, remainingMessages } = summarizePrefix(messages, 200)
+ * const request = applyMaxContextTokens([summaryMessage, ...remainingMessages], cap)
+ * ```
+ *
+ * # Errors
+ *
+ * `INVALID_ARGUMENT` when `maxSummaryTokens` is not a non-negative integer; the errors of
+ * reading `messages` (`INVALID_MESSAGE` naming the index and field).
+ */
+export declare function summarizePrefix<M extends AnyMessageInput>(messages: M[], maxSummaryTokens: number): Omit<PrefixSummary, 'remainingMessages'> & { remainingMessages: M[] }
 
 /** Where a returned summary comes from. */
 export type SummarySource = 'extractive' | 'callback' | 'fallback-error' | 'fallback-timeout'

@@ -883,6 +883,7 @@ module.exports.setMessageCacheCapacity = nativeBinding.setMessageCacheCapacity
 module.exports.setTokenCacheCapacity = nativeBinding.setTokenCacheCapacity
 module.exports.simulate = nativeBinding.simulate
 module.exports.simulateAsync = nativeBinding.simulateAsync
+module.exports.summarizePrefix = nativeBinding.summarizePrefix
 module.exports.SummarySource = nativeBinding.SummarySource
 module.exports.tagMessagesWithStep = nativeBinding.tagMessagesWithStep
 module.exports.tokenCacheStats = nativeBinding.tokenCacheStats

@@ -76,7 +76,7 @@ test.serial('require gives the root, both adapters and the deep paths that worke
   const r = node(['-e', script])
   t.is(r.status, 0, r.stderr)
   t.deepEqual(JSON.parse(r.stdout), {
-    cursorclaw: ['applyMaxContextTokens', 'estimateTokens'],
+    cursorclaw: ['applyMaxContextTokens', 'estimateTokens', 'summarizePrefix'],
     root: 'function',
     same: true,
     ai: ['trimPrepareStep'],

@@ -592,3 +592,79 @@ test('truncateOldToolOutputs, RollingContext and ContextWindow#truncate take for
     message: 'truncation.format: cannot be set here: set it on the options themselves',
   })
 })
+
+// 8. CursorClaw's summarizePrefix (TU.4)
+
+test('summarizePrefix quotes every earlier message in one system message and keeps the last', (t) => {
+  const messages: Message[] = [
+    { role: 'user', content: 'What is X?' },
+    { role: 'assistant', content: 'X is a thing.' },
+    { role: 'user', content: 'last' },
+  ]
+  const before = snapshot(messages)
+  const { summaryMessage, remainingMessages } = cursorclaw.summarizePrefix(messages, 200)
+  t.deepEqual(summaryMessage, { role: 'system', content: 'Summary of earlier turns:\nUser: What is X?\n\nAgent: X is a thing.' })
+  t.is(remainingMessages.length, 1)
+  t.is(remainingMessages[0], messages[2])
+  t.deepEqual(messages, before)
+  // The root entry has the same function.
+  t.deepEqual(ct.summarizePrefix(messages, 200), { summaryMessage, remainingMessages })
+})
+
+test('summarizePrefix of one message or none summarises nothing', (t) => {
+  const none = cursorclaw.summarizePrefix([], 200)
+  t.deepEqual(none, { summaryMessage: { role: 'system', content: 'Summary of earlier turns:\n(none)' }, remainingMessages: [] })
+  const one: Message[] = [{ role: 'user', content: 'hi' }]
+  const r = cursorclaw.summarizePrefix(one, 200)
+  t.is(r.summaryMessage.content, 'Summary of earlier turns:\n(none)')
+  t.is(r.remainingMessages[0], one[0])
+  t.is(r.remainingMessages.length, 1)
+})
+
+test('summarizePrefix bounds the summary body at four characters a token', (t) => {
+  const long = 'a'.repeat(2000)
+  const messages: Message[] = [
+    { role: 'user', content: long },
+    { role: 'assistant', content: long },
+    { role: 'user', content: 'last' },
+  ]
+  const header = 'Summary of earlier turns:\n'
+  for (const max of [0, 1, 50, 999, 1003, 5000]) {
+    const { content } = cursorclaw.summarizePrefix(messages, max).summaryMessage
+    t.true(content.startsWith(header))
+    const body = content.slice(header.length)
+    // CursorClaw's body: the entries joined by a blank line, its first 4 × max characters.
+    t.is(body, `User: ${long}\n\nAgent: ${long}`.slice(0, 4 * max), `max ${max}`)
+    t.true(cursorclaw.estimateTokens(body) <= max)
+  }
+  // Characters are UTF-16 code units, and a character is never cut in half.
+  const emoji: Message[] = [{ role: 'user', content: '😀😀' }, { role: 'user', content: 'last' }]
+  t.is(cursorclaw.summarizePrefix(emoji, 2).summaryMessage.content, `${header}User: 😀`)
+  t.is(cursorclaw.summarizePrefix(emoji, 3).summaryMessage.content, `${header}User: 😀😀`)
+})
+
+test('summarizePrefix labels system and tool messages and writes tool calls after their text', (t) => {
+  const messages: Message[] = [
+    { role: 'system', content: 'Be brief.' },
+    call('c1', 'read_file', { path: '/src/a.ts' }),
+    result('c1', 'export const a = 1'),
+    { role: 'user', content: 'last' },
+  ]
+  t.is(
+    ct.summarizePrefix(messages, 200).summaryMessage.content,
+    'Summary of earlier turns:\nSystem: Be brief.\n\nAgent: calling read_file\nCalled read_file({"path":"/src/a.ts"})\n\nTool: export const a = 1',
+  )
+  // The summary and the last message fit a cap as CursorClaw's runtime uses them.
+  const { summaryMessage, remainingMessages } = cursorclaw.summarizePrefix(messages, 10)
+  const capped = cursorclaw.applyMaxContextTokens([summaryMessage, ...remainingMessages], 100)
+  t.deepEqual(capped.map((m) => m.role), ['system', 'user'])
+})
+
+test('summarizePrefix refuses a bad bound or a bad message, by name', (t) => {
+  const messages: Message[] = [{ role: 'user', content: 'a' }, { role: 'user', content: 'b' }]
+  for (const bad of [-1, 1.5, Number.NaN]) {
+    t.throws(() => cursorclaw.summarizePrefix(messages, bad), { code: 'INVALID_ARGUMENT', message: /^maxSummaryTokens: must be an integer of at least 0, got / })
+  }
+  t.throws(() => ct.summarizePrefix(messages, '200' as never), { code: 'INVALID_ARGUMENT', message: 'maxSummaryTokens: must be an integer of at least 0, got string' })
+  t.throws(() => ct.summarizePrefix([{ role: 'user', content: 'a' }, { role: 'robot', content: 'b' }] as never, 10), { code: 'INVALID_MESSAGE', message: /messages\[1\]\.role/ })
+})

@@ -66,6 +66,13 @@ export const messageEntryPoints: EntryPoint[] = [
   { name: 'estimateTokens', call: (m, o) => ct.estimateTokens(m as never, o as never), options: 'options', formats: true, counts: true },
   { name: 'countSteps', call: (m) => ct.countSteps(m as never), formats: false, counts: false },
   {
+    name: 'summarizePrefix',
+    call: (m) => ct.summarizePrefix(m as never, SMALL_BUDGET),
+    formats: false,
+    counts: false,
+    returned: (r) => (r as { remainingMessages: unknown[] }).remainingMessages,
+  },
+  {
     name: 'tagMessagesWithStep',
     call: (m) => ct.tagMessagesWithStep(m as never),
     formats: false,

@@ -34,4 +34,9 @@ function estimateTokens(text) {
   return core.countTokens(text, { encoding: 'approximate' })
 }
 
-module.exports = { applyMaxContextTokens, estimateTokens }
+/** See adapters/cursorclaw.d.cts. */
+function summarizePrefix(messages, maxSummaryTokens) {
+  return core.summarizePrefix(messages, maxSummaryTokens)
+}
+
+module.exports = { applyMaxContextTokens, estimateTokens, summarizePrefix }

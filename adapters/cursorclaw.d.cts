@@ -1,6 +1,6 @@
 // context-trim/cursorclaw: CursorClaw's `src/max-context-tokens.ts` API (seed 002), counting as
 // CursorClaw counts. See docs/migrating.md#cursorclaw.
-import type { AnyMessageInput, MaxContextTokensOptions } from '../index.js'
+import type { AnyMessageInput, MaxContextTokensOptions, PrefixSummary } from '../index.js'
 
 /** The messages CursorClaw's `applyMaxContextTokens` takes; a role the library does not know is refused at run time. */
 export interface CursorClawMessage {
@@ -39,3 +39,21 @@ export declare function applyMaxContextTokens<M extends AnyMessageInput | Cursor
  * Multilingual Plane (emoji) only.
  */
 export declare function estimateTokens(text: string): number
+
+/**
+ * CursorClaw's summary of earlier turns (TU.4), as `context-trim`'s {@link summarizePrefix}:
+ * every message but the last becomes one `system` message, `Summary of earlier turns:` and
+ * `User: …` / `Agent: …` entries separated by blank lines (`(none)` when there is nothing before
+ * the last message), cut to `4 × maxSummaryTokens` characters; `remainingMessages` is the last
+ * message alone (the caller's object).
+ *
+ * ```ts
+ * import { applyMaxContextTokens, summarizePrefix } from 'context-trim/cursorclaw'
+ * const { summaryMessage, remainingMessages } = summarizePrefix(messages, 200)
+ * const capped = applyMaxContextTokens([summaryMessage, ...remainingMessages], cap)
+ * ```
+ */
+export declare function summarizePrefix<M extends AnyMessageInput | CursorClawMessage>(
+  messages: M[],
+  maxSummaryTokens: number,
+): Omit<PrefixSummary, 'remainingMessages'> & { remainingMessages: M[] }

@@ -1,2 +1,2 @@
 // context-trim/cursorclaw for ES modules: the CommonJS implementation.
-export { applyMaxContextTokens, estimateTokens } from './cursorclaw.cjs'
+export { applyMaxContextTokens, estimateTokens, summarizePrefix } from './cursorclaw.cjs'

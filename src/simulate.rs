@@ -35,7 +35,7 @@ use crate::model::message::{quote, Message, Role};
 use crate::model::tokens::{message_tokens, Encoding};
 use crate::plan::{Action, MetaValue, Plan};
 use crate::strategy::cache_policy::{fit_window, CachePolicy, CachePolicyOptions, Decision};
-use crate::strategy::dedup::{deduplicate, DedupOptions};
+use crate::strategy::dedup::{deduplicate, DedupOptions, Supersessions};
 
 /// Prompt-cache prices, in US dollars per million input tokens.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -272,6 +272,13 @@ pub fn simulate(messages: &[&Message], options: &SimulateOptions) -> Result<Simu
     .map(|&kind| Runner::new(kind, options, ends.len()))
     .collect::<Result<Vec<_>>>()?;
   let mut layout = Layout::default();
+  // Only the policies that trim read which results are superseded (the priority strategies'
+  // classification, deduplication).
+  let mut supersessions = options
+    .policies
+    .iter()
+    .any(|&kind| kind != PolicyKind::None)
+    .then(|| Supersessions::new(DedupOptions::default().tools));
   // prefix[i]: the tokens of messages[..i].
   let mut prefix = vec![0];
   for &end in &ends {
@@ -282,6 +289,15 @@ pub fn simulate(messages: &[&Message], options: &SimulateOptions) -> Result<Simu
     }
     let conv = Conversation::with_layout(messages[..end].to_vec(), options.encoding, &layout)
       .with_format(options.format);
+    let conv = match &mut supersessions {
+      Some(known) => {
+        while known.len() < end {
+          known.push(&conv);
+        }
+        conv.with_supersessions(known)
+      }
+      None => conv,
+    };
     for runner in &mut runners {
       runner.turn(&conv, &prefix, options);
     }
@@ -558,6 +574,68 @@ mod tests {
     assert_ne!(keep[1].0, one[1].0);
     assert_ne!(one[1].0, two[1].0);
     assert_eq!(one, sent_messages(&conv, &a.clone()));
+  }
+
+  /// [`simulate`] with every turn analysed from scratch: a fresh conversation of the turn's
+  /// messages, with its own layout and counts, and no supersessions carried from turn to turn.
+  fn from_scratch(messages: &[&Message], options: &SimulateOptions) -> Simulation {
+    let ends = turn_ends(messages);
+    let mut runners: Vec<Runner> = options
+      .policies
+      .iter()
+      .map(|&kind| Runner::new(kind, options, ends.len()).unwrap())
+      .collect();
+    for &end in &ends {
+      let conv = Conversation::from_refs(messages[..end].to_vec(), options.encoding)
+        .with_format(options.format);
+      let mut prefix = vec![0];
+      for i in 0..end {
+        prefix.push(prefix[i] + conv.tokens(i));
+      }
+      for runner in &mut runners {
+        runner.turn(&conv, &prefix, options);
+      }
+    }
+    Simulation { runs: runners.into_iter().map(|r| r.finish(options)).collect() }
+  }
+
+  /// Every shared transcript, and two of them one after the other (a longer session whose
+  /// second half reads the files of the first again), replayed under every policy with the
+  /// strategies that classify (priority, placeholders) and one that does not (age), with
+  /// windows that make every trimming policy trim: the simulator, which carries the layout and
+  /// the supersessions from turn to turn, gives what a from-scratch analysis of every turn
+  /// gives, turn by turn.
+  #[test]
+  fn carrying_the_analysis_from_turn_to_turn_changes_nothing() {
+    let mut sessions = crate::testing::transcripts();
+    assert!(sessions.len() >= 7, "the shared transcripts");
+    let mut twice = sessions[0].1.clone();
+    twice.extend(sessions[1].1.iter().filter(|m| m.role != Role::System).cloned());
+    sessions.push((format!("{} then {}", sessions[0].0, sessions[1].0), twice));
+    let mut superseded_somewhere = false;
+    for (name, messages) in &sessions {
+      let refs = refs(messages);
+      let whole = Conversation::from_refs(refs.clone(), Encoding::O200kBase);
+      superseded_somewhere |=
+        !crate::strategy::dedup::superseded_results(&whole, &DedupOptions::default().tools)
+          .is_empty();
+      let total = whole.total_tokens();
+      for (strategy, percent) in [
+        (Strategy::Priority(Default::default()), 40),
+        (Strategy::Placeholders(Default::default(), None), 60),
+        (Strategy::Age, 50),
+      ] {
+        let window = total * percent / 100;
+        let mut o = options(window, PolicyKind::ALL.to_vec());
+        o.encoding = Encoding::O200kBase;
+        o.policy = CachePolicyOptions::new(window, strategy.clone());
+        let sim = simulate(&refs, &o).unwrap();
+        assert_eq!(sim, from_scratch(&refs, &o), "{name}, {strategy:?} at {percent}%");
+        let trimmed = sim.runs.iter().filter(|r| r.kind != PolicyKind::None);
+        assert!(trimmed.clone().any(|r| r.totals.replans > 0), "{name}: nothing was trimmed");
+      }
+    }
+    assert!(superseded_somewhere, "no transcript has a superseded result");
   }
 
   #[test]

@@ -27,3 +27,22 @@ pub(crate) fn named_result(name: &str, text: &str) -> Message {
   m.name = Some(name.into());
   m
 }
+
+/// Every bundled transcript (`samples/transcripts/*.json`), by file name, in name order.
+pub(crate) fn transcripts() -> Vec<(String, Vec<Message>)> {
+  let dir = format!("{}/samples/transcripts", env!("CARGO_MANIFEST_DIR"));
+  let mut names: Vec<String> = std::fs::read_dir(&dir)
+    .expect("the transcripts directory")
+    .filter_map(|e| e.ok()?.file_name().into_string().ok())
+    .filter(|n| n.ends_with(".json"))
+    .collect();
+  names.sort();
+  names
+    .into_iter()
+    .map(|name| {
+      let text = std::fs::read_to_string(format!("{dir}/{name}")).expect("a readable transcript");
+      let value: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+      (name, crate::model::message::messages_from_json(&value).expect("valid messages"))
+    })
+    .collect()
+}

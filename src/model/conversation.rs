@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use crate::model::format::Format;
 use crate::model::message::Message;
 use crate::model::tokens::{message_tokens, reply_priming, Encoding};
+use crate::strategy::dedup::Supersessions;
 
 /// A set of messages that must be kept or removed together: an assistant message with tool
 /// calls plus every message answering one of its calls, or a single message.
@@ -35,6 +36,8 @@ pub struct Conversation<'a> {
   encoding: Encoding,
   format: Format,
   layout: Cow<'a, Layout>,
+  /// The supersessions of exactly these messages, when a caller kept them up to date.
+  supersessions: Option<&'a Supersessions>,
 }
 
 /// What a conversation's structure is, apart from its messages: per-message tokens, steps,
@@ -214,7 +217,13 @@ impl<'a> Conversation<'a> {
   /// caught in debug builds).
   pub fn with_tokens(messages: Vec<&'a Message>, encoding: Encoding, tokens: Vec<usize>) -> Self {
     let layout = Layout::build(&messages, tokens);
-    Conversation { messages, encoding, format: Format::default(), layout: Cow::Owned(layout) }
+    Conversation {
+      messages,
+      encoding,
+      format: Format::default(),
+      layout: Cow::Owned(layout),
+      supersessions: None,
+    }
   }
 
   /// `messages` with their layout already made (e.g. kept up to date by a
@@ -226,7 +235,13 @@ impl<'a> Conversation<'a> {
   /// caught in debug builds).
   pub fn with_layout(messages: Vec<&'a Message>, encoding: Encoding, layout: &'a Layout) -> Self {
     debug_assert_eq!(messages.len(), layout.len());
-    Conversation { messages, encoding, format: Format::default(), layout: Cow::Borrowed(layout) }
+    Conversation {
+      messages,
+      encoding,
+      format: Format::default(),
+      layout: Cow::Borrowed(layout),
+      supersessions: None,
+    }
   }
 
   /// The same conversation, read in `format`: strategies' plans are made to follow its
@@ -234,6 +249,25 @@ impl<'a> Conversation<'a> {
   pub fn with_format(mut self, format: Format) -> Self {
     self.format = format;
     self
+  }
+
+  /// The same conversation with its supersessions already found ([`Supersessions`], pushed
+  /// message by message as the conversation grew, as the simulator does): the classification
+  /// and [`crate::strategy::dedup::deduplicate`] read them instead of analysing every message again.
+  ///
+  /// # Panics
+  ///
+  /// Never on input data; `supersessions` must have read exactly these messages (a caller bug
+  /// otherwise, caught in debug builds).
+  pub fn with_supersessions(mut self, supersessions: &'a Supersessions) -> Self {
+    debug_assert_eq!(supersessions.len(), self.len());
+    self.supersessions = Some(supersessions);
+    self
+  }
+
+  /// The supersessions given with [`Conversation::with_supersessions`].
+  pub fn supersessions(&self) -> Option<&'a Supersessions> {
+    self.supersessions
   }
 
   /// The format the messages were read in (OpenAI unless set with [`Conversation::with_format`]).

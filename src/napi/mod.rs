@@ -14,6 +14,7 @@ mod error;
 mod instance;
 mod json;
 mod options;
+mod prefix_summary;
 mod priority;
 mod pruner;
 mod read;

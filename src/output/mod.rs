@@ -2,6 +2,7 @@
 
 pub mod archive;
 pub mod placeholder;
+pub mod prefix_summary;
 pub mod repair;
 pub mod summary;
 pub mod validate;

@@ -298,40 +298,49 @@ pub struct Context<'c, 'a> {
   /// The epochs, found on first use: only a relative path that a shell result does not place
   /// in a working directory needs them.
   epochs: std::cell::OnceCell<Epochs>,
+  /// The epochs kept up to date by a [`Supersessions`] (covering at least the messages asked
+  /// about), used instead of finding them.
+  known_epochs: Option<&'c Epochs>,
 }
 
 /// Every tool call's working-directory epoch, calls in conversation order.
+#[derive(Debug, Default)]
 struct Epochs {
   /// Per message, the position of its first call in `of`.
   first: Vec<usize>,
   /// Per call, its epoch.
   of: Vec<usize>,
+  /// The epoch after the last call.
+  epoch: usize,
 }
 
 impl Epochs {
   fn new(conv: &Conversation<'_>, tools: &ToolNames) -> Epochs {
-    let mut first = Vec::with_capacity(conv.len());
-    let mut of = Vec::new();
-    let mut epoch = 0;
+    let mut epochs = Epochs { first: Vec::with_capacity(conv.len()), of: Vec::new(), epoch: 0 };
     for m in conv.messages() {
-      first.push(of.len());
-      for (c, call) in m.tool_calls.iter().enumerate() {
-        of.push(epoch);
-        if contains(&tools.shell, &call.name) {
-          let changes_directory = arguments_of(m, c)
-            .and_then(|a| string_arg(a, &tools.shell_command_keys))
-            .is_some_and(|cmd| {
-              cmd
-                .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
-                .any(|w| matches!(w, "cd" | "pushd" | "popd"))
-            });
-          if changes_directory {
-            epoch += 1;
-          }
+      epochs.push(m, tools);
+    }
+    epochs
+  }
+
+  /// Adds the calls of the next message, `m`.
+  fn push(&mut self, m: &Message, tools: &ToolNames) {
+    self.first.push(self.of.len());
+    for (c, call) in m.tool_calls.iter().enumerate() {
+      self.of.push(self.epoch);
+      if contains(&tools.shell, &call.name) {
+        let changes_directory = arguments_of(m, c)
+          .and_then(|a| string_arg(a, &tools.shell_command_keys))
+          .is_some_and(|cmd| {
+            cmd
+              .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
+              .any(|w| matches!(w, "cd" | "pushd" | "popd"))
+          });
+        if changes_directory {
+          self.epoch += 1;
         }
       }
     }
-    Epochs { first, of }
   }
 
   /// The epoch of call `c` of message `i`.
@@ -343,7 +352,7 @@ impl Epochs {
 impl<'c, 'a> Context<'c, 'a> {
   /// The deduplicators' view of `conv`.
   pub fn new(conv: &'c Conversation<'a>, tools: &'c ToolNames) -> Self {
-    Context { conv, tools, epochs: std::cell::OnceCell::new() }
+    Context { conv, tools, epochs: std::cell::OnceCell::new(), known_epochs: None }
   }
 
   /// The arguments of the call that message `i` answers, as a JSON object (parsed once per
@@ -374,7 +383,10 @@ impl<'c, 'a> Context<'c, 'a> {
       let joined = normalise(&format!("{}/{}", dir.trim_end_matches('/'), path));
       return (joined.clone(), joined);
     }
-    let epochs = self.epochs.get_or_init(|| Epochs::new(self.conv, self.tools));
+    let epochs = match self.known_epochs {
+      Some(known) => known,
+      None => self.epochs.get_or_init(|| Epochs::new(self.conv, self.tools)),
+    };
     let epoch = self.conv.answered_call(i).and_then(|call| epochs.get(call));
     (path.clone(), format!("cwd#{}:{path}", epoch.unwrap_or(0)))
   }
@@ -718,12 +730,121 @@ pub fn supersessions<D: Deduplicator>(dedup: &D, ctx: &Context<'_, '_>) -> Vec<F
 /// [`deduplicate`] and the classification of the priority strategies
 /// ([`crate::analysis::classify`]). A result is found once: a file access or a listing, never both.
 pub fn superseded_results(conv: &Conversation<'_>, tools: &ToolNames) -> Vec<Found> {
+  if let Some(known) = conv.supersessions().filter(|k| k.tools == *tools) {
+    return known.merged().cloned().collect();
+  }
   let ctx = Context::new(conv, tools);
   let mut found = supersessions(&IoContentDeduplicator, &ctx);
   found.extend(supersessions(&SurveyDirectoryDeduplicator, &ctx));
   found.sort_by_key(|f| f.index);
   found.dedup_by_key(|f| f.index);
   found
+}
+
+/// The supersessions of a conversation that grows one message at a time, kept up to date as
+/// each message is appended ([`Supersessions::push`]): what [`superseded_results`] and
+/// [`deduplicate`] find in the conversation of the messages pushed so far, without reading the
+/// earlier messages again. A conversation carries them with
+/// [`Conversation::with_supersessions`] (the simulator's turns do).
+///
+/// A result's access (its location key and scope) depends only on the messages up to it, and
+/// the batch rule ([`supersessions`]) makes a result superseded by the newest later access of
+/// its location whose scope supersedes its own: so appending an access updates exactly the
+/// older accesses of its location that it supersedes. O(accesses of the same location) per
+/// message.
+#[derive(Debug)]
+pub struct Supersessions {
+  tools: ToolNames,
+  epochs: Epochs,
+  io: Finder<FileAccess>,
+  survey: Finder<Listing>,
+}
+
+/// One deduplicator's accesses by location, and per message what supersedes it.
+#[derive(Debug)]
+struct Finder<S> {
+  by_key: std::collections::HashMap<String, Vec<(usize, S)>>,
+  found: Vec<Option<Found>>,
+}
+
+impl<S> Default for Finder<S> {
+  fn default() -> Self {
+    Finder { by_key: std::collections::HashMap::new(), found: Vec::new() }
+  }
+}
+
+impl<S> Finder<S> {
+  /// Reads message `i` (the next one) of `ctx.conv` with `dedup`.
+  fn push<D: Deduplicator<Scope = S>>(&mut self, dedup: &D, ctx: &Context<'_, '_>, i: usize) {
+    self.found.push(None);
+    let Some(access) = dedup.access(ctx, i) else { return };
+    let older = self.by_key.entry(access.key).or_default();
+    for (a, scope) in older.iter() {
+      if dedup.supersedes(&access.scope, scope) {
+        self.found[*a] =
+          Some(Found { index: *a, by: i, path: access.path.clone(), noun: access.noun });
+      }
+    }
+    older.push((i, access.scope));
+  }
+}
+
+impl Supersessions {
+  /// No messages yet, with `tools` (a conversation's [`superseded_results`] and
+  /// [`deduplicate`] use these only when asked with the same tool names).
+  pub fn new(tools: ToolNames) -> Self {
+    Supersessions {
+      tools,
+      epochs: Epochs::default(),
+      io: Finder::default(),
+      survey: Finder::default(),
+    }
+  }
+
+  /// The messages pushed.
+  pub fn len(&self) -> usize {
+    self.io.found.len()
+  }
+
+  /// Whether no message was pushed.
+  pub fn is_empty(&self) -> bool {
+    self.len() == 0
+  }
+
+  /// Reads the next message of `conv`, message [`Supersessions::len`] (`conv` holds every
+  /// message pushed before it, in the same order; it may hold more).
+  pub fn push(&mut self, conv: &Conversation<'_>) {
+    let i = self.len();
+    self.epochs.push(conv.message(i), &self.tools);
+    let ctx = Context {
+      conv,
+      tools: &self.tools,
+      epochs: std::cell::OnceCell::new(),
+      known_epochs: Some(&self.epochs),
+    };
+    self.io.push(&IoContentDeduplicator, &ctx, i);
+    self.survey.push(&SurveyDirectoryDeduplicator, &ctx, i);
+  }
+
+  /// What [`superseded_results`] returns: per result, the file access, else the listing.
+  fn merged(&self) -> impl Iterator<Item = &Found> {
+    self
+      .io
+      .found
+      .iter()
+      .zip(&self.survey.found)
+      .filter_map(|(io, survey)| io.as_ref().or(survey.as_ref()))
+  }
+
+  /// What [`deduplicate`] reads: by index, the file access, then the listing.
+  fn pairs(&self, io_content: bool, survey_directory: bool) -> Vec<Found> {
+    let mut pairs = Vec::new();
+    for (io, survey) in self.io.found.iter().zip(&self.survey.found) {
+      pairs.extend(io.iter().filter(|_| io_content).cloned());
+      pairs.extend(survey.iter().filter(|_| survey_directory).cloned());
+    }
+    pairs
+  }
 }
 
 /// Replaces every superseded tool result of `conv` with a placeholder naming what superseded it
@@ -740,15 +861,21 @@ pub fn deduplicate(conv: &Conversation<'_>, options: &DedupOptions) -> Dedup {
       total_tokens: total,
     };
   }
-  let ctx = Context::new(conv, &options.tools);
-  let mut pairs = Vec::new();
-  if options.io_content {
-    pairs.extend(supersessions(&IoContentDeduplicator, &ctx));
-  }
-  if options.survey_directory {
-    pairs.extend(supersessions(&SurveyDirectoryDeduplicator, &ctx));
-  }
-  pairs.sort_by_key(|f| f.index);
+  let pairs = match conv.supersessions().filter(|k| k.tools == options.tools) {
+    Some(known) => known.pairs(options.io_content, options.survey_directory),
+    None => {
+      let ctx = Context::new(conv, &options.tools);
+      let mut pairs = Vec::new();
+      if options.io_content {
+        pairs.extend(supersessions(&IoContentDeduplicator, &ctx));
+      }
+      if options.survey_directory {
+        pairs.extend(supersessions(&SurveyDirectoryDeduplicator, &ctx));
+      }
+      pairs.sort_by_key(|f| f.index);
+      pairs
+    }
+  };
   let mut tally = Tally::keep_all(conv);
   let mut superseded = Vec::new();
   for Found { index: i, by, path, noun } in pairs {
