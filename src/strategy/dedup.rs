@@ -29,7 +29,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
-use crate::analysis::file_ops::{file_operation, parse_object, reports_failure, FileOpKind};
+use crate::analysis::file_ops::{
+  file_operation, parse_object, reports_failure, shell_command_line, FileOpKind,
+};
 use crate::error::{js_number, Error, Result};
 use crate::model::conversation::Conversation;
 use crate::model::message::Message;
@@ -330,7 +332,7 @@ impl Epochs {
       self.of.push(self.epoch);
       if contains(&tools.shell, &call.name) {
         let changes_directory = arguments_of(m, c)
-          .and_then(|a| string_arg(a, &tools.shell_command_keys))
+          .and_then(|a| shell_arg(a, &tools.shell_command_keys))
           .is_some_and(|cmd| {
             cmd
               .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
@@ -368,7 +370,7 @@ impl<'c, 'a> Context<'c, 'a> {
     if !contains(&self.tools.shell, name) {
       return None;
     }
-    string_arg(self.arguments(i)?, &self.tools.shell_command_keys)
+    shell_arg(self.arguments(i)?, &self.tools.shell_command_keys)
   }
 
   /// The location key of `path` as tool result `i` names it; a relative path given to a shell
@@ -939,6 +941,17 @@ fn string_arg(args: &Map<String, Value>, keys: &[String]) -> Option<String> {
   })
 }
 
+/// A shell tool's command line under the first of `keys` that holds one: a string, or an
+/// argument vector such as Codex's `["bash", "-lc", "cat src/a.rs"]`
+/// ([`shell_command_line`]).
+fn shell_arg(args: &Map<String, Value>, keys: &[String]) -> Option<String> {
+  keys.iter().find_map(|k| {
+    let line = shell_command_line(args.get(k)?)?;
+    let line = line.trim();
+    (!line.is_empty()).then(|| line.to_string())
+  })
+}
+
 /// A path as a location key: `./` prefixes, repeated and trailing slashes removed.
 fn normalise(path: &str) -> String {
   let mut p = path.trim();
@@ -1230,6 +1243,19 @@ mod tests {
     assert_eq!(d.saved_tokens, d.superseded.iter().map(|s| s.saved_tokens).sum::<usize>());
     assert_eq!(supersedes(&d.superseded), vec![(8, vec![2, 4])]);
     assert!(d.plan.check_units(&conv).is_ok() && d.plan.dropped().is_empty());
+  }
+
+  #[test]
+  fn a_shell_argument_vector_reads_as_its_command_line() {
+    // Codex CLI's shell tool takes `["bash", "-lc", script]` or a plain argument vector.
+    let cat = r#"{"command":["bash","-lc","cat /w/a.rs"]}"#;
+    let msgs = session(&[
+      ("shell", cat, &big("v1")),
+      ("shell", r#"{"command":["ls","/w"]}"#, &big("a.rs b.rs")),
+      ("shell", cat, &big("v2")),
+      ("shell", r#"{"command":["ls","/w"]}"#, &big("a.rs b.rs c.rs")),
+    ]);
+    assert_eq!(pairs(&msgs), vec![(2, 6), (4, 8)]);
   }
 
   #[test]
