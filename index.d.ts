@@ -1049,7 +1049,7 @@ export interface DeduplicationOptions {
   pathKeys?: Array<string>
   /**
    * Tools that run shell commands: their `ls` and `cat` commands are recognised when simple.
-   * @default ['bash', 'Bash', 'execute_bash', 'terminal', 'shell', 'run_shell_command', 'run_terminal_cmd', 'execute_command']
+   * @default ['bash', 'Bash', 'execute_bash', 'terminal', 'shell', 'exec_command', 'run_shell_command', 'run_terminal_cmd', 'execute_command']
    */
   shellTools?: Array<string>
   /**

@@ -651,6 +651,12 @@ mod tests {
         ok("src/a.rs", Read),
       ),
       ("shell", r#"{"command":["cat","src/a.rs"]}"#.into(), ok("src/a.rs", Read)),
+      // Its newer exec_command takes a command line under `cmd`.
+      (
+        "exec_command",
+        r#"{"cmd":"sed -n '1,80p' src/a.rs","workdir":"/r"}"#.into(),
+        ok("src/a.rs", Read),
+      ),
       ("shell", r#"{"command":["bash","-lc","ls src"]}"#.into(), None),
       ("shell", r#"{"command":[]}"#.into(), None),
       // Codex's apply_patch: as an argument, as the shell's argument vector, free-form.

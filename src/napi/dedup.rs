@@ -48,7 +48,7 @@ pub struct DeduplicationOptions {
   /// @default ['path', 'file_path', 'filePath', 'file', 'filename']
   pub path_keys: Option<Vec<String>>,
   /// Tools that run shell commands: their `ls` and `cat` commands are recognised when simple.
-  /// @default ['bash', 'Bash', 'execute_bash', 'terminal', 'shell', 'run_shell_command', 'run_terminal_cmd', 'execute_command']
+  /// @default ['bash', 'Bash', 'execute_bash', 'terminal', 'shell', 'exec_command', 'run_shell_command', 'run_terminal_cmd', 'execute_command']
   pub shell_tools: Option<Vec<String>>,
   /// Argument keys holding a shell tool's command line.
   /// @default ['command', 'cmd']

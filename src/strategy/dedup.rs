@@ -48,6 +48,7 @@ pub const DEFAULT_SHELL_TOOLS: &[&str] = &[
   "execute_bash",
   "terminal",
   "shell",
+  "exec_command",
   "run_shell_command",
   "run_terminal_cmd",
   "execute_command",
