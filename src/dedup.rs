@@ -744,7 +744,8 @@ where
 /// trimmed again every turn is not re-analysed (the supersession of the priority strategies'
 /// classification was more than half of a re-trim before). The memo is used only while the
 /// result answers a call of the same name and arguments, with the same working-directory epoch
-/// when its key needed one; anything else finds the accesses afresh (and leaves the memo).
+/// when its key needed one; anything else finds the accesses afresh (and leaves the memo). A
+/// result whose call has arguments longer than [`MAX_MEMOISED_ARGUMENTS`] is not memoised.
 #[derive(Debug, Clone)]
 pub(crate) struct Accesses {
   /// The name and arguments of the call the result answered (`None`: no call).
@@ -780,13 +781,17 @@ impl Accesses {
   }
 }
 
+/// The longest call arguments (bytes) an [`Accesses`] memo copies.
+const MAX_MEMOISED_ARGUMENTS: usize = 4096;
+
 /// Every tool result of `conv` that a newer result supersedes, with the newest result
 /// superseding it, by index: the one rule of supersession ([`IoContentDeduplicator`] and
 /// [`SurveyDirectoryDeduplicator`] with their default tool names), shared by
 /// [`deduplicate`] and the classification of the priority strategies
 /// ([`crate::classify`]). A result is found once: a file access or a listing, never both.
 ///
-/// With the default tool names each result's accesses are memoised (see [`Accesses`]).
+/// With the default tool names each result's accesses are memoised (see [`Accesses`]), unless
+/// the arguments of its call are longer than [`MAX_MEMOISED_ARGUMENTS`].
 pub fn superseded_results(conv: &Conversation<'_>, tools: &ToolNames) -> Vec<Found> {
   let ctx = Context::new(conv, tools);
   static DEFAULT_TOOLS: std::sync::LazyLock<ToolNames> =
@@ -806,11 +811,13 @@ pub fn superseded_results(conv: &Conversation<'_>, tools: &ToolNames) -> Vec<Fou
     if !m.is_tool_result() {
       continue;
     }
-    let memo = m.memo.accesses.get_or_init(|| Accesses::find(&ctx, i));
-    if memo.hold_in(&ctx, i) {
-      memoised.push((i, memo));
-    } else {
-      afresh.push((i, Accesses::find(&ctx, i)));
+    // The memo holds a copy of the call's arguments: a large one (a whole file written) is not
+    // copied, its result's accesses are found afresh every call.
+    let large = conv.call_arguments(i).is_some_and(|a| a.len() > MAX_MEMOISED_ARGUMENTS);
+    let memo = (!large).then(|| m.memo.accesses.get_or_init(|| Accesses::find(&ctx, i)));
+    match memo {
+      Some(memo) if memo.hold_in(&ctx, i) => memoised.push((i, memo)),
+      _ => afresh.push((i, Accesses::find(&ctx, i))),
     }
   }
   let mut all: Vec<(usize, &Accesses)> = memoised;
@@ -1418,6 +1425,14 @@ mod tests {
     assert_eq!(found(vec![&calls[0], &old, &later, &new]), vec![(1, 3)]);
     assert_eq!(found(vec![&calls[0], &old, &calls[1], &done, &later, &new]), vec![]);
     assert_eq!(found(vec![&calls[0], &old, &later, &new]), vec![(1, 3)]);
+    // Calls with long arguments: found every time, not memoised (no copy of the arguments).
+    let long = format!(r#"{{"path":"/r/b.ts","note":"{}"}}"#, "x".repeat(MAX_MEMOISED_ARGUMENTS));
+    let (read_old, read_new) = (result("p", &big("b1")), result("q", &big("b2")));
+    let reads = [call("p", "read_file", &long), call("q", "read_file", &long)];
+    for _ in 0..2 {
+      assert_eq!(found(vec![&reads[0], &read_old, &reads[1], &read_new]), vec![(1, 3)]);
+    }
+    assert!(read_old.memo.accesses.get().is_none() && old.memo.accesses.get().is_some());
   }
 
   #[test]
