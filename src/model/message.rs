@@ -151,6 +151,9 @@ pub struct Memo {
     std::sync::OnceLock<Vec<Option<serde_json::Map<String, serde_json::Value>>>>,
   /// What the deduplicators read from the message's text (see `dedup`).
   pub(crate) result_text: std::sync::OnceLock<crate::strategy::dedup::ResultText>,
+  /// What the deduplicators with the default tool names make of the message as a tool result,
+  /// with the call and epoch it was found with (see `dedup::Accesses`).
+  pub(crate) accesses: std::sync::OnceLock<crate::strategy::dedup::Accesses>,
   /// The file paths each tool call's arguments name (see `strategy::rolling::argument_paths`).
   pub(crate) call_paths: std::sync::OnceLock<Vec<Vec<String>>>,
   /// The content text cut to a token limit in an encoding, for the first limit and encoding

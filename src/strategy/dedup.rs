@@ -304,6 +304,9 @@ pub struct Context<'c, 'a> {
   /// The epochs kept up to date by a [`Supersessions`] (covering at least the messages asked
   /// about), used instead of finding them.
   known_epochs: Option<&'c Epochs>,
+  /// The epoch the last [`Context::shell_key`] keyed a path by, if it needed one: what a
+  /// memoised access was found with besides its own message and its call (see [`Accesses`]).
+  epoch_used: std::cell::Cell<Option<usize>>,
 }
 
 /// Every tool call's working-directory epoch, calls in conversation order.
@@ -355,7 +358,13 @@ impl Epochs {
 impl<'c, 'a> Context<'c, 'a> {
   /// The deduplicators' view of `conv`.
   pub fn new(conv: &'c Conversation<'a>, tools: &'c ToolNames) -> Self {
-    Context { conv, tools, epochs: std::cell::OnceCell::new(), known_epochs: None }
+    Context {
+      conv,
+      tools,
+      epochs: std::cell::OnceCell::new(),
+      known_epochs: None,
+      epoch_used: std::cell::Cell::new(None),
+    }
   }
 
   /// The arguments of the call that message `i` answers, as a JSON object (parsed once per
@@ -386,12 +395,19 @@ impl<'c, 'a> Context<'c, 'a> {
       let joined = normalise(&format!("{}/{}", dir.trim_end_matches('/'), path));
       return (joined.clone(), joined);
     }
+    let epoch = self.epoch(i);
+    self.epoch_used.set(Some(epoch));
+    (path.clone(), format!("cwd#{epoch}:{path}"))
+  }
+
+  /// The working-directory epoch of the call tool result `i` answers (0 without one): from the
+  /// epochs a [`Supersessions`] keeps up to date when there are some, else found once.
+  fn epoch(&self, i: usize) -> usize {
     let epochs = match self.known_epochs {
       Some(known) => known,
       None => self.epochs.get_or_init(|| Epochs::new(self.conv, self.tools)),
     };
-    let epoch = self.conv.answered_call(i).and_then(|call| epochs.get(call));
-    (path.clone(), format!("cwd#{}:{path}", epoch.unwrap_or(0)))
+    self.conv.answered_call(i).and_then(|call| epochs.get(call)).unwrap_or(0)
   }
 
   /// Whether tool result `i` is one the deduplicators may touch: a tool result answering at most
@@ -695,15 +711,28 @@ pub struct Found {
 }
 
 /// Every result a deduplicator finds superseded, with the newest result superseding it, by
-/// index. Accesses are grouped by location key; each group is walked newest first, keeping the
-/// newer accesses as candidates (one per distinct scope): O(accesses × distinct scopes).
+/// index (see [`superseded_by`]).
 pub fn supersessions<D: Deduplicator>(dedup: &D, ctx: &Context<'_, '_>) -> Vec<Found> {
-  type Accesses<S> = Vec<(usize, Access<S>)>;
-  let mut by_key: BTreeMap<String, Accesses<D::Scope>> = BTreeMap::new();
-  for i in 0..ctx.conv.len() {
-    if let Some(access) = dedup.access(ctx, i) {
-      by_key.entry(access.key.clone()).or_default().push((i, access));
-    }
+  let accesses: Vec<(usize, Access<D::Scope>)> =
+    (0..ctx.conv.len()).filter_map(|i| Some((i, dedup.access(ctx, i)?))).collect();
+  superseded_by(dedup, accesses.iter().map(|(i, a)| (*i, a)))
+}
+
+/// The results superseded among `accesses` (ascending by index), with the newest result
+/// superseding each, by index. Accesses are grouped by location key; each group is walked newest
+/// first, keeping the newer accesses as candidates (one per distinct scope): O(accesses ×
+/// distinct scopes).
+fn superseded_by<'s, D: Deduplicator>(
+  dedup: &D,
+  accesses: impl Iterator<Item = (usize, &'s Access<D::Scope>)>,
+) -> Vec<Found>
+where
+  D::Scope: 's,
+{
+  type Accesses<'s, S> = Vec<(usize, &'s Access<S>)>;
+  let mut by_key: BTreeMap<&str, Accesses<'s, D::Scope>> = BTreeMap::new();
+  for (i, access) in accesses {
+    by_key.entry(access.key.as_str()).or_default().push((i, access));
   }
   let mut found = Vec::new();
   for accesses in by_key.into_values() {
@@ -711,12 +740,12 @@ pub fn supersessions<D: Deduplicator>(dedup: &D, ctx: &Context<'_, '_>) -> Vec<F
     // (the newest of equal scopes supersedes whatever an older equal one would).
     let mut candidates: Vec<usize> = Vec::new();
     for k in (0..accesses.len()).rev() {
-      let (i, access) = &accesses[k];
+      let (i, access) = accesses[k];
       let by =
         candidates.iter().copied().find(|&c| dedup.supersedes(&accesses[c].1.scope, &access.scope));
       if let Some(c) = by {
-        let (by, newer) = &accesses[c];
-        found.push(Found { index: *i, by: *by, path: newer.path.clone(), noun: newer.noun });
+        let (by, newer) = accesses[c];
+        found.push(Found { index: i, by, path: newer.path.clone(), noun: newer.noun });
       }
       if !candidates.iter().any(|&c| accesses[c].1.scope == access.scope) {
         candidates.push(k);
@@ -727,18 +756,97 @@ pub fn supersessions<D: Deduplicator>(dedup: &D, ctx: &Context<'_, '_>) -> Vec<F
   found
 }
 
+/// What the two deduplicators with the default tool names make of one tool result, and what
+/// they found it from besides the result itself: kept in the result's memo, so that a history
+/// trimmed again every turn is not re-analysed (the supersession of the priority strategies'
+/// classification was more than half of a re-trim before). The memo is used only while the
+/// result answers a call of the same name and arguments, with the same working-directory epoch
+/// when its key needed one; anything else finds the accesses afresh (and leaves the memo). A
+/// result whose call has arguments longer than [`MAX_MEMOISED_ARGUMENTS`] is not memoised.
+#[derive(Debug, Clone)]
+pub(crate) struct Accesses {
+  /// The name and arguments of the call the result answered (`None`: no call).
+  call: Option<(String, String)>,
+  /// The working-directory epoch a key was made with, if one was.
+  epoch: Option<usize>,
+  file: Option<Access<FileAccess>>,
+  listing: Option<Access<Listing>>,
+}
+
+impl Accesses {
+  /// The accesses of result `i` in `ctx` (default tool names), found afresh.
+  fn find(ctx: &Context<'_, '_>, i: usize) -> Accesses {
+    ctx.epoch_used.set(None);
+    let file = IoContentDeduplicator.access(ctx, i);
+    let listing = SurveyDirectoryDeduplicator.access(ctx, i);
+    let call = ctx.conv.answered_call(i).map(|(caller, c)| {
+      let call = &ctx.conv.message(caller).tool_calls[c];
+      (call.name.clone(), call.arguments.clone())
+    });
+    Accesses { call, epoch: ctx.epoch_used.get(), file, listing }
+  }
+
+  /// Whether these accesses were found for result `i` as `ctx` has it.
+  fn hold_in(&self, ctx: &Context<'_, '_>, i: usize) -> bool {
+    let call = ctx.conv.answered_call(i).map(|(caller, c)| &ctx.conv.message(caller).tool_calls[c]);
+    let same_call = match (&self.call, call) {
+      (None, None) => true,
+      (Some((name, arguments)), Some(call)) => *name == call.name && *arguments == call.arguments,
+      _ => false,
+    };
+    same_call && self.epoch.is_none_or(|e| e == ctx.epoch(i))
+  }
+}
+
+/// The longest call arguments (bytes) an [`Accesses`] memo copies.
+const MAX_MEMOISED_ARGUMENTS: usize = 4096;
+
 /// Every tool result of `conv` that a newer result supersedes, with the newest result
 /// superseding it, by index: the one rule of supersession ([`IoContentDeduplicator`] and
 /// [`SurveyDirectoryDeduplicator`] with their default tool names), shared by
 /// [`deduplicate`] and the classification of the priority strategies
 /// ([`crate::analysis::classify`]). A result is found once: a file access or a listing, never both.
+///
+/// With the default tool names each result's accesses are memoised (see [`Accesses`]), unless
+/// the arguments of its call are longer than [`MAX_MEMOISED_ARGUMENTS`].
 pub fn superseded_results(conv: &Conversation<'_>, tools: &ToolNames) -> Vec<Found> {
   if let Some(known) = conv.supersessions().filter(|k| k.tools == *tools) {
     return known.merged().cloned().collect();
   }
   let ctx = Context::new(conv, tools);
-  let mut found = supersessions(&IoContentDeduplicator, &ctx);
-  found.extend(supersessions(&SurveyDirectoryDeduplicator, &ctx));
+  static DEFAULT_TOOLS: std::sync::LazyLock<ToolNames> =
+    std::sync::LazyLock::new(ToolNames::default);
+  if *tools != *DEFAULT_TOOLS {
+    let mut found = supersessions(&IoContentDeduplicator, &ctx);
+    found.extend(supersessions(&SurveyDirectoryDeduplicator, &ctx));
+    found.sort_by_key(|f| f.index);
+    found.dedup_by_key(|f| f.index);
+    return found;
+  }
+  // Accesses found in another context than their memo's: held here for the call.
+  let mut afresh: Vec<(usize, Accesses)> = Vec::new();
+  let mut memoised: Vec<(usize, &Accesses)> = Vec::with_capacity(conv.len());
+  for i in 0..conv.len() {
+    let m = conv.message(i);
+    if !m.is_tool_result() {
+      continue;
+    }
+    // The memo holds a copy of the call's arguments: a large one (a whole file written) is not
+    // copied, its result's accesses are found afresh every call.
+    let large = conv.call_arguments(i).is_some_and(|a| a.len() > MAX_MEMOISED_ARGUMENTS);
+    let memo = (!large).then(|| m.memo.accesses.get_or_init(|| Accesses::find(&ctx, i)));
+    match memo {
+      Some(memo) if memo.hold_in(&ctx, i) => memoised.push((i, memo)),
+      _ => afresh.push((i, Accesses::find(&ctx, i))),
+    }
+  }
+  let mut all: Vec<(usize, &Accesses)> = memoised;
+  all.extend(afresh.iter().map(|(i, a)| (*i, a)));
+  all.sort_by_key(|(i, _)| *i);
+  let files = all.iter().filter_map(|(i, a)| Some((*i, a.file.as_ref()?)));
+  let mut found = superseded_by(&IoContentDeduplicator, files);
+  let listings = all.iter().filter_map(|(i, a)| Some((*i, a.listing.as_ref()?)));
+  found.extend(superseded_by(&SurveyDirectoryDeduplicator, listings));
   found.sort_by_key(|f| f.index);
   found.dedup_by_key(|f| f.index);
   found
@@ -824,6 +932,7 @@ impl Supersessions {
       tools: &self.tools,
       epochs: std::cell::OnceCell::new(),
       known_epochs: Some(&self.epochs),
+      epoch_used: std::cell::Cell::new(None),
     };
     self.io.push(&IoContentDeduplicator, &ctx, i);
     self.survey.push(&SurveyDirectoryDeduplicator, &ctx, i);
@@ -1451,6 +1560,36 @@ mod tests {
     }
     assert_eq!(found(&shared(&shell, &first, &second)), vec![(2, 4, "notes.txt".to_string())]);
     assert_eq!(found(&shared(&read, &first, &second)), vec![(2, 4, "/r/b.ts".to_string())]);
+  }
+
+  #[test]
+  fn a_memoised_access_is_used_only_in_the_working_directory_it_was_keyed_in() {
+    let sh = |cmd: &str| format!(r#"{{"command":{}}}"#, serde_json::to_string(cmd).unwrap());
+    let (cat, cd) = (sh("cat notes.txt"), sh("cd sub"));
+    let (old, new) = (result("x", &big("v1")), result("y", &big("v2")));
+    let done = result("d", "[The command completed with exit code 0.]");
+    let calls = [call("x", "execute_bash", &cat), call("d", "execute_bash", &cd)];
+    let later = call("y", "execute_bash", &cat);
+    let found = |msgs: Vec<&Message>| -> Vec<(usize, usize)> {
+      let conv = Conversation::from_refs(msgs, Encoding::O200kBase);
+      superseded_results(&conv, &ToolNames::default())
+        .into_iter()
+        .map(|f| (f.index, f.by))
+        .collect()
+    };
+    // The same two result objects, their memos filled by the first conversation: without a
+    // `cd` between them they read the same file; with one, the later `cat` reads another.
+    assert_eq!(found(vec![&calls[0], &old, &later, &new]), vec![(1, 3)]);
+    assert_eq!(found(vec![&calls[0], &old, &calls[1], &done, &later, &new]), vec![]);
+    assert_eq!(found(vec![&calls[0], &old, &later, &new]), vec![(1, 3)]);
+    // Calls with long arguments: found every time, not memoised (no copy of the arguments).
+    let long = format!(r#"{{"path":"/r/b.ts","note":"{}"}}"#, "x".repeat(MAX_MEMOISED_ARGUMENTS));
+    let (read_old, read_new) = (result("p", &big("b1")), result("q", &big("b2")));
+    let reads = [call("p", "read_file", &long), call("q", "read_file", &long)];
+    for _ in 0..2 {
+      assert_eq!(found(vec![&reads[0], &read_old, &reads[1], &read_new]), vec![(1, 3)]);
+    }
+    assert!(read_old.memo.accesses.get().is_none() && old.memo.accesses.get().is_some());
   }
 
   #[test]
