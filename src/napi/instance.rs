@@ -352,7 +352,7 @@ pub(crate) struct Instance {
   /// `pick(source, indices)` (see `write.rs`).
   pub pick: FunctionRef<super::write::PickArgs<'static>, Array<'static>>,
   /// The `ClassifiedMessage` builder (see `priority.rs`).
-  pub classified: FunctionRef<super::priority::ClassifiedArgs<'static>, Array<'static>>,
+  pub classified: FunctionRef<super::classify::ClassifiedArgs<'static>, Array<'static>>,
   /// The summarizer bridge (see `summary.rs`).
   pub summarize: FunctionRef<super::summary::SummarizeArgs<'static>, Unknown<'static>>,
   /// The unknown-option check's `watch(options)` (see `options.rs`).
@@ -370,8 +370,8 @@ pub(crate) fn instance(env: &Env) -> Result<&'static mut Instance> {
     let remember: Function<RememberArgs, Unknown> = helpers.get_named_property("remember")?;
     let summarize: super::summary::SummarizeFn = env.run_script(super::summary::SUMMARIZE)?;
     let pick: Function<super::write::PickArgs, Array> = env.run_script(super::write::PICK)?;
-    let classified: Function<super::priority::ClassifiedArgs, Array> =
-      env.run_script(super::priority::CLASSIFIED)?;
+    let classified: Function<super::classify::ClassifiedArgs, Array> =
+      env.run_script(super::classify::CLASSIFIED)?;
     let option_keys: Function<super::options::WatchArgs, Array> =
       env.run_script(super::options::OPTION_KEYS)?;
     let state = Instance {

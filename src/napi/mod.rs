@@ -6,11 +6,14 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod age;
 mod cache_policy;
+mod classify;
 mod clock;
 mod conversation;
 mod dedup;
 mod error;
+mod file_tracker;
 mod instance;
 mod json;
 mod options;
