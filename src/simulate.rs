@@ -28,6 +28,7 @@
 
 use std::hash::{Hash, Hasher};
 
+use crate::analysis::supersession::Supersessions;
 use crate::error::{Error, Result};
 use crate::model::conversation::{Conversation, Layout};
 use crate::model::format::Format;
@@ -35,7 +36,7 @@ use crate::model::message::{quote, Message, Role};
 use crate::model::tokens::{message_tokens, Encoding};
 use crate::plan::{Action, MetaValue, Plan};
 use crate::strategy::cache_policy::{fit_window, CachePolicy, CachePolicyOptions, Decision};
-use crate::strategy::dedup::{deduplicate, DedupOptions, Supersessions};
+use crate::strategy::dedup::{deduplicate, DedupOptions};
 
 /// Prompt-cache prices, in US dollars per million input tokens.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -617,7 +618,7 @@ mod tests {
       let refs = refs(messages);
       let whole = Conversation::from_refs(refs.clone(), Encoding::O200kBase);
       superseded_somewhere |=
-        !crate::strategy::dedup::superseded_results(&whole, &DedupOptions::default().tools)
+        !crate::analysis::supersession::superseded_results(&whole, &DedupOptions::default().tools)
           .is_empty();
       let total = whole.total_tokens();
       for (strategy, percent) in [

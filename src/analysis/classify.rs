@@ -34,9 +34,9 @@
 
 use crate::analysis::file_ops::{file_operations, FileOp, FileOpKind};
 use crate::analysis::file_tracker::FileTracker;
+use crate::analysis::supersession::{superseded_results, ToolNames};
 use crate::model::conversation::Conversation;
 use crate::model::message::{Message, Role};
-use crate::strategy::dedup::{superseded_results, ToolNames};
 
 /// How much a message matters; higher values are kept longer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -148,7 +148,7 @@ pub struct Metadata {
   /// A summary.
   pub is_summarized: bool,
   /// The newer tool result that supersedes this one (a newer read of the same file, a newer
-  /// listing of the same directory: [`crate::strategy::dedup::superseded_results`]).
+  /// listing of the same directory: [`crate::analysis::supersession::superseded_results`]).
   pub superseded_by: Option<usize>,
 }
 

@@ -22,7 +22,7 @@
 //!    `cat -n` on P:` a read, `The file P has been edited.` an edit, `File created successfully
 //!    at: P` a create (OpenHands editor);
 //! 4. for a shell tool (`bash`, `execute_bash`, `shell`, …
-//!    [`crate::strategy::dedup::DEFAULT_SHELL_TOOLS`]), the first line of its command line (a
+//!    [`crate::analysis::supersession::DEFAULT_SHELL_TOOLS`]), the first line of its command line (a
 //!    string, or Codex's argument vector `["bash", "-lc", "…"]`) when it is one simple command
 //!    on one file
 //!    (`shell_file_op`): `cat > P << EOF` (or `cat << EOF > P`) is a create, `>> P` and
@@ -56,8 +56,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::analysis::supersession::{DEFAULT_SHELL_COMMAND_KEYS, DEFAULT_SHELL_TOOLS};
 use crate::model::conversation::Conversation;
-use crate::strategy::dedup::{DEFAULT_SHELL_COMMAND_KEYS, DEFAULT_SHELL_TOOLS};
 
 /// What a tool did to a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

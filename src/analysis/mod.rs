@@ -5,3 +5,4 @@ pub mod detect;
 pub mod file_ops;
 pub mod file_tracker;
 pub mod span_index;
+pub mod supersession;

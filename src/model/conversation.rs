@@ -4,10 +4,10 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
+use crate::analysis::supersession::Supersessions;
 use crate::model::format::Format;
 use crate::model::message::Message;
 use crate::model::tokens::{message_tokens, reply_priming, Encoding};
-use crate::strategy::dedup::Supersessions;
 
 /// A set of messages that must be kept or removed together: an assistant message with tool
 /// calls plus every message answering one of its calls, or a single message.

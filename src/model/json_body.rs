@@ -517,13 +517,13 @@ fn part_type<'e>(entries: &'e [(String, &RawValue)]) -> Option<&'e str> {
 
 /// The fields of message `index` (its JSON text) that the core reads, exactly as the
 /// binding's reader gives them for the object `JSON.parse` makes of the text: the
-/// [`MESSAGE_FIELDS`] present; inside nested objects only the [`NESTED_FIELDS`]; an object or
-/// array under a [`SERIALISED_FIELDS`] key as its `JSON.stringify` text; numbers as doubles.
+/// `MESSAGE_FIELDS` present; inside nested objects only the `NESTED_FIELDS`; an object or
+/// array under a `SERIALISED_FIELDS` key as its `JSON.stringify` text; numbers as doubles.
 ///
 /// # Errors
 ///
 /// `INVALID_MESSAGE` naming the message and field when the text is not an object or is nested
-/// deeper than [`MAX_DEPTH`].
+/// deeper than `MAX_DEPTH`.
 pub fn message_view(raw: &str, index: usize) -> Result<Value> {
   let unreadable =
     |e: serde_json::Error| Error::message(index, "", format!("could not be read: {e}"));
@@ -728,8 +728,8 @@ impl<'de> Deserialize<'de> for Js {
 }
 
 /// How a JSON value is built into a [`Js`]: whole, or as the reader reads it (inside objects
-/// only the [`NESTED_FIELDS`], their values read the same way, or whole under a
-/// [`SERIALISED_FIELDS`] key for its `JSON.stringify` text; the other keys skipped without
+/// only the `NESTED_FIELDS`, their values read the same way, or whole under a
+/// `SERIALISED_FIELDS` key for its `JSON.stringify` text; the other keys skipped without
 /// being built, so without recursion whatever their depth).
 #[derive(Clone, Copy)]
 struct Seed {

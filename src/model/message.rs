@@ -146,14 +146,14 @@ pub struct Memo {
   pub(crate) error_output: std::sync::OnceLock<bool>,
   /// The span marks of the content text, for the first minimum length asked (see `span_index`).
   span_marks: std::sync::OnceLock<crate::analysis::span_index::Marks>,
-  /// Each tool call's arguments parsed as a JSON object, if they are one (see `dedup`).
+  /// Each tool call's arguments parsed as a JSON object, if they are one (see `supersession`).
   pub(crate) call_arguments:
     std::sync::OnceLock<Vec<Option<serde_json::Map<String, serde_json::Value>>>>,
-  /// What the deduplicators read from the message's text (see `dedup`).
-  pub(crate) result_text: std::sync::OnceLock<crate::strategy::dedup::ResultText>,
+  /// What the deduplicators read from the message's text (see `supersession`).
+  pub(crate) result_text: std::sync::OnceLock<crate::analysis::supersession::ResultText>,
   /// What the deduplicators with the default tool names make of the message as a tool result,
-  /// with the call and epoch it was found with (see `dedup::Accesses`).
-  pub(crate) accesses: std::sync::OnceLock<crate::strategy::dedup::Accesses>,
+  /// with the call and epoch it was found with (see `supersession::Accesses`).
+  pub(crate) accesses: std::sync::OnceLock<crate::analysis::supersession::Accesses>,
   /// The file paths each tool call's arguments name (see `strategy::rolling::argument_paths`).
   pub(crate) call_paths: std::sync::OnceLock<Vec<Vec<String>>>,
   /// The content text cut to a token limit in an encoding, for the first limit and encoding

@@ -8,11 +8,12 @@ use super::write::Objects;
 use napi::Env;
 use napi_derive::napi;
 
+use crate::analysis::supersession::ToolNames;
 use crate::error::{Error as CoreError, Result as CoreResult};
 use crate::model::format::Format;
 use crate::model::message::Message;
 use crate::model::tokens::Encoding;
-use crate::strategy::dedup::{self, Dedup, DedupOptions, ToolNames};
+use crate::strategy::dedup::{self, Dedup, DedupOptions};
 
 use super::options::{integer_option, parse_format, read_options};
 use super::{error, read, saturate, task, write};
