@@ -274,17 +274,12 @@ fn patch_file_op(raw: &str, args: Option<&Map<String, Value>>) -> Option<(FileOp
     })
   };
   let Some(args) = args else { return from_text(raw) };
-  args.values().find_map(|v| match v {
-    Value::String(s) if s.contains(BEGIN) => from_text(s),
-    Value::Array(items) => items.iter().filter_map(Value::as_str).find_map(|s| {
-      if s.contains(BEGIN) {
-        from_text(s)
-      } else {
-        None
-      }
-    }),
-    _ => None,
-  })
+  // A string argument, or a string of an argument vector.
+  let strings = args.values().flat_map(|v| match v {
+    Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
+    v => v.as_str().into_iter().collect::<Vec<_>>(),
+  });
+  strings.filter(|s| s.contains(BEGIN)).find_map(from_text)
 }
 
 /// Programs whose `PROGRAM [FLAGS] FILE` command line reads FILE (rule 4 of the module docs).

@@ -401,21 +401,15 @@ impl Shorten<'_, '_> {
   ///    else shortened when that fits; a shortened one is whole again when it fits (cut results
   ///    else cut less, to fill what is left).
   fn run(&self) -> (Plan, Tally) {
+    let (conv, order, target) = (self.conv, self.order, self.target);
     let (mut plan, mut tally) = self.from(0);
-    if tally.total() > self.target {
-      let mut cut = 0;
-      while cut < self.order.len() && tally.total() > self.target {
-        tally.drop_unit(self.conv, &mut plan, self.order[cut]);
-        cut += 1;
-      }
-      if tally.total() <= self.target {
+    if tally.total() > target {
+      let cut = ladder(conv, order, &mut plan, &mut tally, target).len();
+      if tally.total() <= target {
         (plan, tally) = self.from(cut);
         // A cut can come out larger than what it was asked to free (its marker, parts it
         // keeps): then the next units of the order go too.
-        while cut < self.order.len() && tally.total() > self.target {
-          tally.drop_unit(self.conv, &mut plan, self.order[cut]);
-          cut += 1;
-        }
+        ladder(conv, &order[cut..], &mut plan, &mut tally, target);
       }
     }
     // What had to go, or was shortened before a later unit was dropped (perhaps for nothing,
@@ -874,6 +868,36 @@ mod tests {
     assert!(!t.outcome.over_budget);
     assert!(t.outcome.plan.is_dropped(4) && t.outcome.plan.is_dropped(5));
     assert!(t.outcome.plan.check_units(&conv).is_ok());
+  }
+
+  #[test]
+  fn the_task_is_cut_before_a_modified_file_unit_is_dropped() {
+    // Calls are never cut: an old command with a long script (its unit can only go whole) and
+    // an edit whose call holds the whole new file. Dropping the old unit and cutting the task
+    // makes room for the edit; the task is cut as far as needed before any never-truncated
+    // unit (the edit) is dropped, not only when cutting it alone would be enough.
+    let script = serde_json::json!({ "command": format!("python - <<'EOF'\n{}EOF", "print('step')\n".repeat(80)) });
+    let new_file =
+      serde_json::json!({ "path": "/w/a.ts", "content": "export const line = 1;\n".repeat(60) });
+    let msgs = vec![
+      Message::text(Role::System, "You are a coding agent."),
+      crate::testing::user(&"Fix the bug described below, step by step. ".repeat(60)),
+      call("1", "execute_bash", &script.to_string()),
+      result("1", "ok"),
+      call("2", "write_file", &new_file.to_string()),
+      result("2", "written"),
+      call("3", "execute_bash", r#"{"command":"npm test"}"#),
+      result("3", "1 passed"),
+    ];
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    let budget = conv.total_tokens() - conv.tokens(2) - conv.tokens(3) - conv.tokens(1) / 2;
+    let t = trim_by_priority(&conv, None, &options(budget, 1));
+    assert_eq!(t.classification[1].priority, ContentPriority::CurrentTask);
+    assert_eq!(t.classification[4].priority, ContentPriority::ModifiedFiles);
+    assert!(t.classification[2].priority < ContentPriority::ModifiedFiles);
+    assert_eq!(t.outcome.plan.dropped(), vec![2, 3]);
+    assert!(matches!(t.outcome.plan.action(1), Action::Replace(r) if r.is_cut()));
+    assert!(!t.outcome.over_budget);
   }
 
   #[test]
