@@ -13,10 +13,11 @@
 //! 4. The **current task** ([`current_task`]) is `CURRENT_TASK`.
 //! 5. A tool result about a file ([`crate::analysis::file_ops`]) is `MODIFIED_FILES` when the file was
 //!    modified in the session, else `RECENT_FILE_READS` when at most `recent_threshold` steps
-//!    old, else `STALE_TOOL_OUTPUTS`. In a conversation, a read that is the newest operation on
-//!    its file stays `RECENT_FILE_READS` however old: it is the view of the file the agent
-//!    edits against (seed 004 says "recent"; on real runs the agent copies from the newest
-//!    view of a file long after reading it, docs/quality.md).
+//!    old, else `STALE_TOOL_OUTPUTS`. In a conversation, a read that no later change of its
+//!    file follows stays `RECENT_FILE_READS` however old, unless a later read covers it
+//!    (supersession): it is a view of the file the agent edits against (seed 004 says
+//!    "recent"; on real runs the agent copies from its view of a file long after reading it,
+//!    also after reading a range of it or `grep`ping it, docs/quality.md).
 //! 6. Any other tool result is `RECENT_TURNS` when at most `recent_threshold` steps old, else
 //!    `STALE_TOOL_OUTPUTS`.
 //! 7. Any other message is `RECENT_TURNS` when at most `preserve_recent_turns` steps old, else
@@ -323,18 +324,22 @@ pub fn classify_with_operations(
       classify_message(m, conv.tokens(i), operations.get(i).and_then(Option::as_ref), &ctx)
     })
     .collect();
-  // The newest view of a file is what an agent edits against, however old it is: a read that
-  // no later operation on its file follows stays a recent read (a later read or write of the
-  // file makes it stale below, or leaves the newer one as the file's view).
-  let mut newest: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+  // A view of a file is what an agent edits against, however old it is: a read that no later
+  // change of its file follows stays a recent read. A later read leaves it a view unless it
+  // covers it (a range, a `grep`, a `head` shows part of the file: the agent still copies the
+  // rest from the older view); a read the later one covers is superseded, made stale below.
+  let mut last_change: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
   for (i, op) in operations.iter().enumerate() {
-    if let Some(op) = op {
-      newest.insert(op.path.as_str(), i);
+    if let Some(op) = op.as_ref().filter(|op| op.effective_kind() != FileOpKind::Read) {
+      last_change.insert(op.path.as_str(), i);
     }
   }
-  for &i in newest.values() {
-    let read = operations[i].as_ref().is_some_and(|op| op.kind == FileOpKind::Read && !op.failed);
-    if read && classes[i].priority == ContentPriority::StaleToolOutputs {
+  for (i, op) in operations.iter().enumerate() {
+    let Some(op) = op.as_ref().filter(|op| op.kind == FileOpKind::Read && !op.failed) else {
+      continue;
+    };
+    let changed_later = last_change.get(op.path.as_str()).is_some_and(|&c| c > i);
+    if !changed_later && classes[i].priority == ContentPriority::StaleToolOutputs {
       classes[i].priority = ContentPriority::RecentFileReads;
     }
   }
@@ -452,6 +457,41 @@ mod tests {
         RecentTurns,
       ]
     );
+  }
+
+  #[test]
+  fn a_view_stays_recent_until_its_file_changes_or_a_covering_read_follows() {
+    let bash = |id: &str, command: &str| call(id, "bash", &format!(r#"{{"command":"{command}"}}"#));
+    let msgs = vec![
+      user("task"),
+      bash("1", "cat src/a.py"),            // 1 step 0
+      result("1", "whole of a"),            // 2 a view of a.py, partial reads after it
+      bash("2", "sed -n '5,9p' src/a.py"),  // 3
+      result("2", "part of a"),             // 4
+      bash("3", "grep -n def src/a.py"),    // 5
+      result("3", "5:def f"),               // 6
+      bash("4", "cat src/b.py"),            // 7
+      result("4", "old b"),                 // 8 covered by the read at 10
+      bash("5", "cat src/b.py"),            // 9
+      result("5", "b"),                     // 10
+      bash("6", "cat src/c.py"),            // 11
+      result("6", "c"),                     // 12 stale: c.py is rewritten at 13/14
+      bash("7", "cat > src/c.py << 'EOF'"), // 13
+      result("7", ""),                      // 14
+      bash("8", "ls"),                      // 15
+      result("8", "x"),                     // 16
+      bash("9", "ls"),                      // 17
+      result("9", "x"),                     // 18
+      bash("10", "ls"),                     // 19
+      result("10", "x"),                    // 20
+    ];
+    let p = priorities(&msgs, &ClassifyOptions::default());
+    assert_eq!(p[2], RecentFileReads, "the whole view outlives the range read and the grep");
+    assert_eq!(p[4], RecentFileReads);
+    assert_eq!(p[8], StaleToolOutputs, "a whole read covers the older one");
+    assert_eq!(p[10], RecentFileReads);
+    assert_eq!(p[12], StaleToolOutputs, "its file was written since");
+    assert_eq!(p[14], ModifiedFiles);
   }
 
   #[test]

@@ -26,8 +26,9 @@
 //!    string, or Codex's argument vector `["bash", "-lc", "…"]`) when it is one simple command
 //!    on one file
 //!    (`shell_file_op`): `cat > P << EOF` (or `cat << EOF > P`) is a create, `>> P` and
-//!    `sed -i … P` edits, `cat`/`head`/`tail`/`nl` with one file and `sed -n … P` reads (kind
-//!    and path both). Agents
+//!    `sed -i … P` edits, `cat`/`head`/`tail`/`nl` with one file and `sed -n … P` reads, also
+//!    piped into `head`, `tail`, `sed -n …` (`nl -ba P | sed -n '10,40p'`) and after a
+//!    `cd D &&` (kind and path both). Agents
 //!    that work through a shell alone (mini-swe-agent, Codex) read and write files this way.
 //!
 //! Before these, a call carrying a patch in Codex's `*** Begin Patch` format (`apply_patch`,
@@ -84,6 +85,15 @@ impl FileOpKind {
       FileOpKind::Create => "create",
       FileOpKind::Edit => "edit",
       FileOpKind::Delete => "delete",
+    }
+  }
+
+  /// The noun a placeholder names the operation by: `read`, `write` (a create) or `edit`.
+  pub fn noun(self) -> &'static str {
+    match self {
+      FileOpKind::Read => "read",
+      FileOpKind::Create => "write",
+      FileOpKind::Edit | FileOpKind::Delete => "edit",
     }
   }
 
@@ -285,20 +295,146 @@ fn patch_file_op(raw: &str, args: Option<&Map<String, Value>>) -> Option<(FileOp
 /// Programs whose `PROGRAM [FLAGS] FILE` command line reads FILE (rule 4 of the module docs).
 const SHELL_READERS: &[&str] = &["cat", "head", "tail", "nl"];
 
+/// How much of its file a shell read shows (see [`shell_operation`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReadSpan {
+  /// The whole file: `cat F`, `nl F`; also any write.
+  Whole,
+  /// Lines `start..=end` (`None`: to the end): `head -n N F`, `sed -n 'A,Bp' F`, or a whole
+  /// read piped into one of them.
+  Lines(u64, Option<u64>),
+  /// Part of the file, of unknown extent: `tail F`, or a read piped into other filters.
+  Part,
+}
+
+/// A shell command line's file operation (rule 4 of the module docs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ShellOp {
+  pub kind: FileOpKind,
+  pub path: String,
+  /// What a read shows of the file ([`ReadSpan::Whole`] for writes).
+  pub span: ReadSpan,
+}
+
 /// Rule 4 of the module docs: the file operation of a shell command line, if it is one simple
 /// command on one file. Its first line decides (a here-document's body follows it):
 /// - `cat > F << EOF` or `cat << EOF > F` (any delimiter, quoted or not) writes F whole, and
 ///   `>> F` edits it;
 /// - `sed -i … F` edits F;
 /// - `cat`, `head`, `tail` or `nl` with flags and one file, or `sed -n … F`,
-///   reads F.
+///   reads F, and so does such a read piped into `head`, `tail`, `sed -n …`, `nl` or `cat`
+///   (`nl -ba F | sed -n '10,40p'`, the way shell-only agents page through a file);
+/// - a leading `cd D &&` before a read makes a relative F relative to D (a write after a `cd` is
+///   not recognised: see the comment below).
 ///
-/// Pipes, lists, substitutions and globs on the first line make it no file operation.
+/// Lists, substitutions, globs and other pipes on the first line make it no file operation.
 pub(crate) fn shell_file_op(command: &str) -> Option<(FileOpKind, String)> {
-  let line = command.trim_start().lines().next()?.trim();
-  if line.contains(['|', ';', '`', '*', '?']) || line.contains("&&") || line.contains("$(") {
+  shell_operation(command).map(|op| (op.kind, op.path))
+}
+
+/// [`shell_file_op`] with what a read shows of its file.
+pub(crate) fn shell_operation(command: &str) -> Option<ShellOp> {
+  let mut line = command.trim_start().lines().next()?.trim();
+  // `cd D && …`: one change of directory, then one command.
+  let mut dir = None;
+  if let Some(rest) = line.strip_prefix("cd ") {
+    let (target, rest) = rest.split_once("&&")?;
+    let target = clean_path(target)?;
+    if target.contains(char::is_whitespace) || target.contains(['$', '~', '`', '*', '?', ';', '|'])
+    {
+      return None;
+    }
+    dir = Some(target);
+    line = rest.trim();
+  }
+  if line.contains(['`', ';', '*', '?']) || line.contains("&&") || line.contains("||") {
     return None;
   }
+  if line.contains("$(") {
+    return None;
+  }
+  let mut stages = line.split('|');
+  let mut op = simple_file_op(stages.next()?.trim())?;
+  for filter in stages {
+    if op.kind != FileOpKind::Read {
+      return None;
+    }
+    op.span = piped(op.span, filter.trim())?;
+  }
+  // Writes after a `cd` are left unrecognised: measured, recognising them protects the
+  // agent's scratch scripts (`cd /testbed && cat > repro.py << EOF`) as modified files ahead of
+  // the views it copies from (docs/quality.md, fourth round).
+  if dir.is_some() && op.kind != FileOpKind::Read {
+    return None;
+  }
+  if let Some(dir) = dir.filter(|_| is_relative(&op.path)) {
+    op.path = join(&dir, &op.path);
+  }
+  Some(op)
+}
+
+/// What a read showing `span` shows once piped into `filter`, if `filter` only selects lines.
+fn piped(span: ReadSpan, filter: &str) -> Option<ReadSpan> {
+  let words: Vec<&str> = filter.split_whitespace().collect();
+  let (&program, args) = words.split_first()?;
+  if args.iter().any(|w| !w.starts_with('-') && !is_count(w) && program != "sed") {
+    return None; // a file operand: not a filter
+  }
+  match program {
+    "cat" | "nl" => Some(span),
+    "head" => Some(match (span, head_lines(args)?) {
+      (ReadSpan::Whole, n) => ReadSpan::Lines(1, Some(n)),
+      _ => ReadSpan::Part,
+    }),
+    "tail" => Some(ReadSpan::Part),
+    "sed" => match (span, args) {
+      (ReadSpan::Whole, ["-n", script]) => Some(sed_lines(script).unwrap_or(ReadSpan::Part)),
+      (_, ["-n", _]) => Some(ReadSpan::Part),
+      _ => None,
+    },
+    _ => None,
+  }
+}
+
+fn is_count(word: &str) -> bool {
+  !word.is_empty() && word.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The lines `head ARGS` keeps: `-n N`, `-nN`, `-N`, or 10; `None` for bytes (`-c`).
+fn head_lines(args: &[&str]) -> Option<u64> {
+  let mut n = 10;
+  let mut k = 0;
+  while k < args.len() {
+    let w = args[k];
+    if w == "-n" {
+      k += 1;
+      n = args.get(k)?.parse().ok()?;
+    } else if let Some(v) = w.strip_prefix("-n").or_else(|| w.strip_prefix('-')) {
+      n = v.parse().ok()?;
+    }
+    k += 1;
+  }
+  Some(n)
+}
+
+/// The lines a `sed -n` script prints: `'A,Bp'`, `'Ap'` or `'A,$p'`.
+fn sed_lines(script: &str) -> Option<ReadSpan> {
+  let script = clean_path(script)?;
+  let range = script.strip_suffix('p')?;
+  let number = |s: &str| s.trim().parse::<u64>().ok();
+  let (a, b) = match range.split_once(',') {
+    Some((a, "$")) => (number(a)?, None),
+    Some((a, b)) => (number(a)?, Some(number(b)?)),
+    None => {
+      let a = number(range)?;
+      (a, Some(a))
+    }
+  };
+  Some(ReadSpan::Lines(a.max(1), b))
+}
+
+/// One command of rule 4, without pipes or lists.
+fn simple_file_op(line: &str) -> Option<ShellOp> {
   let words: Vec<&str> = line.split_whitespace().collect();
   let (&program, rest) = words.split_first()?;
   let path = |raw: &str| {
@@ -338,15 +474,20 @@ pub(crate) fn shell_file_op(command: &str) -> Option<(FileOpKind, String)> {
     k += 1;
   }
   let flags = |ws: &[&str]| ws.iter().filter(|w| w.starts_with('-')).count();
+  let op = |kind, path, span| Some(ShellOp { kind, path, span });
   match (program, target) {
-    ("cat", Some(t)) => (heredoc && operands.is_empty()).then_some(t),
+    ("cat", Some((kind, file))) => (heredoc && operands.is_empty()).then_some(ShellOp {
+      kind,
+      path: file,
+      span: ReadSpan::Whole,
+    }),
     (_, Some(_)) => None,
     ("sed", None) => {
       let file = path(operands.last()?)?;
       if operands.iter().any(|w| w.starts_with("-i")) {
-        Some((FileOpKind::Edit, file))
+        op(FileOpKind::Edit, file, ReadSpan::Whole)
       } else if operands.first() == Some(&"-n") && operands.len() == 3 {
-        Some((FileOpKind::Read, file))
+        op(FileOpKind::Read, file, sed_lines(operands[1]).unwrap_or(ReadSpan::Part))
       } else {
         None
       }
@@ -355,11 +496,18 @@ pub(crate) fn shell_file_op(command: &str) -> Option<(FileOpKind, String)> {
       let files: Vec<&&str> = operands.iter().filter(|w| !w.starts_with('-')).collect();
       // `head -n 20 F`: a flag's value is an operand too; the file is the last word.
       let [.., file] = files.as_slice() else { return None };
-      let values_ok = files.len() == 1
-        || (files.len() == 2
-          && flags(&operands) >= 1
-          && files[0].chars().all(|c| c.is_ascii_digit()));
-      values_ok.then(|| path(file).map(|p| (FileOpKind::Read, p))).flatten()
+      let values_ok =
+        files.len() == 1 || (files.len() == 2 && flags(&operands) >= 1 && is_count(files[0]));
+      if !values_ok {
+        return None;
+      }
+      let span = match reader {
+        "head" => head_lines(&operands[..operands.len() - 1])
+          .map_or(ReadSpan::Part, |n| ReadSpan::Lines(1, Some(n))),
+        "tail" => ReadSpan::Part,
+        _ => ReadSpan::Whole,
+      };
+      op(FileOpKind::Read, path(file)?, span)
     }
     _ => None,
   }
@@ -721,10 +869,21 @@ mod tests {
       ("cat <<EOF > /w/t.py\nprint(1)\nEOF", hit(Create, "/w/t.py")),
       ("cat >>notes.md <<'X'\nmore\nX", hit(Edit, "notes.md")),
       ("sed -i 's/a b/c/' src/a.py", hit(Edit, "src/a.py")),
+      // A read piped into filters that select lines, and a leading `cd`.
+      ("nl -ba src/a.py | sed -n '10,40p'", hit(Read, "src/a.py")),
+      ("head -n 380 pvlib/tools.py | tail -n 50", hit(Read, "pvlib/tools.py")),
+      ("cat a.py | head", hit(Read, "a.py")),
+      ("cd /w && cat a.py", hit(Read, "/w/a.py")),
+      ("cd /w && cat /etc/hosts", hit(Read, "/etc/hosts")),
       // Not one simple command on one file.
       ("cat a.py b.py", None),
-      ("cat a.py | head", None),
-      ("cd /w && cat a.py", None),
+      ("cat a.py | grep foo", None),
+      ("cat a.py | head > b.py", None),
+      ("cd /w && cat a.py && cat b.py", None),
+      ("cd /w; cat a.py", None),
+      ("cd /w && sed -i 's/a/b/' src/x.py", None),
+      ("cd /w && cat > t.py << 'EOF'", None),
+      ("cat > a.py << EOF | head", None),
       ("cat src/*.py", None),
       ("cat > out.txt", None),
       ("echo hi > a.txt", None),
@@ -736,6 +895,35 @@ mod tests {
     for (command, want) in table {
       assert_eq!(shell_file_op(command), want, "{command}");
     }
+  }
+
+  #[test]
+  fn what_a_shell_read_shows_of_its_file() {
+    use ReadSpan::*;
+    let table = [
+      ("cat a.py", Whole),
+      ("nl -ba a.py", Whole),
+      ("cd /w && cat -n a.py", Whole),
+      ("head a.py", Lines(1, Some(10))),
+      ("head -n 20 a.py", Lines(1, Some(20))),
+      ("head -40 a.py", Lines(1, Some(40))),
+      ("head -c 100 a.py", Part),
+      ("tail -n 5 a.py", Part),
+      ("sed -n '27,35p' a.py", Lines(27, Some(35))),
+      ("sed -n 12p a.py", Lines(12, Some(12))),
+      ("sed -n '300,$p' a.py", Lines(300, None)),
+      ("sed -n '/^def/p' a.py", Part),
+      ("nl -ba a.py | sed -n '10,40p'", Lines(10, Some(40))),
+      ("cat -n a.py | head -n 50", Lines(1, Some(50))),
+      ("head -n 380 a.py | tail -n 50", Part),
+      ("sed -n '1,80p' a.py | head", Part),
+    ];
+    for (command, want) in table {
+      let got = shell_operation(command).map(|op| (op.kind, op.span));
+      assert_eq!(got, Some((FileOpKind::Read, want)), "{command}");
+    }
+    let write = shell_operation("cat > a.py << 'EOF'\nx\nEOF").map(|op| op.span);
+    assert_eq!(write, Some(Whole));
   }
 
   #[test]

@@ -29,7 +29,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Map, Value};
 
 use crate::analysis::file_ops::{
-  file_operation, parse_object, reports_failure, shell_command_line, FileOpKind,
+  file_operation, parse_object, reports_failure, shell_command_line, shell_operation, FileOpKind,
+  ReadSpan,
 };
 use crate::model::conversation::Conversation;
 use crate::model::message::Message;
@@ -413,8 +414,11 @@ fn result_text(m: &Message) -> &ResultText {
 ///
 /// A result is a file access when its tool is named in [`ToolNames::read`], `write` or `edit`
 /// (path from [`ToolNames::path_keys`]), or when the built-in detection of
-/// [`crate::analysis::file_ops`] finds one (deletes are ignored), or when a shell tool ran exactly
-/// `cat FILE` or `cat -n FILE` (a whole read).
+/// [`crate::analysis::file_ops`] finds one (deletes are ignored), or when a shell tool read one
+/// file: `cat FILE` or `cat -n FILE` whole, `head -n N FILE`, `sed -n 'A,Bp' FILE` or a whole
+/// read piped into them the lines they print, `tail` and other filters a part of unknown
+/// extent (which supersedes nothing), or wrote one (`cat > FILE << EOF` whole; `>>` and
+/// `sed -i` an edit of unknown extent).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct IoContentDeduplicator;
 
@@ -427,14 +431,32 @@ impl Deduplicator for IoContentDeduplicator {
     }
     let facts = result_text(ctx.conv.message(i));
     if let Some(command) = ctx.shell_command(i) {
-      let cmd = simple_command(&command, "cat", CAT_FLAGS)?;
-      let [path] = cmd.operands.as_slice() else { return None };
       if facts.shell_failed {
         return None;
       }
-      let (path, key) = ctx.shell_key(i, path, facts);
-      let scope = FileAccess { kind: FileOpKind::Read, coverage: Coverage::Whole };
-      return Some(Access { path, key, noun: "read", scope });
+      // `cat F` whole; `head`, `sed -n`, `nl … | sed -n` the lines they print (a range
+      // supersedes what it contains and a whole read supersedes it); other reads a part of
+      // unknown extent, superseding nothing. `cat > F << EOF` writes F whole; `>>` and
+      // `sed -i` edit an unknown part.
+      let (path, kind, coverage) = match simple_command(&command, "cat", CAT_FLAGS) {
+        Some(cmd) => match cmd.operands.as_slice() {
+          [path] => (path.to_string(), FileOpKind::Read, Coverage::Whole),
+          _ => return None,
+        },
+        None => {
+          let op = shell_operation(&command)?;
+          let coverage = match (op.kind, op.span) {
+            (FileOpKind::Delete, _) => return None,
+            (FileOpKind::Edit, _) | (_, ReadSpan::Part) => Coverage::Unknown,
+            (_, ReadSpan::Whole) => Coverage::Whole,
+            (_, ReadSpan::Lines(a, b)) => Coverage::Lines(a, b),
+          };
+          (op.path, op.kind, coverage)
+        }
+      };
+      let (path, key) = ctx.shell_key(i, &path, facts);
+      let scope = FileAccess { kind, coverage };
+      return Some(Access { path, key, noun: kind.noun(), scope });
     }
     let args = ctx.arguments(i);
     let configured = ctx.conv.tool_name(i).and_then(|name| {
@@ -479,13 +501,13 @@ impl Deduplicator for IoContentDeduplicator {
         }
       }
     };
-    let noun = match kind {
-      FileOpKind::Read => "read",
-      FileOpKind::Create => "write",
-      _ => "edit",
-    };
     let path = normalise(&path);
-    Some(Access { key: path.clone(), path, noun, scope: FileAccess { kind, coverage } })
+    Some(Access {
+      key: path.clone(),
+      path,
+      noun: kind.noun(),
+      scope: FileAccess { kind, coverage },
+    })
   }
 
   fn supersedes(&self, newer: &FileAccess, older: &FileAccess) -> bool {
@@ -1250,6 +1272,38 @@ mod tests {
       ("edit_file", r#"{"path":"/w/a"}"#, &json),
     ]);
     assert_eq!(pairs(&msgs), vec![(2, 4)]);
+  }
+
+  #[test]
+  fn shell_reads_supersede_by_the_lines_they_print_and_writes_whole() {
+    let sh = |cmd: &str| format!(r#"{{"command":{}}}"#, serde_json::to_string(cmd).unwrap());
+    let (a, b, c, d, e, f) = (
+      sh("sed -n '10,20p' /w/a.py"),
+      sh("nl -ba /w/a.py | sed -n '5,30p'"),
+      sh("tail -n 5 /w/a.py"),
+      sh("cat /w/a.py"),
+      sh("head -n 3 /w/a.py"),
+      sh("cat > /w/a.py << 'EOF'\nprint(1)\nEOF"),
+    );
+    let steps = [
+      ("bash", a.as_str(), big("10-20")),
+      ("bash", b.as_str(), big("5-30")),
+      ("bash", c.as_str(), big("tail")),
+      ("bash", d.as_str(), big("whole")),
+      ("bash", e.as_str(), big("head")),
+      ("bash", f.as_str(), String::new()),
+    ];
+    let first = |n: usize| {
+      let refs: Vec<(&str, &str, &str)> =
+        steps[..n].iter().map(|(t, a, r)| (*t, *a, r.as_str())).collect();
+      pairs(&session(&refs))
+    };
+    // [10,20] is inside [5,30].
+    assert_eq!(first(2), vec![(2, 4)]);
+    // The whole read covers both ranges and the tail; the later head covers nothing.
+    assert_eq!(first(5), vec![(2, 8), (4, 8), (6, 8)]);
+    // The write replaces the file: every earlier view is stale.
+    assert_eq!(first(6), vec![(2, 12), (4, 12), (6, 12), (8, 12), (10, 12)]);
   }
 
   #[test]
