@@ -201,7 +201,11 @@ pub fn file_operation(conv: &Conversation<'_>, i: usize) -> Option<FileOp> {
     Some(dir) if is_relative(&path) => join(dir, &path),
     _ => path,
   };
-  let failed = message.is_error || facts.reports_failure;
+  // A shell read that exited non-zero showed nothing of its file. (A write's status is that
+  // of the script's last command: `cat > t.py << EOF … EOF` then `python t.py` wrote t.py
+  // even when the test failed.)
+  let shell_read = call.is_some_and(|c| c.shell) && kind == FileOpKind::Read;
+  let failed = message.is_error || facts.reports_failure || (shell_read && facts.shell_failed);
   Some(FileOp { path, kind, failed })
 }
 
@@ -213,13 +217,16 @@ pub(crate) struct CallFacts {
   args_kind: Option<FileOpKind>,
   name_kind: Option<FileOpKind>,
   args_path: Option<String>,
+  /// A shell command line's operation: its result's exit status says whether it failed.
+  shell: bool,
 }
 
 impl CallFacts {
   fn of(call: &crate::model::message::ToolCall) -> CallFacts {
     let args = parse_object(&call.arguments);
     if let Some((kind, path)) = patch_file_op(&call.arguments, args.as_ref()) {
-      return CallFacts { args_kind: Some(kind), name_kind: None, args_path: Some(path) };
+      let (args_kind, args_path) = (Some(kind), Some(path));
+      return CallFacts { args_kind, name_kind: None, args_path, shell: false };
     }
     if DEFAULT_SHELL_TOOLS.contains(&call.name.as_str()) {
       let shell = args
@@ -229,12 +236,13 @@ impl CallFacts {
         })
         .and_then(|line| shell_file_op(&line));
       let (kind, path) = shell.unzip();
-      return CallFacts { args_kind: kind, name_kind: None, args_path: path };
+      return CallFacts { args_kind: kind, name_kind: None, args_path: path, shell: true };
     }
     CallFacts {
       args_kind: args.as_ref().and_then(editor_command),
       name_kind: kind_for_tool_name(&call.name),
       args_path: args.as_ref().and_then(argument_path),
+      shell: false,
     }
   }
 }
@@ -535,6 +543,7 @@ pub(crate) struct ResultFacts {
   labelled_path: Option<String>,
   current_directory: Option<String>,
   reports_failure: bool,
+  shell_failed: bool,
 }
 
 impl ResultFacts {
@@ -549,6 +558,7 @@ impl ResultFacts {
       labelled_path: labelled_path(text),
       current_directory: current_directory(text).map(String::from),
       reports_failure: reports_failure(text),
+      shell_failed: shell_failed(text),
     }
   }
 }
@@ -711,6 +721,29 @@ fn join(dir: &str, path: &str) -> String {
     rel = rest;
   }
   format!("{}/{}", dir.trim_end_matches('/'), rel)
+}
+
+/// Whether a shell command's result reports failure: an error flag or prefix
+/// ([`reports_failure`]), a non-zero exit status (OpenHands' footer `[The command completed
+/// with exit code N.]`, mini-swe-agent's `<returncode>N</returncode>`), or a line starting with
+/// `ls:` or `cat:` (their error messages).
+pub(crate) fn shell_failed(text: &str) -> bool {
+  let nonzero = |code: &str| {
+    let code: String = code.chars().take_while(|c| c.is_ascii_digit() || *c == '-').collect();
+    !code.is_empty() && code != "0"
+  };
+  reports_failure(text)
+    || text.lines().any(|line| {
+      let line = line.trim();
+      if line.starts_with("ls: ") || line.starts_with("cat: ") {
+        return true;
+      }
+      if let Some(code) = line.strip_prefix("<returncode>") {
+        return nonzero(code);
+      }
+      line.starts_with('[')
+        && line.find("exit code ").is_some_and(|at| nonzero(&line[at + "exit code ".len()..]))
+    })
 }
 
 /// Whether a tool result's text reports a failed operation: it starts (after whitespace) with
@@ -895,6 +928,22 @@ mod tests {
     for (command, want) in table {
       assert_eq!(shell_file_op(command), want, "{command}");
     }
+  }
+
+  #[test]
+  fn a_shell_read_that_exits_non_zero_read_nothing() {
+    let failed = |path: &str, kind| Some(FileOp { path: path.into(), kind, failed: true });
+    let cat = r#"{"command":"cat tests/a.py"}"#;
+    let gone = "<returncode>1</returncode>\n<output>\ncat: tests/a.py: No such file or directory\n</output>";
+    assert_eq!(op("bash", cat, gone), failed("tests/a.py", FileOpKind::Read));
+    let footer = "cat: tests/a.py: No such file\n[The command completed with exit code 1.]";
+    assert_eq!(op("execute_bash", cat, footer), failed("tests/a.py", FileOpKind::Read));
+    let fine = "<returncode>0</returncode>\n<output>\nprint(1)\n</output>";
+    assert_eq!(op("bash", cat, fine), ok("tests/a.py", FileOpKind::Read));
+    // A script that writes a file, then runs a failing test, still wrote it.
+    let write = r#"{"command":"cat > t.py << 'EOF'\nassert 0\nEOF\npython t.py"}"#;
+    let status = "<returncode>1</returncode>\n<output>\nAssertionError\n</output>";
+    assert_eq!(op("bash", write, status), ok("t.py", FileOpKind::Create));
   }
 
   #[test]

@@ -29,8 +29,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Map, Value};
 
 use crate::analysis::file_ops::{
-  file_operation, parse_object, reports_failure, shell_command_line, shell_operation, FileOpKind,
-  ReadSpan,
+  file_operation, parse_object, reports_failure, shell_command_line, shell_failed, shell_operation,
+  FileOpKind, ReadSpan,
 };
 use crate::model::conversation::Conversation;
 use crate::model::message::Message;
@@ -997,29 +997,6 @@ fn simple_command<'a>(command: &'a str, program: &str, allowed: &str) -> Option<
     }
   }
   Some(SimpleCommand { flags, operands })
-}
-
-/// Whether a shell result reports failure: an error flag or prefix, a non-zero exit code in an
-/// OpenHands footer (`[The command completed with exit code N.]`), or a line starting with
-/// `ls:` or `cat:` (their error messages).
-fn shell_failed(text: &str) -> bool {
-  reports_failure(text)
-    || text.lines().any(|line| {
-      let line = line.trim();
-      if line.starts_with("ls: ") || line.starts_with("cat: ") {
-        return true;
-      }
-      if !line.starts_with('[') {
-        return false;
-      }
-      line.find("exit code ").is_some_and(|at| {
-        let code: String = line[at + "exit code ".len()..]
-          .chars()
-          .take_while(|c| c.is_ascii_digit() || *c == '-')
-          .collect();
-        !code.is_empty() && code != "0"
-      })
-    })
 }
 
 /// The editor's directory view: (depth, path, excludes hidden items).
