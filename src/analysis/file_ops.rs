@@ -934,7 +934,8 @@ mod tests {
   fn a_shell_read_that_exits_non_zero_read_nothing() {
     let failed = |path: &str, kind| Some(FileOp { path: path.into(), kind, failed: true });
     let cat = r#"{"command":"cat tests/a.py"}"#;
-    let gone = "<returncode>1</returncode>\n<output>\ncat: tests/a.py: No such file or directory\n</output>";
+    let gone =
+      "<returncode>1</returncode>\n<output>\ncat: tests/a.py: No such file or directory\n</output>";
     assert_eq!(op("bash", cat, gone), failed("tests/a.py", FileOpKind::Read));
     let footer = "cat: tests/a.py: No such file\n[The command completed with exit code 1.]";
     assert_eq!(op("execute_bash", cat, footer), failed("tests/a.py", FileOpKind::Read));

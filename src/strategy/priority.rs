@@ -521,7 +521,8 @@ impl Shorten<'_, '_> {
   }
 
   /// With [`Shortening::Placeholders`], replaces each tool result of unit `u` with its
-  /// placeholder where that is smaller; with cuts, nothing.
+  /// placeholder where that at least halves it (a smaller saving is not worth what the agent
+  /// loses: the unit stays whole, or goes whole when the budget needs it); with cuts, nothing.
   fn placeholders(&self, u: usize, plan: &mut Plan, tally: &mut Tally) {
     let Shortening::Placeholders { classification, tracker, template } = self.shortening else {
       return;
@@ -529,7 +530,7 @@ impl Shorten<'_, '_> {
     let conv = self.conv;
     for &i in conv.units()[u].members.iter().filter(|&&i| conv.message(i).is_tool_result()) {
       let r = placeholder(conv, i, &classification[i], tracker, template);
-      if r.tokens < conv.tokens(i) {
+      if r.tokens * 2 <= conv.tokens(i) {
         tally.replace(conv, plan, i, r);
       }
     }
@@ -1013,6 +1014,39 @@ mod tests {
       r.content,
       format!("[Content truncated - file: /x - 0 steps ago - {} tokens]", conv.tokens(1))
     );
+  }
+
+  #[test]
+  fn a_placeholder_is_made_only_where_it_at_least_halves_its_result() {
+    // A generic placeholder is about 15 tokens: a 20-token output is not worth replacing, a
+    // 60-token one is.
+    let small = "word ".repeat(18);
+    let large = "word ".repeat(60);
+    let msgs = vec![
+      Message::text(Role::User, "task"),
+      call("1", "execute_bash", "{}"),
+      result("1", &small),
+      call("2", "execute_bash", "{}"),
+      result("2", &large),
+      Message::text(Role::User, "next"),
+    ];
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    let placeholder_tokens = |i: usize| {
+      let c = classify_conversation(&conv, None, &ClassifyOptions::default());
+      placeholder(&conv, i, &c[i], &FileTracker::new(), None).tokens
+    };
+    assert!(placeholder_tokens(2) * 2 > conv.tokens(2));
+    assert!(placeholder_tokens(4) * 2 <= conv.tokens(4));
+    // Just under the whole: the small output's unit goes whole (the oldest, lowest) and the
+    // large output stays whole.
+    let t = trim_with_placeholders(&conv, None, &options(conv.total_tokens() - 1, 0));
+    assert!(t.outcome.plan.replaced().is_empty());
+    assert_eq!(t.outcome.plan.dropped(), vec![1, 2]);
+    // Tighter: the large output becomes its placeholder, and that leaves room for the small
+    // one's unit, whole.
+    let t = trim_with_placeholders(&conv, None, &options(conv.total_tokens() - 40, 0));
+    assert_eq!(t.outcome.plan.replaced(), vec![4]);
+    assert!(t.outcome.plan.dropped().is_empty());
   }
 
   #[test]
