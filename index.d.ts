@@ -1986,6 +1986,16 @@ export interface TrimConversationOptions {
    */
   preserveErrors?: boolean
   /**
+   * Keep the current view of each file whole in the rolling pass: a read of a file that no
+   * later write, edit or covering read followed, and a result about a file modified in the
+   * session (the tiers `RECENT_FILE_READS` and `MODIFIED_FILES`). Rolling context turns every
+   * output older than `maxAge` steps into a placeholder; agents edit against views far older
+   * than that (docs/quality.md). Under budget pressure the strategy may still shorten them.
+   * `false` is nanocoder's rolling pass as it is.
+   * @default true
+   */
+  preserveFileViews?: boolean
+  /**
    * Keep tool outputs under `smallOutputThreshold` tokens whole in the rolling pass.
    * @default true
    */

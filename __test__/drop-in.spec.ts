@@ -31,6 +31,11 @@ function session(steps: number, output: (k: number) => string = (k) => big(`out$
   return messages
 }
 
+/** {@link session} with shell commands instead of reads: outputs that are no view of a file. */
+function shellSession(steps: number, output?: (k: number) => string): Message[] {
+  return session(steps, output).map((m) => (m.tool_calls ? call(m.tool_calls[0].id, 'bash', { command: `make step${m.tool_calls[0].id}` }) : m))
+}
+
 const NANOCODER = /^\[content truncated - \d+ steps ago, \d+ tokens\]$/
 
 function contents(messages: Message[]): string[] {
@@ -119,7 +124,7 @@ test('a misspelt option name fails loudly, naming the option meant', (t) => {
 
 test('nanocoder\'s options change what trimConversation does', (t) => {
   // Eight steps: with maxAge 5 the two oldest outputs become placeholders.
-  const messages = session(8)
+  const messages = shellSession(8)
   const total = ct.estimateTokens(messages)
   const budget = total - 10
   const byDefault = ct.trimConversation(messages, budget)
@@ -138,7 +143,7 @@ test('nanocoder\'s options change what trimConversation does', (t) => {
 
 test('preserveErrors and preserveSmallOutputs decide whether errors and small outputs are kept', (t) => {
   // Ten steps: outputs 1 to 4 are older than maxAge; 1 is an error report, 2 is small.
-  const messages = session(10, (k) => (k === 1 ? `Error: build failed\n${big('err', 40)}` : k === 2 ? 'ok' : big(`out${k}`)))
+  const messages = shellSession(10, (k) => (k === 1 ? `Error: build failed\n${big('err', 40)}` : k === 2 ? 'ok' : big(`out${k}`)))
   const budget = ct.estimateTokens(messages) - 10
   const kept = ct.trimConversation(messages, budget)
   t.is(kept[3], messages[3], 'the old error is kept whole')
@@ -549,6 +554,24 @@ test('trimConversation takes a fileTracker as trimWithPlaceholders does: a modif
     code: 'INVALID_OPTION',
     message: 'fileTracker: must be a FileTracker, got object',
   })
+})
+
+test('trimConversation\'s rolling pass leaves the current view of each file whole, unless preserveFileViews is false', (t) => {
+  // An old listing, then seven reads of seven files: every read is its file's current view.
+  const reads = session(7)
+  const messages = [...reads.slice(0, 2), call('0', 'bash', { command: 'ls -R' }), result('0', big('ls')), ...reads.slice(2)]
+  const firstRead = messages[5]
+  t.is(firstRead.tool_call_id, '1')
+  const target = ct.estimateTokens(messages) - 100
+  // Rolling context alone turns every output older than maxAge (5) steps into a placeholder.
+  const nanocoder = ct.trimConversation(messages, target, { preserveFileViews: false })
+  t.false(nanocoder.includes(firstRead))
+  t.regex(contents(nanocoder)[5], NANOCODER)
+  // By default the listing's placeholder frees enough and the views stay whole.
+  const sent = ct.trimConversation(messages, target)
+  t.true(sent.includes(firstRead))
+  t.regex(contents(sent)[3], NANOCODER)
+  t.true(ct.estimateTokens(sent) <= target)
 })
 
 test('trimConversation refuses the priority options with the age-based strategy, which reads no priority', (t) => {

@@ -18,8 +18,8 @@ use crate::strategy::Outcome;
 
 use super::options::{integer_argument, integer_option, is_nullish, parse_format, read_options};
 use super::priority::{
-  classify_options, file_tracker_option, keep_for_summarizer, number, target_argument, Shape,
-  Strategy, TrimOp,
+  classify_options, file_tracker_option, keep_for_summarizer, number, target_argument, RollingPass,
+  Shape, Strategy, TrimOp,
 };
 use super::summary::{summary_request, SummaryFields};
 use super::write::Objects;
@@ -75,6 +75,14 @@ pub struct TrimConversationOptions<'env> {
   /// pass may drop them.
   /// @default true
   pub preserve_errors: Option<bool>,
+  /// Keep the current view of each file whole in the rolling pass: a read of a file that no
+  /// later write, edit or covering read followed, and a result about a file modified in the
+  /// session (the tiers `RECENT_FILE_READS` and `MODIFIED_FILES`). Rolling context turns every
+  /// output older than `maxAge` steps into a placeholder; agents edit against views far older
+  /// than that (docs/quality.md). Under budget pressure the strategy may still shorten them.
+  /// `false` is nanocoder's rolling pass as it is.
+  /// @default true
+  pub preserve_file_views: Option<bool>,
   /// Keep tool outputs under `smallOutputThreshold` tokens whole in the rolling pass.
   /// @default true
   pub preserve_small_outputs: Option<bool>,
@@ -372,7 +380,10 @@ fn prepare<'env>(
     format: input.format,
     summary,
     placeholder: Some(PlaceholderTemplate::new(placeholder)),
-    rolling: Some(rolling),
+    rolling: Some(RollingPass {
+      config: rolling,
+      keep_views: opts.preserve_file_views.unwrap_or(true),
+    }),
     messages,
   };
   Ok((input, op))

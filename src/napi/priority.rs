@@ -19,7 +19,7 @@ use crate::model::message::Message;
 use crate::model::tokens::Encoding;
 use crate::output::placeholder::PlaceholderTemplate;
 use crate::strategy::age::trim_by_age as core_trim_by_age;
-use crate::strategy::budget::trim_after_rolling;
+use crate::strategy::budget::{trim_after_rolling, Views};
 use crate::strategy::priority::{
   trim_by_priority as core_trim_by_priority, trim_with_placeholders as core_trim_with_placeholders,
   PriorityOptions, PriorityTrim,
@@ -223,6 +223,13 @@ pub(crate) enum Shape {
   ContextLimit,
 }
 
+/// `trimConversation`'s first pass: rolling context's rules, and whether it leaves the current
+/// views of files whole (`preserveFileViews`).
+pub(crate) struct RollingPass {
+  pub(super) config: TruncationConfig,
+  pub(super) keep_views: bool,
+}
+
 /// Which strategy a trimming call runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Strategy {
@@ -246,7 +253,7 @@ pub(crate) struct TrimOp {
   /// The placeholder template of `trimWithPlaceholders` (`None`: the seed's placeholders).
   pub(super) placeholder: Option<PlaceholderTemplate>,
   /// Rolling context's rules, applied first (`trimConversation`, see `strategy::budget`).
-  pub(super) rolling: Option<TruncationConfig>,
+  pub(super) rolling: Option<RollingPass>,
   /// The parsed messages, kept for building the result after a summarizer.
   pub(super) messages: Vec<std::sync::Arc<super::instance::Cached>>,
 }
@@ -262,7 +269,12 @@ pub(crate) struct TrimOutput {
 impl TrimOp {
   fn run(&self, conv: &Conversation<'_>, target: usize) -> PriorityTrim {
     match &self.rolling {
-      Some(config) => trim_after_rolling(conv, config, target, |c| self.run_strategy(c, target)),
+      Some(rolling) => {
+        let views = rolling
+          .keep_views
+          .then_some(Views { classify: &self.classify, tracker: self.tracker.as_ref() });
+        trim_after_rolling(conv, &rolling.config, views, target, |c| self.run_strategy(c, target))
+      }
       None => self.run_strategy(conv, target),
     }
   }

@@ -3,7 +3,16 @@
 //! still does not fit, a budget strategy on what they left.
 //!
 //! Nothing changes when the request already fits, as in nanocoder's `trimConversation`.
+//!
+//! The rolling pass may leave the current view of each file whole ([`Views`]): the read of a
+//! file that no later change or covering read superseded, and a result about a modified file
+//! ([`ContentPriority::RecentFileReads`] and [`ContentPriority::ModifiedFiles`]). Rolling
+//! context turns every output older than `maxAge` steps into a placeholder; on real runs the
+//! agent edits against views far older than that (docs/quality.md, fourth round). The strategy
+//! after it may still shorten them.
 
+use crate::analysis::classify::{classify_conversation, ClassifyOptions, ContentPriority};
+use crate::analysis::file_tracker::FileTracker;
 use crate::model::conversation::Conversation;
 use crate::model::message::Message;
 use crate::plan::{replaced_message, Action, Plan};
@@ -11,13 +20,36 @@ use crate::strategy::priority::PriorityTrim;
 use crate::strategy::rolling::{truncate_old_tool_outputs, TruncationConfig};
 use crate::strategy::Outcome;
 
+/// Which results the rolling pass leaves whole as current views of files: as
+/// [`classify_conversation`] ranks them with these options and tracker.
+#[derive(Clone, Copy)]
+pub struct Views<'v> {
+  /// The classification's thresholds and markers.
+  pub classify: &'v ClassifyOptions,
+  /// What decides which files are modified (`None`: the conversation's own operations).
+  pub tracker: Option<&'v FileTracker>,
+}
+
+impl Views<'_> {
+  /// Whether each message of `conv` is a current view of a file.
+  fn of(&self, conv: &Conversation<'_>) -> Vec<bool> {
+    classify_conversation(conv, self.tracker, self.classify)
+      .iter()
+      .map(|c| {
+        matches!(c.priority, ContentPriority::RecentFileReads | ContentPriority::ModifiedFiles)
+      })
+      .collect()
+  }
+}
+
 /// Trims `conv` to `target` tokens: unchanged when it fits; else [`truncate_old_tool_outputs`]
-/// with `rolling`, and `strategy` on its result when that still does not fit. The strategy's
-/// decisions win: a message it keeps keeps what the rolling pass made of it; one it replaces
-/// or drops is replaced or dropped.
+/// with `rolling` (leaving `views` whole when given), and `strategy` on its result when that
+/// still does not fit. The strategy's decisions win: a message it keeps keeps what the rolling
+/// pass made of it; one it replaces or drops is replaced or dropped.
 pub fn trim_after_rolling(
   conv: &Conversation<'_>,
   rolling: &TruncationConfig,
+  views: Option<Views<'_>>,
   target: usize,
   strategy: impl FnOnce(&Conversation<'_>) -> PriorityTrim,
 ) -> PriorityTrim {
@@ -28,7 +60,11 @@ pub fn trim_after_rolling(
   if conv.total_tokens() <= target {
     return untouched(Plan::keep_all(conv.len()));
   }
-  let rolled = truncate_old_tool_outputs(conv, rolling);
+  let mut rolled = truncate_old_tool_outputs(conv, rolling);
+  if let Some(views) = views {
+    let keep = views.of(conv);
+    rolled.retain_replacements(|i| !keep[i]);
+  }
   if rolled.is_identity() {
     return strategy(conv);
   }
@@ -98,8 +134,13 @@ mod tests {
   fn a_request_that_fits_is_left_alone() {
     let msgs = session(8);
     let conv = Conversation::new(&msgs, Encoding::O200kBase);
-    let t =
-      trim_after_rolling(&conv, &TruncationConfig::default(), conv.total_tokens(), priority(0));
+    let t = trim_after_rolling(
+      &conv,
+      &TruncationConfig::default(),
+      None,
+      conv.total_tokens(),
+      priority(0),
+    );
     assert!(t.outcome.plan.is_identity());
   }
 
@@ -110,7 +151,7 @@ mod tests {
     let config = TruncationConfig::default();
     let rolled = truncate_old_tool_outputs(&conv, &config);
     // A budget the rolling pass meets alone: its plan, untouched.
-    let t = trim_after_rolling(&conv, &config, rolled.total_tokens(&conv), priority(0));
+    let t = trim_after_rolling(&conv, &config, None, rolled.total_tokens(&conv), priority(0));
     assert_eq!(t.outcome.plan, {
       let mut p = rolled.clone();
       p.conform(&conv);
@@ -118,12 +159,38 @@ mod tests {
     });
     // A tighter one: the strategy shortens the recent outputs too, keeping the old placeholders.
     let target = rolled.total_tokens(&conv) - 100;
-    let t = trim_after_rolling(&conv, &config, target, priority(target));
+    let t = trim_after_rolling(&conv, &config, None, target, priority(target));
     assert!(t.outcome.total_tokens <= target);
     for i in rolled.replaced() {
       assert!(matches!(t.outcome.plan.action(i), Action::Replace(_)), "{i}");
     }
     assert!(t.outcome.plan.replaced().len() > rolled.replaced().len());
     assert_eq!(t.outcome.total_tokens, t.outcome.plan.total_tokens(&conv));
+  }
+
+  #[test]
+  fn the_current_view_of_a_file_outlives_max_age() {
+    // The agent reads a.py whole, then runs eight builds: by rolling context's rules the read
+    // is old and becomes a placeholder; as a view of a file it stays whole.
+    let mut msgs = vec![
+      Message::text(Role::User, "do the task"),
+      call("r", "read_file", r#"{"path":"/w/a.py"}"#),
+      result("r", &"def f(x):\n    return x\n".repeat(80)),
+    ];
+    msgs.extend(session(8).into_iter().skip(1));
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    let config = TruncationConfig::default();
+    let classify = ClassifyOptions::default();
+    let views = Views { classify: &classify, tracker: None };
+    let rolled = truncate_old_tool_outputs(&conv, &config);
+    assert!(matches!(rolled.action(2), Action::Replace(_)), "rolling context's own rule");
+    let target = rolled.total_tokens(&conv) + conv.tokens(2);
+    let t = trim_after_rolling(&conv, &config, Some(views), target, priority(target));
+    assert!(matches!(t.outcome.plan.action(2), Action::Keep));
+    assert!(t.outcome.total_tokens <= target);
+    // The old build outputs are placeholders all the same.
+    assert!(matches!(t.outcome.plan.action(4), Action::Replace(_)));
+    let without = trim_after_rolling(&conv, &config, None, target, priority(target));
+    assert!(matches!(without.outcome.plan.action(2), Action::Replace(_)));
   }
 }
