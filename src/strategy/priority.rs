@@ -520,15 +520,28 @@ impl Shorten<'_, '_> {
     true
   }
 
-  /// With [`Shortening::Placeholders`], replaces each tool result of unit `u` with its
-  /// placeholder where that at least halves it (a smaller saving is not worth what the agent
-  /// loses: the unit stays whole, or goes whole when the budget needs it); with cuts, nothing.
+  /// With [`Shortening::Placeholders`], replaces the tool results of unit `u`, largest first and
+  /// only until the request fits, with their placeholders where that at least halves them (a
+  /// smaller saving is not worth what the agent loses: the unit stays whole, or goes whole when
+  /// the budget needs it); with cuts, nothing.
   fn placeholders(&self, u: usize, plan: &mut Plan, tally: &mut Tally) {
     let Shortening::Placeholders { classification, tracker, template } = self.shortening else {
       return;
     };
     let conv = self.conv;
-    for &i in conv.units()[u].members.iter().filter(|&&i| conv.message(i).is_tool_result()) {
+    let mut results: Vec<usize> = conv.units()[u]
+      .members
+      .iter()
+      .copied()
+      .filter(|&i| conv.message(i).is_tool_result() && !plan.is_dropped(i))
+      .collect();
+    // The results of parallel calls (several files read in one step) go largest first, only
+    // as many as the budget needs.
+    largest_first(conv, &mut results);
+    for i in results {
+      if tally.total() <= self.target {
+        break;
+      }
       let r = placeholder(conv, i, &classification[i], tracker, template);
       if r.tokens * 2 <= conv.tokens(i) {
         tally.replace(conv, plan, i, r);
@@ -1047,6 +1060,32 @@ mod tests {
     let t = trim_with_placeholders(&conv, None, &options(conv.total_tokens() - 40, 0));
     assert_eq!(t.outcome.plan.replaced(), vec![4]);
     assert!(t.outcome.plan.dropped().is_empty());
+  }
+
+  #[test]
+  fn parallel_results_become_placeholders_largest_first_only_as_far_as_needed() {
+    // One step reads three files at once; the budget needs the room of the largest alone.
+    let mut reads = Message::text(Role::Assistant, "");
+    for (id, path) in [("a", "/a.rs"), ("b", "/b.rs"), ("c", "/c.rs")] {
+      reads.tool_calls.push(crate::model::message::ToolCall {
+        id: id.into(),
+        name: "read_file".into(),
+        arguments: format!(r#"{{"path":"{path}"}}"#),
+      });
+    }
+    let msgs = vec![
+      Message::text(Role::User, "task"),
+      reads,
+      result("a", &"let a = 1;\n".repeat(60)),
+      result("b", &"let b = 2;\n".repeat(200)),
+      result("c", &"let c = 3;\n".repeat(60)),
+      Message::text(Role::User, "next"),
+    ];
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    let t = trim_with_placeholders(&conv, None, &options(conv.total_tokens() - 100, 0));
+    assert_eq!(t.outcome.plan.replaced(), vec![3], "only the largest result");
+    assert!(t.outcome.plan.dropped().is_empty());
+    assert!(t.outcome.total_tokens <= conv.total_tokens() - 100);
   }
 
   #[test]
