@@ -1996,6 +1996,13 @@ export interface TrimConversationOptions {
    */
   preserveFileViews?: boolean
   /**
+   * The priority-based strategy only: keep every placeholder as made, as nanocoder does
+   * (see {@link TrimOptions.keepPlaceholders}; `false` lets a placeholder give way to its
+   * result cut to head and tail where the budget has room left for twice as much).
+   * @default true
+   */
+  keepPlaceholders?: boolean
+  /**
    * Keep tool outputs under `smallOutputThreshold` tokens whole in the rolling pass.
    * @default true
    */
@@ -2166,6 +2173,15 @@ export interface TrimOptions {
    * @default undefined (the seed's placeholders)
    */
   placeholder?: string
+  /**
+   * {@link trimWithPlaceholders} only: keep every placeholder as made. By default, where the
+   * budget has room left, a placeholder gives way to its result cut to head and tail
+   * (`_cutTokens`), if that is at least twice the placeholder; the room goes to the most
+   * important results first (docs/priority-trimming.md). `true` is seed 000's behaviour, and a
+   * steadier prefix for prompt caching (the size of such a cut follows the room left).
+   * @default false
+   */
+  keepPlaceholders?: boolean
   /**
    * The message format (see {@link TokenOptions.format}). Give it for Anthropic
    * conversations without tool blocks: read as OpenAI (the default detection of plain text),

@@ -164,11 +164,16 @@ for (const strategy of ['priority', 'placeholders', 'truncate', 'roles', 'age'] 
 test('placeholders replace tool outputs in the SDK shape, and the SDK history keeps the full outputs', async (t) => {
   const { prompts, result } = await run({ budget: BUDGET, strategy: 'placeholders' })
   const before = snapshot(result.response.messages)
-  const outputs = prompts.at(-1)!.flatMap((m) => (Array.isArray(m.content) ? (m.content as Array<{ type: string; output?: { type: string; value: string } }>) : []))
-  // A placeholder (a file's has a 100-character preview) against outputs of 1,000 characters and more.
-  const shortened = outputs.filter((p) => p.type === 'tool-result' && p.output!.value.length < 500)
-  t.true(shortened.length > 0)
-  for (const p of shortened) t.is(p.output!.type, 'text')
+  const outputs = prompts.flat().flatMap((m) => (Array.isArray(m.content) ? (m.content as Array<{ type: string; output?: { type: string; value: string } }>) : []))
+  // Every output the SDK made is 1,000 characters and more: in the prompts, a placeholder (a
+  // file's has a 100-character preview) or, where the budget has room for twice as much, a
+  // head-and-tail cut.
+  const results = outputs.filter((p) => p.type === 'tool-result')
+  const placeholders = results.filter((p) => /^\[(File: |Content truncated)/.test(p.output!.value))
+  const cuts = results.filter((p) => /\n\[\.\.\. \d+ tokens cut \.\.\.\]\n/.test(p.output!.value))
+  t.true(placeholders.length > 0)
+  for (const p of placeholders) t.true(p.output!.value.length < 500)
+  for (const p of [...placeholders, ...cuts]) t.is(p.output!.type, 'text')
   // Every tool result the SDK keeps in its own history is whole.
   for (const m of result.response.messages) {
     if (m.role !== 'tool') continue

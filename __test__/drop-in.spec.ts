@@ -98,6 +98,31 @@ test('a placeholder given to a function that makes none is an error, not ignored
     code: 'INVALID_OPTION',
     message: 'placeholder: only trimWithPlaceholders makes placeholders; this call drops whole messages',
   })
+  t.throws(() => ct.trimByPriority(session(2), { targetTokens: 100, keepPlaceholders: true }), {
+    code: 'INVALID_OPTION',
+    message: 'keepPlaceholders: only trimWithPlaceholders makes placeholders; this call drops whole messages',
+  })
+})
+
+test('trimConversation keeps its placeholders as nanocoder does, unless keepPlaceholders is false', (t) => {
+  // Shell outputs (no file views): the oldest becomes the placeholder, which frees more than
+  // the 100 tokens asked; the room left holds far more than twice the placeholder.
+  const messages = shellSession(3)
+  const target = ct.estimateTokens(messages) - 100
+  const noRolling = { maxAge: 100 }
+  const nanocoder = ct.trimConversation(messages, target, noRolling)
+  t.regex(contents(nanocoder)[3], NANOCODER)
+  const filled = ct.trimConversation(messages, target, { ...noRolling, keepPlaceholders: false })
+  t.regex(contents(filled)[3], /^out1-0000 payload line\n[^]*\[\.\.\. \d+ tokens cut \.\.\.\][^]*out1-0059 payload line\n$/)
+  t.true(ct.estimateTokens(filled) <= target)
+  // trimWithPlaceholders fills by default, and keeps them with keepPlaceholders.
+  const options = { targetTokens: target, placeholder: '[content truncated - {age} steps ago, {tokens} tokens]', preserveRecentTurns: 5 }
+  t.deepEqual(ct.trimWithPlaceholders(messages, options).messages, filled)
+  t.deepEqual(ct.trimWithPlaceholders(messages, { ...options, keepPlaceholders: true }).messages, nanocoder)
+  t.throws(() => ct.trimConversation(messages, target, { strategy: 'age-based', keepPlaceholders: true }), {
+    code: 'INVALID_OPTION',
+    message: 'keepPlaceholders: applies to strategy priority-based only, the strategy is "age-based" (oldest first)',
+  })
 })
 
 // 2. Options are checked, and nanocoder's are honoured

@@ -401,9 +401,12 @@ test('trimConversation runs trimWithPlaceholders or trimByAge, with the model ch
   const noRolling = { maxAge: 1000, maxTokensPerOutput: 1_000_000 }
   t.deepEqual(
     ct.trimConversation(messages, target, { strategy: 'priority-based', preserveRecentTurns: 1, ...noRolling }),
-    ct.trimWithPlaceholders(messages, { targetTokens: target, preserveRecentTurns: 1, placeholder }).messages,
+    ct.trimWithPlaceholders(messages, { targetTokens: target, preserveRecentTurns: 1, placeholder, keepPlaceholders: true }).messages,
   )
-  t.deepEqual(ct.trimConversation(messages, target, noRolling), ct.trimWithPlaceholders(messages, { targetTokens: target, preserveRecentTurns: 5, placeholder }).messages)
+  t.deepEqual(
+    ct.trimConversation(messages, target, noRolling),
+    ct.trimWithPlaceholders(messages, { targetTokens: target, preserveRecentTurns: 5, placeholder, keepPlaceholders: true }).messages,
+  )
   t.deepEqual(ct.trimConversation(messages, target, { strategy: 'age-based', ...noRolling }), ct.trimByAge(messages, target))
   // cl100k_base counts this transcript 70 tokens lower: at 75% the cut moves by one unit.
   const high = Math.floor(ct.estimateTokens(messages) * 0.75)
@@ -417,24 +420,30 @@ test('trimConversation runs trimWithPlaceholders or trimByAge, with the model ch
 test('placeholders are in place, keep the call and describe the file', (t) => {
   const messages = transcript('sweagent-marshmallow-1867-fc.json')
   const total = ct.estimateTokens(messages)
-  // More than the stale units free, placeholders or even dropped whole: the view of setup.py
-  // (message 5, never changed; its newest view, so a recent read) gets the seed's file
-  // placeholder, the pip output (7) the generic one; the smaller stale units, gone before the
-  // read was touched, come back whole once those two freed enough.
-  const result = ct.trimWithPlaceholders(messages, { targetTokens: total - 2900 })
-  t.is(result.messages.length, messages.length)
+  // At 3,700 tokens under the whole, the view of setup.py (message 5, never changed; its newest
+  // view, so a recent read) gets the seed's file placeholder, with its call just before it; the
+  // pip output and the smaller stale units went first, whole.
+  const result = ct.trimWithPlaceholders(messages, { targetTokens: total - 3700 })
+  t.false(result.overBudget)
   const truncated = result.messages.filter((m) => m._truncated)
-  t.deepEqual(truncated.map((m) => m.tool_call_id), [messages[5].tool_call_id, messages[7].tool_call_id])
-  const [file, pip] = truncated
-  t.is(pip.content, `[Content truncated - 10 steps ago - ${ct.estimateMessageTokens(messages[7])} tokens]`)
-  t.is(result.messages[4], messages[4])
+  t.deepEqual(truncated.map((m) => m.tool_call_id), [messages[5].tool_call_id])
+  const [file] = truncated
+  const at = result.messages.indexOf(file)
+  t.is(result.messages[at - 1], messages[4])
   t.is(
     file.content,
     '[File: /testbed/setup.py\n  Lines: 98\n  Last accessed: 11 steps ago\n  Modified: no\n  Preview: [File: setup.py (94 lines total)]\r\n1:import re\r\n2:from setuptools import setup, find_packages\r\n3:\r\n4...\n\n  Use read_file to retrieve current content]',
   )
   t.is(file.name, 'open')
   t.is(file._originalTokens, ct.estimateMessageTokens(messages[5]))
-  t.false(result.overBudget)
+  t.is(result.messages.find((m) => m.tool_call_id === messages[7].tool_call_id), undefined, 'the pip output is gone')
+  // 100 tokens more room: the view comes back cut to head and tail instead (at least twice the
+  // placeholder), which keeps more of it than a pointer does.
+  const roomier = ct.trimWithPlaceholders(messages, { targetTokens: total - 3600 })
+  const view = roomier.messages.find((m) => m.tool_call_id === messages[5].tool_call_id)!
+  t.is(view._truncated, undefined)
+  t.true(view._cutTokens > 0 && (view.content as string).startsWith('[File: setup.py (94 lines total)]'))
+  t.true(ct.estimateMessageTokens(view) >= 2 * ct.estimateMessageTokens(file))
 })
 
 test('trim options are validated', (t) => {

@@ -1,7 +1,7 @@
 //! Priority trimming on the real transcripts: invariants at 25%, 50% and 75% of each one's
 //! size, and the per-tier figures that docs/priority-trimming.md shows.
 
-use context_trim::analysis::classify::{ClassifyOptions, ContentPriority};
+use context_trim::analysis::classify::ContentPriority;
 use context_trim::plan::Action;
 use context_trim::strategy::anchored_units;
 use context_trim::strategy::priority::{
@@ -13,7 +13,7 @@ mod common;
 use common::transcripts;
 
 fn options(target: usize) -> PriorityOptions {
-  PriorityOptions { target_tokens: target, classify: ClassifyOptions::default(), placeholder: None }
+  PriorityOptions { target_tokens: target, ..PriorityOptions::default() }
 }
 
 /// 0 kept, 1 shortened (some result replaced), 2 removed: of one unit under a plan.

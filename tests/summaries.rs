@@ -1,7 +1,6 @@
 //! Summaries of dropped messages on the real transcripts: hand-checked facts, the budget,
 //! determinism, stability as the dropped set grows, and trimming with an inserted summary.
 
-use context_trim::analysis::classify::ClassifyOptions;
 use context_trim::model::tokens::count_tokens;
 use context_trim::output::summary::{
   summarize, Digest, Section, DEFAULT_MAX_SUMMARY_TOKENS, SUMMARY_HEADER,
@@ -125,11 +124,7 @@ fn priority_trimming_with_an_inserted_summary_stays_valid_and_within_budget() {
       let target = conv.total_tokens() * share / 100;
       for placeholders in [false, true] {
         let run = |t: usize| {
-          let o = PriorityOptions {
-            target_tokens: t,
-            classify: ClassifyOptions::default(),
-            placeholder: None,
-          };
+          let o = PriorityOptions { target_tokens: t, ..PriorityOptions::default() };
           if placeholders {
             trim_with_placeholders(&conv, None, &o)
           } else {
@@ -168,11 +163,7 @@ fn the_documented_example() {
     trim_by_priority(
       &conv,
       None,
-      &PriorityOptions {
-        target_tokens: t,
-        classify: ClassifyOptions::default(),
-        placeholder: None,
-      },
+      &PriorityOptions { target_tokens: t, ..PriorityOptions::default() },
     )
   };
   let options =

@@ -181,7 +181,7 @@ pub(super) fn priority_options(target_tokens: usize, bits: u64) -> PriorityOptio
     recent_threshold: b.take(3) as usize,
     ..ClassifyOptions::default()
   };
-  PriorityOptions { target_tokens, classify, placeholder: None }
+  PriorityOptions { target_tokens, classify, ..PriorityOptions::default() }
 }
 
 /// Rolling-context configuration from bits: `maxAge` 0–7, `maxTokensPerOutput` from the

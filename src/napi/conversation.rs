@@ -83,6 +83,11 @@ pub struct TrimConversationOptions<'env> {
   /// `false` is nanocoder's rolling pass as it is.
   /// @default true
   pub preserve_file_views: Option<bool>,
+  /// The priority-based strategy only: keep every placeholder as made, as nanocoder does
+  /// (see {@link TrimOptions.keepPlaceholders}; `false` lets a placeholder give way to its
+  /// result cut to head and tail where the budget has room left for twice as much).
+  /// @default true
+  pub keep_placeholders: Option<bool>,
   /// Keep tool outputs under `smallOutputThreshold` tokens whole in the rolling pass.
   /// @default true
   pub preserve_small_outputs: Option<bool>,
@@ -344,6 +349,7 @@ fn prepare<'env>(
       ("preserveRecentTurns", opts.preserve_recent_turns.is_some_and(|v| !is_nullish(&v))),
       ("agentInstructionMarkers", opts.agent_instruction_markers.is_some()),
       ("fileTracker", opts.file_tracker.is_some_and(|v| !is_nullish(&v))),
+      ("keepPlaceholders", opts.keep_placeholders.is_some()),
     ];
     if let Some((name, _)) = classifying.iter().find(|(_, given)| *given) {
       return Err(throw(CoreError::option(
@@ -380,6 +386,7 @@ fn prepare<'env>(
     format: input.format,
     summary,
     placeholder: Some(PlaceholderTemplate::new(placeholder)),
+    keep_placeholders: opts.keep_placeholders.unwrap_or(true),
     rolling: Some(RollingPass {
       config: rolling,
       keep_views: opts.preserve_file_views.unwrap_or(true),

@@ -100,6 +100,13 @@ pub struct TrimOptions<'env> {
   /// `'[content truncated - {age} steps ago, {tokens} tokens]'`, nanocoder's wording.
   /// @default undefined (the seed's placeholders)
   pub placeholder: Option<String>,
+  /// {@link trimWithPlaceholders} only: keep every placeholder as made. By default, where the
+  /// budget has room left, a placeholder gives way to its result cut to head and tail
+  /// (`_cutTokens`), if that is at least twice the placeholder; the room goes to the most
+  /// important results first (docs/priority-trimming.md). `true` is seed 000's behaviour, and a
+  /// steadier prefix for prompt caching (the size of such a cut follows the room left).
+  /// @default false
+  pub keep_placeholders: Option<bool>,
   /// The message format (see {@link TokenOptions.format}). Give it for Anthropic
   /// conversations without tool blocks: read as OpenAI (the default detection of plain text),
   /// the result may start with an assistant message, which Anthropic refuses.
@@ -252,6 +259,8 @@ pub(crate) struct TrimOp {
   pub(super) summary: Option<SummaryRequest>,
   /// The placeholder template of `trimWithPlaceholders` (`None`: the seed's placeholders).
   pub(super) placeholder: Option<PlaceholderTemplate>,
+  /// `trimWithPlaceholders`: keep every placeholder as made (no cut fills the room left).
+  pub(super) keep_placeholders: bool,
   /// Rolling context's rules, applied first (`trimConversation`, see `strategy::budget`).
   pub(super) rolling: Option<RollingPass>,
   /// The parsed messages, kept for building the result after a summarizer.
@@ -284,6 +293,7 @@ impl TrimOp {
       target_tokens: target,
       classify: self.classify.clone(),
       placeholder: self.placeholder.clone(),
+      keep_placeholders: self.keep_placeholders,
     };
     let tracker = self.tracker.as_ref();
     match self.strategy {
@@ -502,9 +512,15 @@ pub(crate) fn trim_op(
     summarizer_timeout_ms: opts.summarizer_timeout_ms,
   };
   let summary = summary_request(fields, asynchronous).map_err(throw)?;
-  if strategy != Strategy::WithPlaceholders && opts.placeholder.is_some() {
-    let detail = "only trimWithPlaceholders makes placeholders; this call drops whole messages";
-    return Err(throw(CoreError::option("placeholder", detail)));
+  if strategy != Strategy::WithPlaceholders {
+    let given = [
+      ("placeholder", opts.placeholder.is_some()),
+      ("keepPlaceholders", opts.keep_placeholders.is_some()),
+    ];
+    if let Some((name, _)) = given.iter().find(|(_, given)| *given) {
+      let detail = "only trimWithPlaceholders makes placeholders; this call drops whole messages";
+      return Err(throw(CoreError::option(*name, detail)));
+    }
   }
   let op = TrimOp {
     strategy,
@@ -516,6 +532,7 @@ pub(crate) fn trim_op(
     format: fixed.map(|f| f.1).or(format).unwrap_or_default(),
     summary,
     placeholder: opts.placeholder.as_deref().map(PlaceholderTemplate::new),
+    keep_placeholders: opts.keep_placeholders.unwrap_or(false),
     rolling: None,
     messages: Vec::new(),
   };

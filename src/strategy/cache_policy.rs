@@ -81,8 +81,11 @@ impl Strategy {
   pub fn plan(&self, conv: &Conversation<'_>, target: usize) -> Plan {
     match self {
       Strategy::Priority(classify) => {
-        let options =
-          PriorityOptions { target_tokens: target, classify: classify.clone(), placeholder: None };
+        let options = PriorityOptions {
+          target_tokens: target,
+          classify: classify.clone(),
+          ..PriorityOptions::default()
+        };
         trim_by_priority(conv, None, &options).outcome.plan
       }
       Strategy::Placeholders(classify, placeholder) => {
@@ -90,6 +93,7 @@ impl Strategy {
           target_tokens: target,
           classify: classify.clone(),
           placeholder: placeholder.clone(),
+          keep_placeholders: false,
         };
         trim_with_placeholders(conv, None, &options).outcome.plan
       }

@@ -51,6 +51,11 @@ pub struct PriorityOptions {
   /// The placeholder of [`trim_with_placeholders`] for every tool result; `None` for the seed's
   /// (see [`placeholder`]).
   pub placeholder: Option<PlaceholderTemplate>,
+  /// [`trim_with_placeholders`]: keep every placeholder as made. By default (`false`), where the
+  /// give-back (step 3, the most important first) reaches a placeholder whose unit cannot be
+  /// whole, the placeholder gives way to its result cut to head and tail to fill the room left,
+  /// if that is at least twice the placeholder.
+  pub keep_placeholders: bool,
 }
 
 /// The outcome of a priority strategy with the classification it was based on.
@@ -352,6 +357,7 @@ pub fn trim_with_placeholders(
     classification: &classification,
     tracker: &tracker,
     template: options.placeholder.as_ref(),
+    keep: options.keep_placeholders,
   };
   let priorities = unit_priorities(conv, &classification);
   let (mut plan, mut tally) =
@@ -368,11 +374,13 @@ enum Shortening<'s> {
   /// [`trim_by_priority`]: cut to head and tail ([`cut_result`]), each by what is still
   /// missing, down to [`MIN_CUT_BUDGET`].
   Cuts,
-  /// [`trim_with_placeholders`]: the [`placeholder`], when smaller than the result.
+  /// [`trim_with_placeholders`]: the [`placeholder`], when it at least halves the result;
+  /// with `keep`, every placeholder stays as made ([`PriorityOptions::keep_placeholders`]).
   Placeholders {
     classification: &'s [Classification],
     tracker: &'s FileTracker,
     template: Option<&'s PlaceholderTemplate>,
+    keep: bool,
   },
 }
 
@@ -424,9 +432,11 @@ impl Shorten<'_, '_> {
     (plan, tally)
   }
 
-  /// Gives shortened unit `u` back what the budget has left: whole when that fits, else (with
-  /// [`Shortening::Cuts`]; a placeholder stays a placeholder) each cut result cut again, less,
-  /// to fill it.
+  /// Gives shortened unit `u` back what the budget has left: whole when that fits, else each
+  /// shortened result cut again from its original, to fill it: a cut one where that is larger,
+  /// a placeholder (unless `keep`) where that is at least twice the placeholder (the mirror of
+  /// [`Shorten::placeholders`]' rule: the head and tail of a result the agent may copy from are
+  /// worth more than a pointer to it, a sliver of them is not).
   fn refill(&self, u: usize, plan: &mut Plan, tally: &mut Tally) {
     let conv = self.conv;
     let members = &conv.units()[u].members;
@@ -438,17 +448,36 @@ impl Shorten<'_, '_> {
       tally.keep_unit(conv, plan, u);
       return;
     }
-    if !matches!(self.shortening, Shortening::Cuts) {
-      return;
+    match self.shortening {
+      Shortening::Cuts => self.cut_again(u, plan, tally, |now| now + 1),
+      Shortening::Placeholders { keep: false, .. } => self.cut_again(u, plan, tally, |now| now * 2),
+      Shortening::Placeholders { keep: true, .. } => {}
     }
-    for &i in members {
+  }
+
+  /// Cuts each shortened tool result of unit `u` (answering one call) again from its original,
+  /// to fill the room the budget has left, where that comes to at least `least(now)` tokens,
+  /// `now` being what it takes as shortened.
+  fn cut_again(
+    &self,
+    u: usize,
+    plan: &mut Plan,
+    tally: &mut Tally,
+    least: impl Fn(usize) -> usize,
+  ) {
+    let conv = self.conv;
+    for &i in &conv.units()[u].members {
       let m = conv.message(i);
-      if !shortened(plan, i) || !m.is_tool_result() || m.answers.len() != 1 {
+      if !matches!(plan.action(i), Action::Replace(_))
+        || !m.is_tool_result()
+        || m.answers.len() != 1
+      {
         continue;
       }
-      let room = plan.tokens_of(conv, i) + self.target.saturating_sub(tally.total());
+      let now = plan.tokens_of(conv, i);
+      let room = now + self.target.saturating_sub(tally.total());
       let Some(r) = cut_result(conv, i, conv.tokens(i).saturating_sub(room)) else { continue };
-      if r.tokens > plan.tokens_of(conv, i) && r.tokens <= room {
+      if r.tokens >= least(now) && r.tokens <= room {
         tally.replace(conv, plan, i, r);
       }
     }
@@ -525,7 +554,7 @@ impl Shorten<'_, '_> {
   /// smaller saving is not worth what the agent loses: the unit stays whole, or goes whole when
   /// the budget needs it); with cuts, nothing.
   fn placeholders(&self, u: usize, plan: &mut Plan, tally: &mut Tally) {
-    let Shortening::Placeholders { classification, tracker, template } = self.shortening else {
+    let Shortening::Placeholders { classification, tracker, template, .. } = self.shortening else {
       return;
     };
     let conv = self.conv;
@@ -698,7 +727,7 @@ mod tests {
         preserve_recent_turns: turns,
         ..ClassifyOptions::default()
       },
-      placeholder: None,
+      ..PriorityOptions::default()
     }
   }
 
@@ -952,8 +981,13 @@ mod tests {
   fn placeholders_keep_the_call_and_count_towards_the_budget() {
     let msgs = session();
     let conv = Conversation::new(&msgs, Encoding::O200kBase);
-    let t = trim_with_placeholders(&conv, None, &options(conv.total_tokens() - 1, 1));
-    // The stale bash output goes first, with the generic placeholder.
+    let (classification, tracker) = prepare(&conv, None, &ClassifyOptions::default());
+    let placeholder_tokens =
+      |i: usize| placeholder(&conv, i, &classification[i], &tracker, None).tokens;
+    // The stale bash output goes first, with the generic placeholder, when the budget has no
+    // room for twice as much of it.
+    let after_first = conv.total_tokens() - conv.tokens(5) + placeholder_tokens(5);
+    let t = trim_with_placeholders(&conv, None, &options(after_first + 1, 1));
     assert_eq!(t.outcome.plan.dropped(), Vec::<usize>::new());
     assert_eq!(t.outcome.plan.replaced(), vec![5]);
     assert_eq!(t.outcome.dropped, vec![5]);
@@ -966,23 +1000,49 @@ mod tests {
         ("_originalTokens", MetaValue::Number(conv.tokens(5) as f64))
       ]
     );
-    let after_first = conv.total_tokens() - conv.tokens(5) + r.tokens;
     assert_eq!(t.outcome.total_tokens, after_first);
     assert!(!t.outcome.over_budget);
-    // One token less: the stale bash unit goes whole before the read, a higher tier, is
-    // shortened.
+    // A budget just under the whole: the room the placeholder frees beyond what is missing goes
+    // back to the output, cut to head and tail instead.
+    let t = trim_with_placeholders(&conv, None, &options(conv.total_tokens() - 1, 1));
+    assert_eq!(t.outcome.plan.replaced(), vec![5]);
+    let Action::Replace(r) = t.outcome.plan.action(5) else { panic!("not replaced") };
+    assert!(
+      r.content.starts_with("FAIL test/b.test.ts\n") && r.content.contains(" tokens cut ...")
+    );
+    assert!(r.meta.iter().any(|(k, _)| *k == "_cutTokens"), "{:?}", r.meta);
+    assert!(t.outcome.total_tokens < conv.total_tokens());
+    // Unless placeholders are kept as made (the seed's behaviour).
+    let keep = PriorityOptions { keep_placeholders: true, ..options(conv.total_tokens() - 1, 1) };
+    let t = trim_with_placeholders(&conv, None, &keep);
+    let Action::Replace(r) = t.outcome.plan.action(5) else { panic!("not replaced") };
+    assert!(r.content.starts_with("[Content truncated - 2 steps ago"), "{}", r.content);
+    // One token less than the placeholder's: the stale bash unit goes whole before the read, a
+    // higher tier, is shortened.
     let t = trim_with_placeholders(&conv, None, &options(after_first - 1, 1));
     assert_eq!(t.outcome.plan.dropped(), vec![4, 5]);
     assert!(t.outcome.plan.replaced().is_empty());
-    // Less than that: the read of /w/a.ts gets the seed's file placeholder, which frees so
-    // much that the bash output is whole again.
+    // Less than that: the read of /w/a.ts gets the seed's file placeholder.
     let without_bash = conv.total_tokens() - conv.tokens(4) - conv.tokens(5);
-    let t = trim_with_placeholders(&conv, None, &options(without_bash - 1, 1));
-    assert_eq!(t.outcome.plan.dropped(), Vec::<usize>::new());
+    let tight = without_bash - conv.tokens(3) + placeholder_tokens(3);
+    let t = trim_with_placeholders(&conv, None, &options(tight, 1));
+    assert_eq!(t.outcome.plan.dropped(), vec![4, 5]);
     assert_eq!(t.outcome.plan.replaced(), vec![3]);
     let Action::Replace(r) = t.outcome.plan.action(3) else { panic!("not replaced") };
     assert!(r.content.starts_with("[File: /w/a.ts\n  Lines: 81\n  Last accessed: 3 steps ago\n  Modified: no\n  Preview: const a = 1;\nconst a"));
     assert!(r.content.ends_with("...\n\n  Use read_file to retrieve current content]"));
+    // With one token less missing, the room goes to the read, the higher tier, as a cut: the
+    // most important first, so the bash output stays out.
+    let t = trim_with_placeholders(&conv, None, &options(without_bash - 1, 1));
+    assert_eq!(t.outcome.plan.dropped(), vec![4, 5]);
+    assert_eq!(t.outcome.plan.replaced(), vec![3]);
+    let Action::Replace(r) = t.outcome.plan.action(3) else { panic!("not replaced") };
+    assert!(r.content.contains(" tokens cut ..."), "{}", r.content);
+    // Placeholders kept as made: the bash output is whole again.
+    let keep = PriorityOptions { keep_placeholders: true, ..options(without_bash - 1, 1) };
+    let t = trim_with_placeholders(&conv, None, &keep);
+    assert!(t.outcome.plan.dropped().is_empty());
+    assert_eq!(t.outcome.plan.replaced(), vec![3]);
   }
 
   #[test]
@@ -1055,9 +1115,24 @@ mod tests {
     let t = trim_with_placeholders(&conv, None, &options(conv.total_tokens() - 1, 0));
     assert!(t.outcome.plan.replaced().is_empty());
     assert_eq!(t.outcome.plan.dropped(), vec![1, 2]);
-    // Tighter: the large output becomes its placeholder, and that leaves room for the small
-    // one's unit, whole.
+    // Tighter: the small one's unit goes whole, and the large output becomes its placeholder.
+    let units_1_2 = conv.tokens(1) + conv.tokens(2);
+    let exact = conv.total_tokens() - units_1_2 - conv.tokens(4) + placeholder_tokens(4);
+    let t = trim_with_placeholders(&conv, None, &options(exact, 0));
+    assert_eq!(t.outcome.plan.replaced(), vec![4]);
+    assert_eq!(t.outcome.plan.dropped(), vec![1, 2]);
+    let Action::Replace(r) = t.outcome.plan.action(4) else { panic!("not replaced") };
+    assert!(r.content.starts_with("[Content truncated - "), "{}", r.content);
+    // Between the two: the room the placeholder frees goes to the large output first (the newer,
+    // up the order), cut to head and tail, before the older unit could come back; with
+    // placeholders kept as made, the older unit comes back whole.
     let t = trim_with_placeholders(&conv, None, &options(conv.total_tokens() - 40, 0));
+    assert_eq!(t.outcome.plan.replaced(), vec![4]);
+    assert_eq!(t.outcome.plan.dropped(), vec![1, 2]);
+    let Action::Replace(r) = t.outcome.plan.action(4) else { panic!("not replaced") };
+    assert!(r.content.contains(" tokens cut ..."), "{}", r.content);
+    let keep = PriorityOptions { keep_placeholders: true, ..options(conv.total_tokens() - 40, 0) };
+    let t = trim_with_placeholders(&conv, None, &keep);
     assert_eq!(t.outcome.plan.replaced(), vec![4]);
     assert!(t.outcome.plan.dropped().is_empty());
   }
@@ -1094,24 +1169,33 @@ mod tests {
     let conv = Conversation::new(&msgs, Encoding::O200kBase);
     let template =
       PlaceholderTemplate::new("[content truncated - {age} steps ago, {tokens} tokens{path}]");
-    // A budget that takes both placeholders: the read's, then the bash output's, which went
-    // whole before the read was shortened and comes back as a placeholder.
-    let budget = conv.total_tokens() - conv.tokens(3) - conv.tokens(5) + 60;
-    let o = PriorityOptions { placeholder: Some(template), ..options(budget, 0) };
-    let t = trim_with_placeholders(&conv, None, &o);
-    // The read of /w/a.ts (a file the tracker knows) and the bash output both use the template.
-    let texts: Vec<String> = (0..msgs.len())
-      .filter_map(|i| match t.outcome.plan.action(i) {
-        Action::Replace(r) => Some(r.content.clone()),
-        _ => None,
-      })
-      .collect();
+    let (classification, tracker) = prepare(&conv, None, &ClassifyOptions::default());
+    let placeholder_tokens =
+      |i: usize| placeholder(&conv, i, &classification[i], &tracker, Some(&template)).tokens;
+    let replaced = |budget: usize| {
+      let o = PriorityOptions { placeholder: Some(template.clone()), ..options(budget, 0) };
+      let t = trim_with_placeholders(&conv, None, &o);
+      (0..msgs.len())
+        .filter_map(|i| match t.outcome.plan.action(i) {
+          Action::Replace(r) => Some((i, r.content.clone())),
+          _ => None,
+        })
+        .collect::<Vec<_>>()
+    };
+    // The bash output alone (it goes first), with no room for more: the template, without a path.
+    let budget = conv.total_tokens() - conv.tokens(5) + placeholder_tokens(5);
     assert_eq!(
-      texts[0],
-      format!("[content truncated - 3 steps ago, {} tokens/w/a.ts]", conv.tokens(3))
+      replaced(budget),
+      vec![(5, format!("[content truncated - 2 steps ago, {} tokens]", conv.tokens(5)))]
     );
-    assert_eq!(texts.len(), 2, "{texts:?}");
-    assert!(texts.iter().all(|t| t.starts_with("[content truncated - ")), "{texts:?}");
+    // Tighter: the bash unit goes whole and the read of /w/a.ts (a file the tracker knows, the
+    // seed's file placeholder) uses the template too, with its path.
+    let budget = conv.total_tokens() - conv.tokens(4) - conv.tokens(5) - conv.tokens(3)
+      + placeholder_tokens(3);
+    assert_eq!(
+      replaced(budget),
+      vec![(3, format!("[content truncated - 3 steps ago, {} tokens/w/a.ts]", conv.tokens(3)))]
+    );
   }
 
   #[test]

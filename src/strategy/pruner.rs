@@ -25,7 +25,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::analysis::classify::{ClassifyOptions, ContentPriority};
+use crate::analysis::classify::ContentPriority;
 use crate::analysis::file_ops::{file_operations, FileOp, FileOpKind};
 use crate::analysis::file_tracker::FileTracker;
 use crate::error::{js_number, Error, ErrorKind, Result};
@@ -411,8 +411,7 @@ pub fn prune_summarized(
     keep[conv.unit_of(i)] = true;
   }
   let run = |t: usize| {
-    let options =
-      PriorityOptions { target_tokens: t, classify: ClassifyOptions::default(), placeholder: None };
+    let options = PriorityOptions { target_tokens: t, ..PriorityOptions::default() };
     trim_by_priority_keeping(conv, None, &options, &keep, Removal::Archive)
   };
   let (trim, summary) = match summary {

@@ -234,7 +234,6 @@ fn position(conv: &Conversation<'_>, plan: &Plan) -> usize {
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::analysis::classify::ClassifyOptions;
   use crate::model::format::Format;
   use crate::output::summary::Digest;
   use crate::output::validate::validate_plan;
@@ -268,11 +267,7 @@ mod tests {
 
   fn by_priority<'c>(conv: &'c Conversation<'c>) -> impl FnMut(usize) -> PriorityTrim + 'c {
     move |target| {
-      let options = PriorityOptions {
-        target_tokens: target,
-        classify: ClassifyOptions::default(),
-        placeholder: None,
-      };
+      let options = PriorityOptions { target_tokens: target, ..PriorityOptions::default() };
       trim_by_priority(conv, None, &options)
     }
   }
