@@ -447,7 +447,7 @@ test.serial('trim prints a before/after report with a line per message and the v
   t.is(lines[0], `context-trim trim ${SAMPLE}`)
   t.true(lines.includes(`  strategy  priority with placeholders: trimWithPlaceholders`))
   t.true(lines.includes(`  budget    14,738 tokens`))
-  t.true(lines.includes(`  result    ${j.counts.kept} kept · ${j.counts.placeholder} shortened to a placeholder · ${j.counts.dropped} dropped`))
+  t.true(lines.includes(`  result    ${j.counts.kept} kept · ${j.counts.placeholder} shortened (placeholder or cut) · ${j.counts.dropped} dropped`))
   t.true(lines.includes('Tokens by priority tier, before → after'))
   t.true(lines.includes('valid: validateConversation finds no problem in the trimmed conversation'))
   t.true(lines.includes('nothing written (use -o out.json to write the trimmed conversation)'))

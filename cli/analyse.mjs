@@ -7,8 +7,8 @@ import { CliError } from './input.mjs'
 export const STRATEGIES = {
   priority: {
     functions: ['trimByPriority', 'trimWithPlaceholders'],
-    rule: 'units go lowest priority tier first, oldest first within a tier, until the request fits; SYSTEM, AGENT_INSTRUCTIONS, CURRENT_TASK and MODIFIED_FILES are never dropped',
-    placeholderRule: 'tool results become placeholders in place (their calls stay); other units are dropped; lowest priority tier first, oldest first within a tier, until the request fits',
+    rule: 'lowest priority tier first, oldest first within a tier, until the request fits: tool results are cut to head and tail, units dropped whole only when that is not enough; SYSTEM, AGENT_INSTRUCTIONS, CURRENT_TASK and MODIFIED_FILES are shortened and dropped last, and the last message stays with its unit',
+    placeholderRule: 'lowest priority tier first, oldest first within a tier, until the request fits: tool results become placeholders in place (their calls stay; their head and tail instead where the budget has room for twice a placeholder), other units are dropped; SYSTEM, AGENT_INSTRUCTIONS, CURRENT_TASK and MODIFIED_FILES go last, and the last message stays with its unit',
   },
   age: {
     functions: ['trimByAge'],

@@ -42,7 +42,7 @@ commands:
   stats     tokens by role, by priority tier and by tool, the largest messages, steps, and the
             files the session touched and modified
   trim      trims to a token budget, writes the result (-o) and reports, per message, whether it
-            was kept, shortened to a placeholder or dropped, with its priority tier and why
+            was kept, shortened (placeholder or cut) or dropped, with its priority tier and why
   demo      stats and a trim report for a bundled real agent transcript, and its HTML report
             (written to context-trim-demo-report.html in the temporary folder, or --html FILE)
 ${SIMULATE_HELP}
@@ -396,7 +396,7 @@ function printTrim(report, out, colour) {
   const fits = report.overBudget ? s.red(`over budget by ${num(report.after.tokens - report.budget)}`) : s.green('within budget')
   lines.push(`  after     ${pad(plural(report.after.messages, 'message'), 14)} ${pad(num(report.after.tokens), 8, true)} tokens  saved ${num(report.savedTokens)} (${pct(report.savedTokens, report.before.tokens)}), ${fits}`)
   const { kept, placeholder, dropped } = report.counts
-  lines.push(`  result    ${s.green(`${kept} kept`)} · ${s.yellow(`${placeholder} shortened to a placeholder`)} · ${s.red(`${dropped} dropped`)}`)
+  lines.push(`  result    ${s.green(`${kept} kept`)} · ${s.yellow(`${placeholder} shortened (placeholder or cut)`)} · ${s.red(`${dropped} dropped`)}`)
   if (report.byPriority) {
     lines.push('', s.bold('Tokens by priority tier, before → after'))
     if (report.byPriority.length === 0) lines.push(`  ${s.dim('(none)')}`)

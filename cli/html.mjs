@@ -21,7 +21,7 @@ export const TIER_HEX = {
 const NO_TIER = '#94a3b8'
 const DECISIONS = [
   ['kept', 'kept'],
-  ['placeholder', 'shortened to a placeholder'],
+  ['placeholder', 'shortened (placeholder or cut)'],
   ['dropped', 'dropped'],
 ]
 

@@ -184,8 +184,10 @@ pub fn trim_by_priority_async<'env>(
 
 /// Like {@link trimByPriority}, but tool results become placeholders in place (the call stays,
 /// so pairs stay valid) instead of cuts; other messages are removed. Placeholders count towards
-/// the budget; when they alone do not fit, the lowest units are removed whole. The system
-/// messages and the last message with its unit are always returned.
+/// the budget; when they alone do not fit, the lowest units are removed whole. Where the budget
+/// has room left for at least twice a placeholder, the result comes back cut to head and tail
+/// instead (see `keepPlaceholders`). The system messages and the last message with its unit are
+/// always returned.
 #[napi(
   catch_unwind,
   ts_generic_types = "M extends AnyMessageInput = Message",
