@@ -213,7 +213,7 @@ export declare class ContextPruner {
    * Prunes `messages` down to `targetPercentage` of the window (`emergencyTargetPercentage`
    * when the metrics are at or above `emergencyThreshold`; without metrics, the messages'
    * own count against `maxTokens` decides). Keeps system and developer messages, agent
-   * instructions, the current task, results about modified files, the last
+   * instructions, the current task, the latest content of each modified file (`MODIFIED_FILES`), the last
    * `keepRecentMessages` messages with their tool pairs, and whatever fits the target after
    * the lowest-priority units are gone. Archives the rest: appended to the JSONL file
    * verbatim (`JSON.stringify` of your objects) and described in the markdown archive, each
@@ -1987,8 +1987,8 @@ export interface TrimConversationOptions {
   preserveErrors?: boolean
   /**
    * Keep the current view of each file whole in the rolling pass: a read of a file that no
-   * later write, edit or covering read followed, and a result about a file modified in the
-   * session (the tiers `RECENT_FILE_READS` and `MODIFIED_FILES`). Rolling context turns every
+   * later write, edit or covering read followed, and the latest content of each file modified
+   * in the session (the tiers `RECENT_FILE_READS` and `MODIFIED_FILES`). Rolling context turns every
    * output older than `maxAge` steps into a placeholder; agents edit against views far older
    * than that (docs/quality.md). Under budget pressure the strategy may still shorten them.
    * `false` is nanocoder's rolling pass as it is.

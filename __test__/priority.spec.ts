@@ -248,10 +248,13 @@ test('classifyMessage on the marshmallow transcript matches hand-checked tiers',
   // view, so a recent read however old); 6-7 pip
   // install; 8-9 create reproduce.py, superseded by 10-11, the insert that shows the whole
   // file (stale); 12-13 run it; 14-15 ls; 16-17 find_file (a search, no file operation); 18-19
-  // open fields.py (edited later); 20-21 edit fields.py; 22-27 the last three steps (run, rm,
-  // submit) are recent.
-  t.deepEqual(priorities(messages), [P.SYSTEM, P.CURRENT_TASK, S, S, P.RECENT_FILE_READS, P.RECENT_FILE_READS, S, S, S, S, M, M, S, S, S, S, S, S, M, M, M, M, R, R, R, R, R, R])
-  t.deepEqual(ct.classifyMessage(messages[19], { messages, index: 19 }).metadata, { filePath: '/testbed/src/marshmallow/fields.py', wasModified: true })
+  // open fields.py (edited at 20-21 since: a view to copy from, no longer its latest content,
+  // so a recent read); 20-21 edit fields.py (its latest content); 22-27 the last three steps
+  // (run, rm, submit) are recent.
+  const V = P.RECENT_FILE_READS
+  t.deepEqual(priorities(messages), [P.SYSTEM, P.CURRENT_TASK, S, S, V, V, S, S, S, S, M, M, S, S, S, S, S, S, V, V, M, M, R, R, R, R, R, R])
+  t.deepEqual(ct.classifyMessage(messages[19], { messages, index: 19 }).metadata, { filePath: '/testbed/src/marshmallow/fields.py', wasModified: true, age: 4 })
+  t.deepEqual(ct.classifyMessage(messages[21], { messages, index: 21 }).metadata, { filePath: '/testbed/src/marshmallow/fields.py', wasModified: true })
   t.deepEqual(ct.classifyMessage(messages[5], { messages, index: 5 }).metadata, { filePath: '/testbed/setup.py', age: 11 })
 })
 

@@ -17,7 +17,10 @@
 //!    file follows stays `RECENT_FILE_READS` however old, unless a later read covers it
 //!    (supersession): it is a view of the file the agent edits against (seed 004 says
 //!    "recent"; on real runs the agent copies from its view of a file long after reading it,
-//!    also after reading a range of it or `grep`ping it, docs/quality.md).
+//!    also after reading a range of it or `grep`ping it, docs/quality.md). And `MODIFIED_FILES`
+//!    is the latest content of each modified file: a result about one that a later change of
+//!    the file follows is a `RECENT_FILE_READS` if it read the file (a failed change included),
+//!    else a tool exchange like any other (rule 6).
 //! 6. Any other tool result is `RECENT_TURNS` when at most `recent_threshold` steps old, else
 //!    `STALE_TOOL_OUTPUTS`.
 //! 7. Any other message is `RECENT_TURNS` when at most `preserve_recent_turns` steps old, else
@@ -343,6 +346,26 @@ pub fn classify_with_operations(
       classes[i].priority = ContentPriority::RecentFileReads;
     }
   }
+  // "Modified files" is the latest content of each modified file: a result about one that a
+  // later change of the file follows no longer shows it. A view stays a view the agent may copy
+  // from (what the change left alone), a recent read but not a protected one; a change is then
+  // one step of the work like any other tool exchange (rule 6).
+  for (i, op) in operations.iter().enumerate() {
+    let Some(op) = op.as_ref() else { continue };
+    let changed_later = last_change.get(op.path.as_str()).is_some_and(|&c| c > i);
+    if !changed_later || classes[i].priority != ContentPriority::ModifiedFiles {
+      continue;
+    }
+    let age = conv.age(i);
+    classes[i].priority = if op.effective_kind() == FileOpKind::Read {
+      ContentPriority::RecentFileReads
+    } else if age <= options.recent_threshold {
+      ContentPriority::RecentTurns
+    } else {
+      ContentPriority::StaleToolOutputs
+    };
+    classes[i].metadata.age = Some(age);
+  }
   // A result that a newer one supersedes shows what is no longer so: stale, whatever its file.
   for found in superseded_results(conv, &ToolNames::default()) {
     if let Some(c) = classes.get_mut(found.index) {
@@ -492,6 +515,41 @@ mod tests {
     assert_eq!(p[10], RecentFileReads);
     assert_eq!(p[12], StaleToolOutputs, "its file was written since");
     assert_eq!(p[14], ModifiedFiles);
+  }
+
+  #[test]
+  fn modified_files_are_the_latest_content_of_each_modified_file() {
+    let edit = |id: &str, path: &str| call(id, "str_replace", &format!(r#"{{"path":"{path}"}}"#));
+    let read = |id: &str, path: &str| call(id, "read_file", &format!(r#"{{"path":"{path}"}}"#));
+    let ls = |id: &str| call(id, "bash", r#"{"command":"ls"}"#);
+    let msgs = vec![
+      user("task"),
+      read("1", "/a.rs"),          // 1 step 0
+      result("1", "a v1"),         // 2 a view of a.rs, changed at 4 since
+      edit("2", "/a.rs"),          // 3
+      result("2", "edited"),       // 4 a change of a.rs, changed again at 6 since
+      edit("3", "/a.rs"),          // 5
+      result("3", "edited again"), // 6 the latest change of a.rs
+      edit("5", "/b.rs"),          // 7
+      result("5", "edited b"),     // 8 the only change of b.rs
+      read("4", "/b.rs"),          // 9
+      result("4", "b v2"),         // 10 a view of b.rs's latest content
+      ls("6"),
+      result("6", "x"),
+      ls("7"),
+      result("7", "x"),
+      ls("8"),
+      result("8", "x"),
+    ];
+    let p = priorities(&msgs, &ClassifyOptions::default());
+    assert_eq!(p[2], RecentFileReads, "a view older than a change: a view, not protected");
+    assert_eq!(p[4], StaleToolOutputs, "an old change a later one followed: a tool exchange");
+    assert_eq!(p[3], StaleToolOutputs, "its call with it");
+    assert_eq!(p[6], ModifiedFiles);
+    assert_eq!(p[10], ModifiedFiles);
+    // A recent change that a later one followed is a recent turn.
+    let p = priorities(&msgs[..9], &ClassifyOptions::default());
+    assert_eq!(p[4], RecentTurns);
   }
 
   #[test]

@@ -76,8 +76,8 @@ pub struct TrimConversationOptions<'env> {
   /// @default true
   pub preserve_errors: Option<bool>,
   /// Keep the current view of each file whole in the rolling pass: a read of a file that no
-  /// later write, edit or covering read followed, and a result about a file modified in the
-  /// session (the tiers `RECENT_FILE_READS` and `MODIFIED_FILES`). Rolling context turns every
+  /// later write, edit or covering read followed, and the latest content of each file modified
+  /// in the session (the tiers `RECENT_FILE_READS` and `MODIFIED_FILES`). Rolling context turns every
   /// output older than `maxAge` steps into a placeholder; agents edit against views far older
   /// than that (docs/quality.md). Under budget pressure the strategy may still shorten them.
   /// `false` is nanocoder's rolling pass as it is.

@@ -415,7 +415,7 @@ impl ContextPruner {
   /// Prunes `messages` down to `targetPercentage` of the window (`emergencyTargetPercentage`
   /// when the metrics are at or above `emergencyThreshold`; without metrics, the messages'
   /// own count against `maxTokens` decides). Keeps system and developer messages, agent
-  /// instructions, the current task, results about modified files, the last
+  /// instructions, the current task, the latest content of each modified file (`MODIFIED_FILES`), the last
   /// `keepRecentMessages` messages with their tool pairs, and whatever fits the target after
   /// the lowest-priority units are gone. Archives the rest: appended to the JSONL file
   /// verbatim (`JSON.stringify` of your objects) and described in the markdown archive, each
