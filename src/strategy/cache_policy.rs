@@ -51,7 +51,9 @@ pub enum Strategy {
   /// [`trim_by_priority`]: whole units, lowest priority first.
   Priority(ClassifyOptions),
   /// [`trim_with_placeholders`]: tool results become placeholders before units are dropped,
-  /// with the template given (`None`: the seed's placeholders).
+  /// with the template given (`None`: the seed's placeholders), kept as made
+  /// ([`PriorityOptions::keep_placeholders`]): a cut sized to the room left would move with
+  /// every re-trim, and the point of this policy is a prefix that stays.
   Placeholders(ClassifyOptions, Option<PlaceholderTemplate>),
   /// [`truncate_old_tool_outputs`]: old tool results become placeholders, long ones are cut.
   /// It has no budget of its own: to reach a target, the largest `max_age` up to the
@@ -93,7 +95,7 @@ impl Strategy {
           target_tokens: target,
           classify: classify.clone(),
           placeholder: placeholder.clone(),
-          keep_placeholders: false,
+          keep_placeholders: true,
         };
         trim_with_placeholders(conv, None, &options).outcome.plan
       }
