@@ -260,6 +260,7 @@ impl Epochs {
   fn new(conv: &Conversation<'_>, tools: &ToolNames) -> Epochs {
     let mut epochs = Epochs {
       first: Vec::with_capacity(conv.len()),
+      of: Vec::with_capacity(conv.len()),
       default_tools: *tools == *default_tools(),
       ..Epochs::default()
     };
@@ -735,16 +736,23 @@ pub(crate) struct Accesses {
 }
 
 impl Accesses {
-  /// The accesses of result `i` in `ctx` (default tool names), found afresh.
+  /// The accesses of result `i` in `ctx` (default tool names), found afresh, for its memo.
   fn find(ctx: &Context<'_, '_>, i: usize) -> Accesses {
-    ctx.epoch_used.set(None);
-    let file = IoContentDeduplicator.access(ctx, i);
-    let listing = SurveyDirectoryDeduplicator.access(ctx, i);
-    let call = ctx.conv.answered_call(i).map(|(caller, c)| {
+    let mut accesses = Accesses::find_for_call(ctx, i);
+    accesses.call = ctx.conv.answered_call(i).map(|(caller, c)| {
       let call = &ctx.conv.message(caller).tool_calls[c];
       (call.name.clone(), call.arguments.clone())
     });
-    Accesses { call, epoch: ctx.epoch_used.get(), file, listing }
+    accesses
+  }
+
+  /// [`Accesses::find`] for this call only: without the copy of the call's name and arguments
+  /// (`call` is `None`), which only a memo checks.
+  fn find_for_call(ctx: &Context<'_, '_>, i: usize) -> Accesses {
+    ctx.epoch_used.set(None);
+    let file = IoContentDeduplicator.access(ctx, i);
+    let listing = SurveyDirectoryDeduplicator.access(ctx, i);
+    Accesses { call: None, epoch: ctx.epoch_used.get(), file, listing }
   }
 
   /// Whether these accesses were found for result `i` as `ctx` has it.
@@ -796,7 +804,7 @@ pub fn superseded_results(conv: &Conversation<'_>, tools: &ToolNames) -> Vec<Fou
     let memo = (!large).then(|| m.memo.accesses.get_or_init(|| Accesses::find(&ctx, i)));
     match memo {
       Some(memo) if memo.hold_in(&ctx, i) => memoised.push((i, memo)),
-      _ => afresh.push((i, Accesses::find(&ctx, i))),
+      _ => afresh.push((i, Accesses::find_for_call(&ctx, i))),
     }
   }
   let mut all: Vec<(usize, &Accesses)> = memoised;
