@@ -412,9 +412,23 @@ pub fn replacement(
   content: String,
   meta: Vec<(&'static str, MetaValue)>,
 ) -> Replacement {
+  let new = count_tokens(&content, conv.encoding());
+  replacement_counted(conv, i, content, new, meta)
+}
+
+/// [`replacement`] of a `content` whose tokens are known to be `content_tokens` (those of a
+/// [`crate::model::cut::Cut`]): the same result, without counting `content` again.
+pub fn replacement_counted(
+  conv: &Conversation<'_>,
+  i: usize,
+  content: String,
+  content_tokens: usize,
+  meta: Vec<(&'static str, MetaValue)>,
+) -> Replacement {
   let m = &conv.messages()[i];
   let encoding = conv.encoding();
-  let new = count_tokens(&content, encoding);
+  let new = content_tokens;
+  debug_assert_eq!(new, count_tokens(&content, encoding));
   let (old, added) = match &m.content {
     Content::Parts(parts) if parts.iter().any(|p| matches!(p, Part::ToolResult { .. })) => {
       let results: Vec<&str> = parts

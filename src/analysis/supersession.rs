@@ -251,11 +251,19 @@ struct Epochs {
   of: Vec<usize>,
   /// The epoch after the last call.
   epoch: usize,
+  /// Whether the tool names are the default ones ([`default_tools`]): then which calls of a
+  /// message change directory is kept in its memo.
+  default_tools: bool,
 }
 
 impl Epochs {
   fn new(conv: &Conversation<'_>, tools: &ToolNames) -> Epochs {
-    let mut epochs = Epochs { first: Vec::with_capacity(conv.len()), of: Vec::new(), epoch: 0 };
+    let mut epochs = Epochs {
+      first: Vec::with_capacity(conv.len()),
+      of: Vec::with_capacity(conv.len()),
+      default_tools: *tools == *default_tools(),
+      ..Epochs::default()
+    };
     for m in conv.messages() {
       epochs.push(m, tools);
     }
@@ -265,19 +273,20 @@ impl Epochs {
   /// Adds the calls of the next message, `m`.
   fn push(&mut self, m: &Message, tools: &ToolNames) {
     self.first.push(self.of.len());
-    for (c, call) in m.tool_calls.iter().enumerate() {
+    if m.tool_calls.is_empty() {
+      return;
+    }
+    let found;
+    let changes: &[bool] = if self.default_tools {
+      m.memo.directory_changes.get_or_init(|| directory_changes(m, tools))
+    } else {
+      found = directory_changes(m, tools);
+      &found
+    };
+    for &changes_directory in changes {
       self.of.push(self.epoch);
-      if contains(&tools.shell, &call.name) {
-        let changes_directory = arguments_of(m, c)
-          .and_then(|a| shell_arg(a, &tools.shell_command_keys))
-          .is_some_and(|cmd| {
-            cmd
-              .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
-              .any(|w| matches!(w, "cd" | "pushd" | "popd"))
-          });
-        if changes_directory {
-          self.epoch += 1;
-        }
+      if changes_directory {
+        self.epoch += 1;
       }
     }
   }
@@ -286,6 +295,37 @@ impl Epochs {
   fn get(&self, (i, c): (usize, usize)) -> Option<usize> {
     self.of.get(self.first.get(i)? + c).copied()
   }
+}
+
+/// Per tool call of `m`, whether it changes the shell's working directory: a shell tool's
+/// command line with a `cd`, `pushd` or `popd` word.
+fn directory_changes(m: &Message, tools: &ToolNames) -> Box<[bool]> {
+  let changes = |c: usize, call: &crate::model::message::ToolCall| {
+    contains(&tools.shell, &call.name)
+      && arguments_of(m, c).is_some_and(|args| {
+        tools
+          .shell_command_keys
+          .iter()
+          .find_map(|k| {
+            let line = shell_command_line(args.get(k)?)?;
+            let line = line.trim();
+            (!line.is_empty()).then(|| {
+              line
+                .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
+                .any(|w| matches!(w, "cd" | "pushd" | "popd"))
+            })
+          })
+          .unwrap_or(false)
+      })
+  };
+  m.tool_calls.iter().enumerate().map(|(c, call)| changes(c, call)).collect()
+}
+
+/// The default tool names, built once.
+fn default_tools() -> &'static ToolNames {
+  static DEFAULT_TOOLS: std::sync::LazyLock<ToolNames> =
+    std::sync::LazyLock::new(ToolNames::default);
+  &DEFAULT_TOOLS
 }
 
 impl<'c, 'a> Context<'c, 'a> {
@@ -696,16 +736,23 @@ pub(crate) struct Accesses {
 }
 
 impl Accesses {
-  /// The accesses of result `i` in `ctx` (default tool names), found afresh.
+  /// The accesses of result `i` in `ctx` (default tool names), found afresh, for its memo.
   fn find(ctx: &Context<'_, '_>, i: usize) -> Accesses {
-    ctx.epoch_used.set(None);
-    let file = IoContentDeduplicator.access(ctx, i);
-    let listing = SurveyDirectoryDeduplicator.access(ctx, i);
-    let call = ctx.conv.answered_call(i).map(|(caller, c)| {
+    let mut accesses = Accesses::find_for_call(ctx, i);
+    accesses.call = ctx.conv.answered_call(i).map(|(caller, c)| {
       let call = &ctx.conv.message(caller).tool_calls[c];
       (call.name.clone(), call.arguments.clone())
     });
-    Accesses { call, epoch: ctx.epoch_used.get(), file, listing }
+    accesses
+  }
+
+  /// [`Accesses::find`] for this call only: without the copy of the call's name and arguments
+  /// (`call` is `None`), which only a memo checks.
+  fn find_for_call(ctx: &Context<'_, '_>, i: usize) -> Accesses {
+    ctx.epoch_used.set(None);
+    let file = IoContentDeduplicator.access(ctx, i);
+    let listing = SurveyDirectoryDeduplicator.access(ctx, i);
+    Accesses { call: None, epoch: ctx.epoch_used.get(), file, listing }
   }
 
   /// Whether these accesses were found for result `i` as `ctx` has it.
@@ -736,9 +783,7 @@ pub fn superseded_results(conv: &Conversation<'_>, tools: &ToolNames) -> Vec<Fou
     return known.merged().cloned().collect();
   }
   let ctx = Context::new(conv, tools);
-  static DEFAULT_TOOLS: std::sync::LazyLock<ToolNames> =
-    std::sync::LazyLock::new(ToolNames::default);
-  if *tools != *DEFAULT_TOOLS {
+  if *tools != *default_tools() {
     let mut found = supersessions(&IoContentDeduplicator, &ctx);
     found.extend(supersessions(&SurveyDirectoryDeduplicator, &ctx));
     found.sort_by_key(|f| f.index);
@@ -759,7 +804,7 @@ pub fn superseded_results(conv: &Conversation<'_>, tools: &ToolNames) -> Vec<Fou
     let memo = (!large).then(|| m.memo.accesses.get_or_init(|| Accesses::find(&ctx, i)));
     match memo {
       Some(memo) if memo.hold_in(&ctx, i) => memoised.push((i, memo)),
-      _ => afresh.push((i, Accesses::find(&ctx, i))),
+      _ => afresh.push((i, Accesses::find_for_call(&ctx, i))),
     }
   }
   let mut all: Vec<(usize, &Accesses)> = memoised;
@@ -827,8 +872,8 @@ impl Supersessions {
   /// [`crate::strategy::dedup::deduplicate`] use these only when asked with the same tool names).
   pub fn new(tools: ToolNames) -> Self {
     Supersessions {
+      epochs: Epochs { default_tools: tools == *default_tools(), ..Epochs::default() },
       tools,
-      epochs: Epochs::default(),
       io: Finder::default(),
       survey: Finder::default(),
     }

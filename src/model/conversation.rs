@@ -55,10 +55,60 @@ pub struct Layout {
   unit_of: Vec<usize>,
   /// For each message answering a call: (index of the calling message, index of the call).
   answered_call: Vec<Option<(usize, usize)>>,
-  /// Call id -> (calling message, call index). A repeated id pairs with its latest call; the
-  /// validator reports the duplicate.
-  calls: HashMap<String, (usize, usize)>,
+  /// The calls made, in order: the call ids, see [`Calls`].
+  calls: Calls,
   groups: Groups,
+}
+
+/// The tool calls of a layout's messages, in order, and the call each id names. A repeated id
+/// pairs with its latest call; the validator reports the duplicate.
+///
+/// A result usually answers a call of the latest message that made calls: that message's calls
+/// are searched first, and the map of every id is built (up to date) only when an id is not
+/// among them. The ids are held in one string, so recording a call allocates nothing of its own.
+#[derive(Debug, Clone, Default)]
+struct Calls {
+  /// Every call id, one after another.
+  ids: String,
+  /// Per call in order: its id's end in `ids` (it starts where the previous one ends), calling
+  /// message and call index.
+  list: Vec<(usize, usize, usize)>,
+  /// Where the calls of the latest message that made calls start in `list`.
+  latest: usize,
+  /// Call id -> (calling message, call index), for the first `indexed` calls of `list`.
+  by_id: HashMap<String, (usize, usize)>,
+  indexed: usize,
+}
+
+impl Calls {
+  /// The id of call `k` of `list`.
+  fn id(&self, k: usize) -> &str {
+    let start = if k == 0 { 0 } else { self.list[k - 1].0 };
+    &self.ids[start..self.list[k].0]
+  }
+
+  /// Records the calls of message `i`, after every earlier message's.
+  fn push(&mut self, i: usize, m: &Message) {
+    self.latest = self.list.len();
+    for (c, call) in m.tool_calls.iter().enumerate() {
+      self.ids.push_str(&call.id);
+      self.list.push((self.ids.len(), i, c));
+    }
+  }
+
+  /// The latest call named `id`: (calling message, call index).
+  fn get(&mut self, id: &str) -> Option<(usize, usize)> {
+    if let Some(k) = (self.latest..self.list.len()).rev().find(|&k| self.id(k) == id) {
+      let (_, caller, c) = self.list[k];
+      return Some((caller, c));
+    }
+    for k in self.indexed..self.list.len() {
+      let (_, caller, c) = self.list[k];
+      self.by_id.insert(self.id(k).to_string(), (caller, c));
+    }
+    self.indexed = self.list.len();
+    self.by_id.get(id).copied()
+  }
 }
 
 impl Layout {
@@ -76,7 +126,7 @@ impl Layout {
       steps: Vec::with_capacity(n),
       unit_of: Vec::with_capacity(n),
       answered_call: Vec::with_capacity(n),
-      calls: HashMap::with_capacity(n / 2),
+      calls: Calls { list: Vec::with_capacity(n), ..Calls::default() },
       groups: Groups { parent: Vec::with_capacity(n) },
       ..Layout::default()
     };
@@ -120,7 +170,7 @@ impl Layout {
     // removal can ever separate a call from its result.
     let mut joined = Joined::Nothing;
     for id in &m.answers {
-      if let Some(&(caller, c)) = self.calls.get(id.as_str()) {
+      if let Some((caller, c)) = self.calls.get(id) {
         self.answered_call[i].get_or_insert((caller, c));
         let unit = self.unit_of.get(caller).copied();
         joined = match (joined, unit) {
@@ -133,9 +183,7 @@ impl Layout {
     }
     if m.has_tool_calls() {
       self.current_step += 1;
-      for (c, call) in m.tool_calls.iter().enumerate() {
-        self.calls.insert(call.id.clone(), (i, c));
-      }
+      self.calls.push(i, m);
       self.steps.push(self.current_step);
     } else {
       // A result belongs to the step of the (first known) call it answers.
@@ -441,6 +489,49 @@ pub(crate) mod tests {
     let mut m = Message::text(Role::Tool, text);
     m.answers = vec![id.to_string()];
     m
+  }
+
+  #[test]
+  fn a_result_pairs_with_the_latest_call_of_its_id_in_any_earlier_message() {
+    // Results of the latest calling message are found among its calls; any other goes through
+    // the map of every id, which must hold the calls made since it was last brought up to date.
+    let msgs = vec![
+      call(&["a", "b", "a"]),
+      call(&["c"]),
+      result("a", "A"),
+      result("c", "C"),
+      call(&["d"]),
+      result("b", "B"),
+      call(&["c", "e"]),
+      result("d", "D"),
+      result("c", "C2"),
+      result("e", "E"),
+      result("zzz", "orphan"),
+    ];
+    let c = Conversation::new(&msgs, Encoding::O200kBase);
+    let paired: Vec<Option<(usize, usize)>> = (0..msgs.len()).map(|i| c.answered_call(i)).collect();
+    assert_eq!(
+      paired,
+      vec![
+        None,
+        None,
+        Some((0, 2)),
+        Some((1, 0)),
+        None,
+        Some((0, 1)),
+        None,
+        Some((4, 0)),
+        Some((6, 0)),
+        Some((6, 1)),
+        None
+      ]
+    );
+    // Built one message at a time, the same.
+    let mut layout = Layout::default();
+    for m in &msgs {
+      layout.push(m, 1);
+    }
+    assert_eq!(layout.answered_call, paired);
   }
 
   #[test]

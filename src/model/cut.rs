@@ -24,6 +24,9 @@ pub struct Cut {
   pub cut_tokens: usize,
   /// The tokens of the original text.
   pub original_tokens: usize,
+  /// The tokens of `text` (counted when the cut was made: a strategy that uses a memoised cut
+  /// again does not count it again).
+  pub tokens: usize,
 }
 
 /// The marker for `tokens` cut tokens.
@@ -54,7 +57,7 @@ pub fn cut_middle(text: &str, max_tokens: usize, encoding: Encoding) -> Option<C
     let out = format!("{head}{}{tail}", marker(cut_tokens));
     let tokens = count_tokens(&out, encoding);
     if tokens <= max_tokens {
-      return Some(Cut { text: out, cut_tokens, original_tokens });
+      return Some(Cut { text: out, cut_tokens, original_tokens, tokens });
     }
     if budget == 0 {
       return None;

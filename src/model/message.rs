@@ -151,6 +151,9 @@ pub struct Memo {
     std::sync::OnceLock<Vec<Option<serde_json::Map<String, serde_json::Value>>>>,
   /// What the deduplicators read from the message's text (see `supersession`).
   pub(crate) result_text: std::sync::OnceLock<crate::analysis::supersession::ResultText>,
+  /// Per tool call, whether it changes the shell's working directory, with the default tool
+  /// names (see `supersession::Epochs`).
+  pub(crate) directory_changes: std::sync::OnceLock<Box<[bool]>>,
   /// What the deduplicators with the default tool names make of the message as a tool result,
   /// with the call and epoch it was found with (see `supersession::Accesses`).
   pub(crate) accesses: std::sync::OnceLock<crate::analysis::supersession::Accesses>,

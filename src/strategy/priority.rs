@@ -35,7 +35,9 @@ use crate::model::conversation::Conversation;
 use crate::model::cut::{cut_content, MIN_CUT_BUDGET};
 use crate::model::tokens::message_content_tokens;
 use crate::output::placeholder::{PlaceholderFields, PlaceholderTemplate};
-use crate::plan::{replacement, Action, MetaValue, Opening, Plan, Replacement};
+use crate::plan::{
+  replacement, replacement_counted, Action, MetaValue, Opening, Plan, Replacement,
+};
 use crate::strategy::{anchored_units, Outcome, Tally};
 
 /// How many characters of the removed content a file placeholder previews.
@@ -297,7 +299,7 @@ fn cut_result(conv: &Conversation<'_>, i: usize, excess: usize) -> Option<Replac
     ("_originalLength", MetaValue::Number(m.content_utf16_len() as f64)),
     ("_cutTokens", MetaValue::Number(cut.cut_tokens as f64)),
   ];
-  let r = replacement(conv, i, cut.text, meta);
+  let r = replacement_counted(conv, i, cut.text, cut.tokens, meta);
   (r.tokens < conv.tokens(i)).then_some(r)
 }
 

@@ -42,7 +42,7 @@ use crate::model::cut::{cut_content, MIN_CUT_BUDGET};
 use crate::model::message::{quote, Message, Role};
 use crate::model::tokens::message_content_tokens;
 use crate::output::placeholder::{PlaceholderFields, PlaceholderTemplate};
-use crate::plan::{replacement, MetaValue, Plan};
+use crate::plan::{replacement, replacement_counted, MetaValue, Plan};
 
 /// Default of [`TruncationConfig::max_age`].
 pub const DEFAULT_MAX_AGE: usize = 5;
@@ -250,7 +250,7 @@ pub fn truncate_old_tool_outputs(conv: &Conversation<'_>, config: &TruncationCon
             ("_originalLength", MetaValue::Number(m.content_utf16_len() as f64)),
             ("_cutTokens", MetaValue::Number(cut.cut_tokens as f64)),
           ];
-          plan.replace(i, replacement(conv, i, cut.text, meta));
+          plan.replace(i, replacement_counted(conv, i, cut.text, cut.tokens, meta));
         }
       }
       Rule::NotToolResult
