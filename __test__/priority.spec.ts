@@ -445,7 +445,7 @@ test('placeholders are in place, keep the call and describe the file', (t) => {
   const roomier = ct.trimWithPlaceholders(messages, { targetTokens: total - 3600 })
   const view = roomier.messages.find((m) => m.tool_call_id === messages[5].tool_call_id)!
   t.is(view._truncated, undefined)
-  t.true(view._cutTokens > 0 && (view.content as string).startsWith('[File: setup.py (94 lines total)]'))
+  t.true(typeof view._cutTokens === 'number' && view._cutTokens > 0 && (view.content as string).startsWith('[File: setup.py (94 lines total)]'))
   t.true(ct.estimateMessageTokens(view) >= 2 * ct.estimateMessageTokens(file))
 })
 
