@@ -96,11 +96,11 @@ test('CacheAwareTrimmer\'s placeholders strategy takes the template too', (t) =>
 test('a placeholder given to a function that makes none is an error, not ignored', (t) => {
   t.throws(() => ct.trimByPriority(session(2), { targetTokens: 100, placeholder: '[x]' }), {
     code: 'INVALID_OPTION',
-    message: 'placeholder: only trimWithPlaceholders makes placeholders; this call drops whole messages',
+    message: 'placeholder: only trimWithPlaceholders makes placeholders (this call cuts and drops): call trimWithPlaceholders, or leave the option out',
   })
   t.throws(() => ct.trimByPriority(session(2), { targetTokens: 100, keepPlaceholders: true }), {
     code: 'INVALID_OPTION',
-    message: 'keepPlaceholders: only trimWithPlaceholders makes placeholders; this call drops whole messages',
+    message: 'keepPlaceholders: only trimWithPlaceholders makes placeholders (this call cuts and drops): call trimWithPlaceholders, or leave the option out',
   })
 })
 

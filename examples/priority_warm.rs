@@ -26,7 +26,11 @@ fn run() -> Result<(), String> {
     match arg.as_str() {
       "--runs" => {
         let n = it.next().ok_or("--runs needs a number")?;
-        runs = n.parse().map_err(|_| format!("--runs: not a positive integer: {n:?}"))?;
+        runs = n
+          .parse()
+          .ok()
+          .filter(|&r| r > 0)
+          .ok_or_else(|| format!("--runs: not a positive integer: {n:?}"))?;
       }
       _ if file.is_none() => file = Some(arg),
       other => return Err(format!("unexpected argument {other:?}")),
@@ -47,8 +51,8 @@ fn run() -> Result<(), String> {
   let first = call(half);
   let mut h = std::hash::DefaultHasher::new();
   format!("{:?}", first.outcome).hash(&mut h);
-  let mut times = Vec::with_capacity(runs.max(1));
-  for _ in 0..runs.max(1) {
+  let mut times = Vec::with_capacity(runs);
+  for _ in 0..runs {
     let start = Instant::now();
     std::hint::black_box(call(std::hint::black_box(half)));
     times.push(start.elapsed().as_secs_f64() * 1e3);

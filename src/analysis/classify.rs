@@ -233,17 +233,23 @@ pub fn classify_message(
     return of(priority, Metadata { file_path, age: Some(age), ..Metadata::default() });
   }
   let priority = if message.is_tool_result() {
-    if recent_tool {
-      ContentPriority::RecentTurns
-    } else {
-      ContentPriority::StaleToolOutputs
-    }
+    other_result(age, ctx.options)
   } else if age <= ctx.options.preserve_recent_turns {
     ContentPriority::RecentTurns
   } else {
     ContentPriority::OldHistory
   };
   of(priority, Metadata { age: Some(age), ..Metadata::default() })
+}
+
+/// Rule 6: a tool result about no file (or no longer about a modified file's latest content)
+/// `age` steps old.
+fn other_result(age: usize, options: &ClassifyOptions) -> ContentPriority {
+  if age <= options.recent_threshold {
+    ContentPriority::RecentTurns
+  } else {
+    ContentPriority::StaleToolOutputs
+  }
 }
 
 /// Whether `message` is agent instructions (rule 3 of the module docs).
@@ -337,34 +343,30 @@ pub fn classify_with_operations(
       last_change.insert(op.path.as_str(), i);
     }
   }
-  for (i, op) in operations.iter().enumerate() {
-    let Some(op) = op.as_ref().filter(|op| op.kind == FileOpKind::Read && !op.failed) else {
-      continue;
-    };
-    let changed_later = last_change.get(op.path.as_str()).is_some_and(|&c| c > i);
-    if !changed_later && classes[i].priority == ContentPriority::StaleToolOutputs {
-      classes[i].priority = ContentPriority::RecentFileReads;
-    }
-  }
-  // "Modified files" is the latest content of each modified file: a result about one that a
-  // later change of the file follows no longer shows it. A view stays a view the agent may copy
-  // from (what the change left alone), a recent read but not a protected one; a change is then
-  // one step of the work like any other tool exchange (rule 6).
+  // And "modified files" is the latest content of each modified file: a result about one that
+  // a later change of the file follows no longer shows it. A view stays a view the agent may
+  // copy from (what the change left alone), a recent read but not a protected one; a change is
+  // then one step of the work like any other tool result (rule 6).
   for (i, op) in operations.iter().enumerate() {
     let Some(op) = op.as_ref() else { continue };
     let changed_later = last_change.get(op.path.as_str()).is_some_and(|&c| c > i);
-    if !changed_later || classes[i].priority != ContentPriority::ModifiedFiles {
-      continue;
+    let c = &mut classes[i];
+    if !changed_later {
+      if op.kind == FileOpKind::Read
+        && !op.failed
+        && c.priority == ContentPriority::StaleToolOutputs
+      {
+        c.priority = ContentPriority::RecentFileReads;
+      }
+    } else if c.priority == ContentPriority::ModifiedFiles {
+      let age = conv.age(i);
+      c.priority = if op.effective_kind() == FileOpKind::Read {
+        ContentPriority::RecentFileReads
+      } else {
+        other_result(age, options)
+      };
+      c.metadata.age = Some(age);
     }
-    let age = conv.age(i);
-    classes[i].priority = if op.effective_kind() == FileOpKind::Read {
-      ContentPriority::RecentFileReads
-    } else if age <= options.recent_threshold {
-      ContentPriority::RecentTurns
-    } else {
-      ContentPriority::StaleToolOutputs
-    };
-    classes[i].metadata.age = Some(age);
   }
   // A result that a newer one supersedes shows what is no longer so: stale, whatever its file.
   for found in superseded_results(conv, &ToolNames::default()) {

@@ -302,21 +302,13 @@ impl Epochs {
 fn directory_changes(m: &Message, tools: &ToolNames) -> Box<[bool]> {
   let changes = |c: usize, call: &crate::model::message::ToolCall| {
     contains(&tools.shell, &call.name)
-      && arguments_of(m, c).is_some_and(|args| {
-        tools
-          .shell_command_keys
-          .iter()
-          .find_map(|k| {
-            let line = shell_command_line(args.get(k)?)?;
-            let line = line.trim();
-            (!line.is_empty()).then(|| {
-              line
-                .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
-                .any(|w| matches!(w, "cd" | "pushd" | "popd"))
-            })
-          })
-          .unwrap_or(false)
-      })
+      && arguments_of(m, c).and_then(|args| shell_arg(args, &tools.shell_command_keys)).is_some_and(
+        |line| {
+          line
+            .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
+            .any(|w| matches!(w, "cd" | "pushd" | "popd"))
+        },
+      )
   };
   m.tool_calls.iter().enumerate().map(|(c, call)| changes(c, call)).collect()
 }

@@ -520,7 +520,8 @@ pub(crate) fn trim_op(
       ("keepPlaceholders", opts.keep_placeholders.is_some()),
     ];
     if let Some((name, _)) = given.iter().find(|(_, given)| *given) {
-      let detail = "only trimWithPlaceholders makes placeholders; this call drops whole messages";
+      let detail = "only trimWithPlaceholders makes placeholders (this call cuts and drops): \
+        call trimWithPlaceholders, or leave the option out";
       return Err(throw(CoreError::option(*name, detail)));
     }
   }

@@ -442,8 +442,7 @@ impl Shorten<'_, '_> {
   fn refill(&self, u: usize, plan: &mut Plan, tally: &mut Tally) {
     let conv = self.conv;
     let members = &conv.units()[u].members;
-    let shortened = |plan: &Plan, i: usize| matches!(plan.action(i), Action::Replace(_));
-    if !members.iter().any(|&i| shortened(plan, i)) {
+    if !members.iter().any(|&i| matches!(plan.action(i), Action::Replace(_))) {
       return;
     }
     if tally.total_with_whole(conv, plan, u) <= self.target {
@@ -478,6 +477,10 @@ impl Shorten<'_, '_> {
       }
       let now = plan.tokens_of(conv, i);
       let room = now + self.target.saturating_sub(tally.total());
+      // No cut could be both large enough and within the room: nothing to tokenise.
+      if room < least(now) {
+        continue;
+      }
       let Some(r) = cut_result(conv, i, conv.tokens(i).saturating_sub(room)) else { continue };
       if r.tokens >= least(now) && r.tokens <= room {
         tally.replace(conv, plan, i, r);
