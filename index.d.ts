@@ -1317,6 +1317,22 @@ export interface MessageCacheStats {
   bodyHits: number
   /** Messages of JSON bodies parsed afresh since the last reset. */
   bodyMisses: number
+  /**
+   * Parsed messages currently findable by their content: a new object equal to a message
+   * read before (a server parsing every request afresh gets one for every message it saw)
+   * shares its parse and everything derived from it (token counts, file facts, cuts), so only
+   * the reading is paid again. They have their own bounds, equal to this cache's, with the
+   * same probation share for content seen once; they share the parsed messages with
+   * `entries`, so the memory they add is what `entries` no longer holds.
+   */
+  contentEntries: number
+  /** The estimated bytes of the messages findable by content. */
+  contentBytes: number
+  /**
+   * Messages read afresh (counted in `misses`) whose content was found held, since the last
+   * reset.
+   */
+  contentHits: number
 }
 
 /** Per role, how many of its last messages {@link applyMaxContextTokens} keeps at least. */

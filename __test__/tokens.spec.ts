@@ -2,6 +2,7 @@ import test from 'ava'
 import { encode as encodeO200k } from 'gpt-tokenizer/encoding/o200k_base'
 import { encode as encodeCl100k } from 'gpt-tokenizer/encoding/cl100k_base'
 
+import { toAiSdk, toAnthropic } from './convert.js'
 import { ct, snapshot, transcript, transcripts, type CodedError } from './helpers.js'
 import type { Message } from '../index.js'
 
@@ -245,5 +246,58 @@ test.serial('objects seen once stay in probation: they hold at most an eighth of
     t.is(again.hits - afterFresh.hits, reused.length)
   } finally {
     ct.setMessageCacheCapacity(defaults.capacity, { maxBytes: defaults.maxBytes })
+  }
+})
+
+/** Each message as its JSON text and its hidden metadata (the non-enumerable `_` fields). */
+function withMetadata(messages: object[]): unknown[] {
+  return messages.map((m) => [
+    JSON.stringify(m),
+    Object.getOwnPropertyNames(m)
+      .filter((k) => !Object.prototype.propertyIsEnumerable.call(m, k))
+      .map((k) => [k, (m as Record<string, unknown>)[k]]),
+  ])
+}
+
+test.serial('a new object with the content of a message read before shares its parse: same decisions, only the reading paid again', (t) => {
+  const defaults = ct.messageCacheStats()
+  const restore = () => ct.setMessageCacheCapacity(defaults.capacity, { maxBytes: defaults.maxBytes })
+  try {
+    for (const [name, messages] of transcripts()) {
+      const formats = [['openai', messages], ['anthropic', toAnthropic(messages)], ['ai-sdk', toAiSdk(messages)]] as const
+      for (const [format, history] of formats) {
+        const text = JSON.stringify(history)
+        const options = { targetTokens: Math.floor(ct.estimateTokens(JSON.parse(text)) * 0.3) }
+        // Without the cache, every message is parsed and analysed afresh.
+        ct.setMessageCacheCapacity(0)
+        const expected = withMetadata(ct.trimByPriority(JSON.parse(text), options).messages)
+        restore()
+        // A stateless server: the same history parsed afresh on every request.
+        const first = ct.trimByPriority(JSON.parse(text), options)
+        const before = ct.messageCacheStats()
+        const second = ct.trimByPriority(JSON.parse(text), options)
+        const after = ct.messageCacheStats()
+        t.is(after.hits, before.hits, `${name} ${format}: new objects are never found by identity`)
+        t.is(after.contentHits - before.contentHits, history.length, `${name} ${format}: every message found by its content`)
+        t.deepEqual(withMetadata(first.messages), expected, `${name} ${format}`)
+        t.deepEqual(withMetadata(second.messages), expected, `${name} ${format}`)
+      }
+    }
+    // A message whose content changed is parsed afresh; the others are still found.
+    const history = transcript('openhands-ponyc-4595.json')
+    const text = JSON.stringify(history)
+    ct.estimateTokens(JSON.parse(text))
+    const changed = JSON.parse(text) as Message[]
+    changed[3].content = `${changed[3].content} (changed)`
+    const before = ct.messageCacheStats()
+    t.is(ct.estimateTokens(changed), ct.estimateTokens(JSON.parse(JSON.stringify(changed))))
+    t.is(ct.messageCacheStats().contentHits - before.contentHits, 2 * history.length - 1)
+    const held = ct.messageCacheStats()
+    t.true(held.contentEntries > 0 && held.contentBytes > 0)
+    // Disabling the cache empties both maps.
+    ct.setMessageCacheCapacity(0)
+    t.like(ct.messageCacheStats(), { contentEntries: 0, contentBytes: 0, contentHits: 0 })
+  } finally {
+    restore()
   }
 })

@@ -8,8 +8,9 @@
 //! cargo run --release --no-default-features --example priority_warm -- /tmp/s.json [--runs N]
 //! ```
 //!
-//! Prints the median and fastest of `N` warm calls (default 300) at half the session's tokens,
-//! and a hash of the plan (to compare the decisions of two builds).
+//! Prints the median and fastest of `N` warm calls (default 300) at half the session's tokens
+//! (or `--target T` tokens, e.g. a model's window on a long session), and a hash of the plan
+//! (to compare the decisions of two builds).
 
 use std::hash::{Hash, Hasher};
 use std::process::ExitCode;
@@ -21,6 +22,7 @@ use context_trim::{Conversation, Encoding, Format, Message};
 fn run() -> Result<(), String> {
   let mut file = None;
   let mut runs = 300usize;
+  let mut target = None;
   let mut it = std::env::args().skip(1);
   while let Some(arg) = it.next() {
     match arg.as_str() {
@@ -32,11 +34,16 @@ fn run() -> Result<(), String> {
           .filter(|&r| r > 0)
           .ok_or_else(|| format!("--runs: not a positive integer: {n:?}"))?;
       }
+      "--target" => {
+        let n = it.next().ok_or("--target needs a number")?;
+        target =
+          Some(n.parse::<usize>().map_err(|_| format!("--target: not a token count: {n:?}"))?);
+      }
       _ if file.is_none() => file = Some(arg),
       other => return Err(format!("unexpected argument {other:?}")),
     }
   }
-  let file = file.ok_or("usage: priority_warm <session.json> [--runs N]")?;
+  let file = file.ok_or("usage: priority_warm <session.json> [--runs N] [--target T]")?;
   let text = std::fs::read_to_string(&file).map_err(|e| format!("{file}: {e}"))?;
   let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{file}: {e}"))?;
   let (format, messages): (Format, Vec<Message>) =
@@ -47,7 +54,9 @@ fn run() -> Result<(), String> {
     let options = PriorityOptions { target_tokens: target, ..PriorityOptions::default() };
     trim_by_priority(&conv, None, &options)
   };
-  let half = Conversation::from_refs(refs.clone(), Encoding::O200kBase).total_tokens() / 2;
+  let half = target.unwrap_or_else(|| {
+    Conversation::from_refs(refs.clone(), Encoding::O200kBase).total_tokens() / 2
+  });
   let first = call(half);
   let mut h = std::hash::DefaultHasher::new();
   format!("{:?}", first.outcome).hash(&mut h);

@@ -16,11 +16,18 @@
 //! - Rust side, a bounded two-generation map from cache id to the parsed message (with its
 //!   memoised token counts), [`DEFAULT_MESSAGE_CACHE_CAPACITY`] messages by default.
 //!
+//! - By content, a second map from each parsed message's [`Message::fingerprint`] to it: a new
+//!   object equal to a message read before (a server parses the same history afresh on every
+//!   request) is read across the boundary, then shares the held message, with the values
+//!   memoised on it (token counts, file facts, cuts). Compared in full on a hit.
+//!
 //! Admission: a message object seen for the first time goes to a probation map, an eighth of
 //! the bounds; it moves to the main map (the rest of the bounds) when the same object comes
 //! back. A server that parses every request afresh brings objects that never come back: they
 //! churn the probation map only, so they neither hold more than an eighth of the bounds nor
-//! evict the working set of the callers that do reuse their objects.
+//! evict the working set of the callers that do reuse their objects. The content map has the
+//! same bounds and policy: content seen once waits in its probation part, content that comes
+//! back (the next request's copy of the same history) moves to its main part.
 //!
 //! A message mutated in place deeper than what is snapshotted (e.g. a key inside a tool call's
 //! `arguments` object, or a field added to an existing content part or tool call) is not
@@ -196,6 +203,10 @@ pub(crate) struct MessageCache {
   entries: Admission<u64, Arc<Cached>>,
   /// The messages of JSON bodies, by their text (see [`ContentKey`]).
   bodies: Admission<ContentKey, Arc<BodyEntry>>,
+  /// The messages read from objects, by their content ([`Message::fingerprint`]): a fresh
+  /// object equal to one read before (a history parsed afresh on every request) reuses its
+  /// parsed message and everything memoised on it.
+  contents: Admission<u64, Arc<Cached>>,
   capacity: usize,
   max_bytes: usize,
   next_id: u64,
@@ -203,6 +214,7 @@ pub(crate) struct MessageCache {
   misses: u64,
   body_hits: u64,
   body_misses: u64,
+  content_hits: u64,
 }
 
 /// The probation map's share of the bounds: one part in this many.
@@ -239,6 +251,7 @@ impl MessageCache {
     let mut cache = MessageCache {
       entries: Admission::new(),
       bodies: Admission::new(),
+      contents: Admission::new(),
       capacity: 0,
       max_bytes: 0,
       next_id: 1,
@@ -246,6 +259,7 @@ impl MessageCache {
       misses: 0,
       body_hits: 0,
       body_misses: 0,
+      content_hits: 0,
     };
     cache.reset(DEFAULT_MESSAGE_CACHE_CAPACITY, DEFAULT_MESSAGE_CACHE_BYTES);
     cache
@@ -273,6 +287,32 @@ impl MessageCache {
     }
     self.next_id += 1;
     id
+  }
+
+  /// A held message equal to `message`, parsed in `format` from an object showing `signals`,
+  /// if any (a hit in probation moves it to the main map: the same content came back). The
+  /// messages are compared in full, so a fingerprint collision is a miss, never a wrong message.
+  pub fn get_content(
+    &mut self,
+    format: Format,
+    signals: Signals,
+    message: &Message,
+  ) -> Option<Arc<Cached>> {
+    let entry = self
+      .contents
+      .get(&message.fingerprint())
+      .filter(|e| e.format == format && e.signals == signals && e.message == *message);
+    if entry.is_some() {
+      self.content_hits += 1;
+    }
+    entry
+  }
+
+  /// Holds `entry` by its content, for [`MessageCache::get_content`]; `seen` when its object
+  /// was read before.
+  pub fn insert_content(&mut self, entry: Arc<Cached>, seen: bool) {
+    let bytes = entry.message.footprint();
+    self.contents.insert(entry.message.fingerprint(), entry, bytes, seen);
   }
 
   /// The message of a JSON body whose text is `text`, if held (a hit in probation moves it to
@@ -306,6 +346,9 @@ impl MessageCache {
       body_bytes: self.bodies.weight(),
       body_hits: self.body_hits,
       body_misses: self.body_misses,
+      content_entries: self.contents.len(),
+      content_bytes: self.contents.weight(),
+      content_hits: self.content_hits,
     }
   }
 
@@ -313,12 +356,14 @@ impl MessageCache {
   pub fn reset(&mut self, capacity: usize, max_bytes: usize) {
     self.entries.reset(capacity, max_bytes);
     self.bodies.reset(capacity, max_bytes);
+    self.contents.reset(capacity, max_bytes);
     self.capacity = capacity;
     self.max_bytes = max_bytes;
     self.hits = 0;
     self.misses = 0;
     self.body_hits = 0;
     self.body_misses = 0;
+    self.content_hits = 0;
   }
 }
 
@@ -334,6 +379,9 @@ pub(crate) struct MessageCacheFigures {
   pub body_bytes: usize,
   pub body_hits: u64,
   pub body_misses: u64,
+  pub content_entries: usize,
+  pub content_bytes: usize,
+  pub content_hits: u64,
 }
 
 /// The `scan` helper's arguments: the messages array.

@@ -220,6 +220,18 @@ pub struct MessageCacheStats {
   pub body_hits: f64,
   /// Messages of JSON bodies parsed afresh since the last reset.
   pub body_misses: f64,
+  /// Parsed messages currently findable by their content: a new object equal to a message
+  /// read before (a server parsing every request afresh gets one for every message it saw)
+  /// shares its parse and everything derived from it (token counts, file facts, cuts), so only
+  /// the reading is paid again. They have their own bounds, equal to this cache's, with the
+  /// same probation share for content seen once; they share the parsed messages with
+  /// `entries`, so the memory they add is what `entries` no longer holds.
+  pub content_entries: u32,
+  /// The estimated bytes of the messages findable by content.
+  pub content_bytes: f64,
+  /// Messages read afresh (counted in `misses`) whose content was found held, since the last
+  /// reset.
+  pub content_hits: f64,
 }
 
 /// Options of {@link setMessageCacheCapacity}.
@@ -251,6 +263,9 @@ pub fn message_cache_stats(env: &Env) -> Result<MessageCacheStats> {
     body_bytes: figures.body_bytes as f64,
     body_hits: figures.body_hits as f64,
     body_misses: figures.body_misses as f64,
+    content_entries: saturate(figures.content_entries),
+    content_bytes: figures.content_bytes as f64,
+    content_hits: figures.content_hits as f64,
   })
 }
 

@@ -156,7 +156,16 @@ fn read_all<'env>(
       }
     };
     let message = format.parse_message(&value, i)?;
-    let entry = Arc::new(Cached { format, signals: signals[i], message });
+    // A new object with the content of one read before (a history parsed afresh on every
+    // request) shares its parsed message, and with it everything memoised on it.
+    let entry = match cache.get_content(format, signals[i], &message) {
+      Some(entry) => entry,
+      None => {
+        let entry = Arc::new(Cached { format, signals: signals[i], message });
+        cache.insert_content(Arc::clone(&entry), seen);
+        entry
+      }
+    };
     let id = cache.insert(Arc::clone(&entry), seen);
     if id != 0 {
       fresh.push((i, id));
