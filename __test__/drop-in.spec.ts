@@ -119,6 +119,19 @@ test('trimConversation keeps its placeholders as nanocoder does, unless keepPlac
   const options = { targetTokens: target, placeholder: '[content truncated - {age} steps ago, {tokens} tokens]', preserveRecentTurns: 5 }
   t.deepEqual(ct.trimWithPlaceholders(messages, options).messages, filled)
   t.deepEqual(ct.trimWithPlaceholders(messages, { ...options, keepPlaceholders: true }).messages, nanocoder)
+  // The window and the JSON entry point read the option as trimWithPlaceholders does.
+  const window = new ct.ContextWindow()
+  window.append(messages)
+  t.deepEqual(window.trimWithPlaceholders(options).messages, filled)
+  t.deepEqual(window.trimWithPlaceholders({ ...options, keepPlaceholders: true }).messages, nanocoder)
+  const body = JSON.stringify({ model: 'm', messages })
+  t.deepEqual(JSON.parse(ct.trimWithPlaceholdersJson(body, options).body).messages, JSON.parse(JSON.stringify(filled)))
+  t.deepEqual(
+    JSON.parse(ct.trimWithPlaceholdersJson(body, { ...options, keepPlaceholders: true }).body).messages,
+    JSON.parse(JSON.stringify(nanocoder)),
+  )
+  t.throws(() => window.trim({ targetTokens: target, keepPlaceholders: true }), { code: 'INVALID_OPTION', message: /^keepPlaceholders: only trimWithPlaceholders/ })
+  t.throws(() => ct.trimByPriorityJson(body, { targetTokens: target, keepPlaceholders: true }), { code: 'INVALID_OPTION', message: /^keepPlaceholders: only trimWithPlaceholders/ })
   t.throws(() => ct.trimConversation(messages, target, { strategy: 'age-based', keepPlaceholders: true }), {
     code: 'INVALID_OPTION',
     message: 'keepPlaceholders: applies to strategy priority-based only, the strategy is "age-based" (oldest first)',

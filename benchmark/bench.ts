@@ -493,10 +493,11 @@ section(
 
 // ---------------------------------------------------------------------------------------------
 // Scenario 2c: rebuilt objects (issue 20). A stateless handler gets the history as freshly parsed
-// JSON on every call, so the message cache never hits: on the turns the gpt-tokenizer baseline
-// timed, the addon's trimByPriority runs on a JSON.parse copy of the history (the parse is not
-// timed), after 30 such calls on other copies; its decisions are checked like the loop's, and
-// the message cache's bytes are read at the end.
+// JSON on every call, so the message cache never finds an object by identity, only messages by
+// their content: on the turns the gpt-tokenizer baseline timed, the addon's trimByPriority runs on
+// a JSON.parse copy of the history (the parse is not timed), after 30 such calls on other
+// copies; its decisions are checked like the loop's, and the message cache's bytes are read at
+// the end.
 
 const rebuiltRows: string[][] = []
 /** The 1,000-message session's rebuilt-objects p50 and its ratio to gpt-tokenizer's p50, and the same for a JSON body. */
@@ -555,7 +556,7 @@ if (addonTrim) {
       json.bufferVsGpt = gptP50 / json.buffer
     }
     if (s.messages.length === 1000) rebuiltAt1000 = { p50, vsGpt: gptP50 / p50, json }
-    const stats = ct.messageCacheStats() as ReturnType<typeof ct.messageCacheStats> & { bodyBytes?: number }
+    const stats = ct.messageCacheStats() as ReturnType<typeof ct.messageCacheStats> & { bodyBytes?: number; contentBytes?: number }
     rebuiltRows.push([
       s.label,
       `${times.length}`,
@@ -563,6 +564,7 @@ if (addonTrim) {
       duration(p50),
       ratio(gptP50 / p50),
       mb(stats.bytes),
+      stats.contentBytes === undefined ? 'n/a' : mb(stats.contentBytes),
       json ? duration(json.p50) : 'n/a',
       json ? ratio(json.vsGpt) : 'n/a',
       json ? duration(json.buffer) : 'n/a',
@@ -575,10 +577,10 @@ if (addonTrim) {
 section(
   'Scenario 2c: rebuilt objects and JSON bodies (a stateless handler)',
   addonTrim
-    ? 'trimByPriority on a `JSON.parse` copy of the history (the parse not timed), on the turns the gpt-tokenizer baseline timed in scenario 2, after 30 calls on other copies of the first one: the message cache never hits. Set against the gpt-tokenizer baseline on the same turns (its p50, the parse not timed either). "cache held" is the message cache\'s bytes at the end: objects seen once stay in its probation part (an eighth of the bounds). `trimByPriorityJson` gets the same request as the JSON text a server receives (its parse is the addon\'s, and timed), as a string and as a `Buffer`, each after an untimed call on the previous turn\'s body (as a server gets them, one turn after the other); its body is checked to equal trimByPriority\'s messages. "bodies held" is the bytes the message cache holds for JSON bodies at the end.'
+    ? 'trimByPriority on a `JSON.parse` copy of the history (the parse not timed), on the turns the gpt-tokenizer baseline timed in scenario 2, after 30 calls on other copies of the first one: the message cache never finds an object by identity, only messages by their content (a new object equal to one read on an earlier turn shares its parse and analysis; the reading is paid again). Set against the gpt-tokenizer baseline on the same turns (its p50, the parse not timed either). "cache held" is the message cache\'s bytes at the end: objects seen once stay in its probation part (an eighth of the bounds); "by content" is the bytes findable by content (the same parsed messages, shared; content seen once stays in probation too). `trimByPriorityJson` gets the same request as the JSON text a server receives (its parse is the addon\'s, and timed), as a string and as a `Buffer`, each after an untimed call on the previous turn\'s body (as a server gets them, one turn after the other); its body is checked to equal trimByPriority\'s messages. "bodies held" is the bytes the message cache holds for JSON bodies at the end.'
     : 'Not available in this build.',
   addonTrim
-    ? table(['session', 'turns', 'gpt-tokenizer p50', 'rebuilt objects p50', 'faster', 'cache held', 'JSON string p50', 'faster', 'JSON Buffer p50', 'faster', 'bodies held'], rebuiltRows)
+    ? table(['session', 'turns', 'gpt-tokenizer p50', 'rebuilt objects p50', 'faster', 'cache held', 'by content', 'JSON string p50', 'faster', 'JSON Buffer p50', 'faster', 'bodies held'], rebuiltRows)
     : '',
 )
 
