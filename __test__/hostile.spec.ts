@@ -541,3 +541,39 @@ test('a wrongly typed option field is named, as any invalid option is; a list wi
   ]
   for (const [call, message] of cases) t.throws(call, { instanceOf: TypeError, code: 'INVALID_OPTION', message })
 })
+
+test('the caller\'s array is read once per element: what is analysed is what is returned, even from an index getter', (t) => {
+  // Each read of an element makes a new object: a second read would analyse one object and
+  // return another.
+  const history = transcript('openhands-ponyc-4595.json')
+  const reads = new Array<number>(history.length).fill(0)
+  const made: object[][] = history.map(() => [])
+  const messages: Message[] = []
+  history.forEach((m, i) => {
+    Object.defineProperty(messages, i, {
+      enumerable: true,
+      get: () => {
+        reads[i]++
+        const copy = { ...m }
+        made[i].push(copy)
+        return copy
+      },
+    })
+  })
+  const target = Math.floor(ct.estimateTokens(history) / 2)
+  reads.fill(0)
+  for (const m of made) m.length = 0
+  for (const [name, run] of [
+    ['trimByPriority', () => ct.trimByPriority(messages, { targetTokens: target }).messages],
+    ['trimWithPlaceholders', () => ct.trimWithPlaceholders(messages, { targetTokens: target }).messages],
+    ['deduplicateToolResults', () => ct.deduplicateToolResults(messages, { deduplicationThreshold: 0 }).messages],
+  ] as const) {
+    const out = run() as object[]
+    t.deepEqual(reads, history.map(() => 1), `${name}: every element read once`)
+    const kept = out.filter((o) => made.some((objects) => objects.includes(o)))
+    t.true(kept.length > 0, name)
+    t.true(kept.every((o) => made.some((objects) => objects[0] === o)), `${name}: kept objects are the ones read`)
+    reads.fill(0)
+    for (const m of made) m.length = 0
+  }
+})

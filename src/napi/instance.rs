@@ -109,25 +109,35 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache() {
     return at === snap.length;
   }
   return {
-    // For each message: its cache id if it is remembered and unchanged, else 0.
+    // [ids, elements]: for each message its cache id if it is remembered and unchanged, else
+    // 0; and a plain array of the elements read, which the addon reads and builds its result
+    // from (so the caller's array is read once), or null when reading one of them threw.
     scan(messages) {
       // Whatever throws here (an index getter, a proxy trap, a length that cannot be
       // allocated) leaves the message to be read afresh: the reader reports it with a code.
-      let ids;
+      let ids, elements;
       try {
         ids = new Float64Array(messages.length);
+        elements = new Array(ids.length);
       } catch {
-        return new Float64Array(0);
+        return [new Float64Array(0), null];
       }
       for (let i = 0; i < ids.length; i++) {
+        let m;
         try {
-          const m = messages[i];
-          if (m === null || typeof m !== 'object') continue;
+          m = messages[i];
+        } catch {
+          elements = null;
+          continue;
+        }
+        if (elements !== null) elements[i] = m;
+        if (m === null || typeof m !== 'object') continue;
+        try {
           const e = seen.get(m);
           if (e !== undefined && same(m, e.snapshot)) ids[i] = e.id;
         } catch {}
       }
-      return ids;
+      return [ids, elements];
     },
     remember(objects, ids) {
       for (let i = 0; i < objects.length; i++) {
@@ -384,7 +394,7 @@ pub(crate) struct MessageCacheFigures {
   pub content_hits: u64,
 }
 
-/// The `scan` helper's arguments: the messages array.
+/// The `scan` helper's arguments: the messages array (it returns `[ids, elements]`).
 pub(crate) type ScanArgs<'env> = FnArgs<(Unknown<'env>,)>;
 /// The `remember` helper's arguments: the fresh objects and their ids.
 pub(crate) type RememberArgs<'env> = FnArgs<(Array<'env>, Float64Array)>;
@@ -393,8 +403,9 @@ pub(crate) type RememberArgs<'env> = FnArgs<(Array<'env>, Float64Array)>;
 pub(crate) struct Instance {
   /// The copy-with-replacement helper (see `write.rs`).
   pub replace: FunctionRef<super::write::ReplaceArgs<'static>, Object<'static>>,
-  /// `scan(messages) -> Float64Array` of cache ids (0 = read afresh).
-  pub scan: FunctionRef<ScanArgs<'static>, Float64ArraySlice<'static>>,
+  /// `scan(messages) -> [Float64Array, Array | null]`: the cache ids (0 = read afresh) and a
+  /// plain array of the elements (null when reading one threw).
+  pub scan: FunctionRef<ScanArgs<'static>, Array<'static>>,
   /// `remember(objects, ids)`.
   pub remember: FunctionRef<RememberArgs<'static>, Unknown<'static>>,
   /// `pick(source, indices)` (see `write.rs`).
@@ -414,7 +425,7 @@ pub(crate) fn instance(env: &Env) -> Result<&'static mut Instance> {
   if env.get_instance_data::<Instance>()?.is_none() {
     let replace: super::write::ReplaceFn = env.run_script(super::write::REPLACE)?;
     let helpers: Object = env.run_script(CACHE_HELPERS)?;
-    let scan: Function<ScanArgs, Float64ArraySlice> = helpers.get_named_property("scan")?;
+    let scan: Function<ScanArgs, Array> = helpers.get_named_property("scan")?;
     let remember: Function<RememberArgs, Unknown> = helpers.get_named_property("remember")?;
     let summarize: super::summary::SummarizeFn = env.run_script(super::summary::SUMMARIZE)?;
     let pick: Function<super::write::PickArgs, Array> = env.run_script(super::write::PICK)?;

@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 
 use super::instance::{Cached, MessageCache};
+use super::write::Objects;
 use crate::error::{Error as CoreError, ErrorKind, Result as CoreResult};
 use crate::model::conversation::Conversation;
 use crate::model::format::{Format, Signals};
@@ -29,9 +30,19 @@ pub(crate) struct JsMessages<'env> {
   pub messages: Vec<Arc<Cached>>,
   /// The format they were read in (given, or detected).
   pub format: Format,
+  /// A plain JavaScript array of `objects` (the one they were read from), when there is one.
+  pub array: Option<Array<'env>>,
 }
 
-impl JsMessages<'_> {
+impl<'env> JsMessages<'env> {
+  /// The caller's objects, as results are built from them.
+  pub fn view(&self) -> Objects<'_, 'env> {
+    match &self.array {
+      Some(array) => Objects::Listed(&self.objects, array),
+      None => Objects::Handles(&self.objects),
+    }
+  }
+
   /// The parsed messages, by reference.
   pub fn refs(&self) -> Vec<&Message> {
     self.messages.iter().map(|c| &c.message).collect()
@@ -62,10 +73,22 @@ pub(crate) fn read_messages_in<'env>(
 ) -> Result<JsMessages<'env>> {
   let array = as_array(value).map_err(|e| super::error::throw(env, e))?;
   let instance = super::instance::instance(env)?;
-  let ids: Vec<f64> = instance.scan.borrow_back(env)?.call(FnArgs::from((value,)))?.to_vec();
+  let scanned = instance.scan.borrow_back(env)?.call(FnArgs::from((value,)))?;
+  let ids: Vec<f64> =
+    scanned.get::<Float64ArraySlice>(0)?.map(|ids| ids.to_vec()).unwrap_or_default();
+  // The elements as the scan read them, in a plain array: read from it, and built from it.
+  let elements = match scanned.get::<Unknown>(1)? {
+    Some(v) if v.is_array().unwrap_or(false) && ids.len() == array.len() as usize => {
+      // SAFETY: checked to be an array just above.
+      Some(unsafe { v.cast::<Array>() }?)
+    }
+    _ => None,
+  };
   let reader = Reader::new(env)?;
-  let input = read_all(env, &reader, &array, &ids, &mut instance.cache, format)
+  let source = elements.as_ref().unwrap_or(&array);
+  let mut input = read_all(env, &reader, source, &ids, &mut instance.cache, format)
     .map_err(|e| super::error::throw(env, e))?;
+  input.messages.array = elements;
   // Remember what was read afresh, so that the next call skips it.
   if !input.fresh.is_empty() {
     let mut objects = env.create_array(input.fresh.len() as u32)?;
@@ -172,7 +195,7 @@ fn read_all<'env>(
     }
     messages.push(entry);
   }
-  Ok(ReadResult { messages: JsMessages { objects, messages, format }, fresh })
+  Ok(ReadResult { messages: JsMessages { objects, messages, format, array: None }, fresh })
 }
 
 /// Reads one message in `format` (detected from the message alone when `None`).

@@ -51,7 +51,7 @@ pub(crate) fn run_sync<'env, O: Operation>(
 ) -> Result<Unknown<'env>> {
   let refs: Vec<&Message> = input.messages.iter().map(|c| &c.message).collect();
   let output = op.compute(&refs);
-  op.to_js(env, output, Objects::Handles(&input.objects), input.format)
+  op.to_js(env, output, input.view(), input.format)
 }
 
 /// Runs `op` on the libuv thread pool and returns a `Promise` of its result.

@@ -22,12 +22,21 @@ use super::read::JsMessages;
 use crate::model::format::Format;
 use crate::plan::{Action, Inserted, MetaValue, Plan, Replacement, Step};
 
-/// The copy-with-replacement helper, compiled once per JavaScript environment.
+/// The copy-with-replacement helper, compiled once per JavaScript environment, and the builder
+/// of a whole result array that uses it.
 pub(crate) const REPLACE: &str = r#"(function () {
 const HIDDEN = { value: undefined, writable: true, enumerable: false, configurable: true };
 // The metadata names of each comma-joined list seen (a handful: one per kind of replacement).
 const NAMES = new Map();
-return function contextTrimReplace(o, text, keys, values, format) {
+function names(keys) {
+  let list = NAMES.get(keys);
+  if (list === undefined) {
+    list = keys.split(',');
+    if (NAMES.size < 256) NAMES.set(keys, list);
+  }
+  return list;
+}
+function copyOf(o, text, format) {
   let content = text;
   if (Array.isArray(o.content)) {
     if (format === 'anthropic' && o.content.some((b) => b && b.type === 'tool_result')) {
@@ -38,29 +47,60 @@ return function contextTrimReplace(o, text, keys, values, format) {
   }
   const copy = { ...o, content };
   // Metadata an earlier pass hid on `o`: the spread copies only enumerable keys.
-  const names = Object.getOwnPropertyNames(o);
-  if (names.length !== Object.keys(o).length) {
-    for (const k of names) {
+  const own = Object.getOwnPropertyNames(o);
+  if (own.length !== Object.keys(o).length) {
+    for (const k of own) {
       if (k[0] === '_' && !Object.prototype.propertyIsEnumerable.call(o, k)) {
         HIDDEN.value = o[k];
         Object.defineProperty(copy, k, HIDDEN);
       }
     }
   }
-  if (keys !== '') {
-    let names = NAMES.get(keys);
-    if (names === undefined) {
-      names = keys.split(',');
-      if (NAMES.size < 256) NAMES.set(keys, names);
-    }
-    for (let i = 0; i < names.length; i++) {
-      HIDDEN.value = values[i];
-      Object.defineProperty(copy, names[i], HIDDEN);
-    }
+  return copy;
+}
+function hide(object, list, value) {
+  for (let i = 0; i < list.length; i++) {
+    HIDDEN.value = value(i);
+    Object.defineProperty(object, list[i], HIDDEN);
   }
   HIDDEN.value = undefined;
+}
+function replace(o, text, keys, values, format) {
+  const copy = copyOf(o, text, format);
+  if (keys !== '') hide(copy, names(keys), (i) => values[i]);
   return copy;
-};
+}
+// The whole result in one call: `codes[i] >= 0` is `source[codes[i]]`, kept; `codes[i] < 0` is
+// item `-codes[i] - 1`, whose four numbers in `items` are the source index it copies (or -1:
+// a new message), the index of its role among the texts after the items' (new messages), the
+// index in `keyLists` of its metadata names (or -1) and the index of its first value in
+// `tags`/`numbers` (it has as many as names). Its text is `texts[item]`. A value's tag says
+// what it is: 0 false, 1 true, 2 the number, 3 the text at that index after the items' texts.
+function build(source, codes, texts, items, keyLists, tags, numbers, format) {
+  const out = new Array(codes.length);
+  const extra = items.length / 4;
+  const value = (at) => (i) => {
+    const tag = tags[at + i];
+    return tag === 2 ? numbers[at + i] : tag === 3 ? texts[extra + numbers[at + i]] : tag === 1;
+  };
+  for (let i = 0; i < codes.length; i++) {
+    const c = codes[i];
+    if (c >= 0) {
+      out[i] = source[c];
+      continue;
+    }
+    const j = -c - 1;
+    const at = j * 4;
+    const copy = items[at] >= 0
+      ? copyOf(source[items[at]], texts[j], format)
+      : { role: texts[extra + items[at + 1]], content: texts[j] };
+    if (items[at + 2] >= 0) hide(copy, names(keyLists[items[at + 2]]), value(items[at + 3]));
+    out[i] = copy;
+  }
+  return out;
+}
+replace.build = build;
+return replace;
 })()"#;
 
 /// The helper's arguments: the original object, the new text, the metadata names joined by
@@ -87,21 +127,32 @@ pub(crate) enum Objects<'a, 'env> {
   Handles(&'a [Object<'env>]),
   /// A JavaScript array of the messages (a `ContextWindow`'s): picking from it is one call.
   Array(&'a Array<'env>),
+  /// One handle per message, and a JavaScript array of the same objects (the one the read
+  /// took them from): results are built from the array in one call.
+  Listed(&'a [Object<'env>], &'a Array<'env>),
 }
 
 impl<'env> Objects<'_, 'env> {
   /// The number of messages.
   pub fn len(&self) -> usize {
     match self {
-      Objects::Handles(h) => h.len(),
+      Objects::Handles(h) | Objects::Listed(h, _) => h.len(),
       Objects::Array(a) => a.len() as usize,
+    }
+  }
+
+  /// The JavaScript array of the messages, if there is one.
+  pub fn array(&self) -> Option<&Array<'env>> {
+    match self {
+      Objects::Handles(_) => None,
+      Objects::Array(a) | Objects::Listed(_, a) => Some(a),
     }
   }
 
   /// Message `i`'s object, if there is one.
   pub fn get(&self, i: usize) -> Result<Option<Object<'env>>> {
     match self {
-      Objects::Handles(h) => Ok(h.get(i).copied()),
+      Objects::Handles(h) | Objects::Listed(h, _) => Ok(h.get(i).copied()),
       Objects::Array(a) if i < a.len() as usize => a.get::<Object>(i as u32),
       Objects::Array(_) => Ok(None),
     }
@@ -110,7 +161,7 @@ impl<'env> Objects<'_, 'env> {
   /// Every message's object.
   pub fn handles(&self) -> Result<Vec<Object<'env>>> {
     match self {
-      Objects::Handles(h) => Ok(h.to_vec()),
+      Objects::Handles(h) | Objects::Listed(h, _) => Ok(h.to_vec()),
       Objects::Array(_) => (0..self.len())
         .map(|i| {
           self.get(i)?.ok_or_else(|| Error::new(Status::GenericFailure, "a message went missing"))
@@ -131,7 +182,7 @@ impl<'env> Objects<'_, 'env> {
         }
         Ok(out)
       }
-      Objects::Array(a) => {
+      Objects::Array(a) | Objects::Listed(_, a) => {
         let source = **a;
         let indices = Uint32ArraySlice::copy_from(env, indices)?;
         let pick = super::instance::instance(env)?.pick.borrow_back(env)?;
@@ -147,7 +198,7 @@ pub(crate) fn apply_plan<'env>(
   input: &JsMessages<'env>,
   plan: &Plan,
 ) -> Result<Array<'env>> {
-  apply_plan_to(env, Objects::Handles(&input.objects), input.format, plan)
+  apply_plan_to(env, input.view(), input.format, plan)
 }
 
 /// [`apply_plan`] on objects read in `format`.
@@ -165,6 +216,9 @@ pub(crate) fn apply_plan_to<'env>(
       .map(|i| i as u32)
       .collect();
     return objects.pick(env, &kept);
+  }
+  if let Some(source) = objects.array() {
+    return build(env, source, objects.len(), format, plan);
   }
   let objects = objects.handles()?;
   let kept = plan.actions().iter().filter(|a| !matches!(a, Action::Drop)).count();
@@ -196,6 +250,133 @@ pub(crate) fn apply_plan_to<'env>(
   match failed {
     Some(e) => Err(e),
     None => Ok(out),
+  }
+}
+
+/// [`apply_plan_to`] in one call of the builder (see [`REPLACE`]): the plan as numbers, the new
+/// texts as strings, the metadata as tags and numbers; the kept objects are taken from `source`
+/// by the builder itself, so no message crosses the boundary one by one.
+fn build<'env>(
+  env: &'env Env,
+  source: &Array<'env>,
+  len: usize,
+  format: Format,
+  plan: &Plan,
+) -> Result<Array<'env>> {
+  let mut batch = Batch::default();
+  let indices: Vec<u32> = (0..len as u32).collect();
+  plan.walk(&indices, |step| match step {
+    Step::Input(_, Action::Drop) => {}
+    Step::Input(&i, Action::Keep) => batch.codes.push(i as i32),
+    Step::Input(&i, Action::Replace(r)) => batch.item(Some(i), None, &r.content, &r.meta),
+    Step::Inserted(m) => batch.item(None, Some(m.role.as_str()), &m.content, &m.meta),
+  });
+  let Batch { codes, items, item_texts, extra_texts, key_lists, tags, numbers } = batch;
+  let mut js_texts = env.create_array((item_texts.len() + extra_texts.len()) as u32)?;
+  for (k, text) in item_texts.iter().chain(&extra_texts).enumerate() {
+    js_texts.set(k as u32, *text)?;
+  }
+  let mut js_keys = env.create_array(key_lists.len() as u32)?;
+  for (k, keys) in key_lists.iter().enumerate() {
+    js_keys.set(k as u32, keys.as_str())?;
+  }
+  let f = replace_fn(env)?;
+  let helper: Object = Object::from_raw(env.raw(), f.raw());
+  let builder: BuildFn = helper.get_named_property("build")?;
+  builder.call(FnArgs::from((
+    *source,
+    Int32ArraySlice::copy_from(env, &codes)?,
+    js_texts,
+    Int32ArraySlice::copy_from(env, &items)?,
+    js_keys,
+    Uint8ArraySlice::copy_from(env, &tags)?,
+    Float64ArraySlice::copy_from(env, &numbers)?,
+    format.as_str(),
+  )))
+}
+
+/// The builder's arguments (see [`REPLACE`]).
+type BuildArgs<'env> = FnArgs<(
+  Array<'env>,
+  Int32ArraySlice<'env>,
+  Array<'env>,
+  Int32ArraySlice<'env>,
+  Array<'env>,
+  Uint8ArraySlice<'env>,
+  Float64ArraySlice<'env>,
+  &'static str,
+)>;
+type BuildFn<'env> = Function<'env, BuildArgs<'env>, Array<'env>>;
+
+/// A plan encoded for the builder.
+#[derive(Default)]
+struct Batch<'p> {
+  /// Per returned message: its index in the input (kept), or `-(item + 1)`.
+  codes: Vec<i32>,
+  /// Per item: its source index or -1, its role's index among the extra texts or -1, its key
+  /// list's index or -1, the index of its first value.
+  items: Vec<i32>,
+  /// Each item's text, in item order.
+  item_texts: Vec<&'p str>,
+  /// The texts after the items' (roles and text values), indexed from the first of them.
+  extra_texts: Vec<&'p str>,
+  /// The distinct comma-joined metadata name lists.
+  key_lists: Vec<String>,
+  /// Per metadata value: 0 false, 1 true, 2 a number, 3 a text.
+  tags: Vec<u8>,
+  /// Per metadata value: the number, or the text's index among the extra texts.
+  numbers: Vec<f64>,
+}
+
+impl<'p> Batch<'p> {
+  /// Adds an item: a copy of input message `source` or a new message of `role`, with `text`
+  /// and `meta`, returned next.
+  fn item(
+    &mut self,
+    source: Option<u32>,
+    role: Option<&'p str>,
+    text: &'p str,
+    meta: &'p [(&'static str, MetaValue)],
+  ) {
+    let j = self.item_texts.len();
+    self.codes.push(-(j as i32) - 1);
+    self.item_texts.push(text);
+    let role = role.map_or(-1, |r| {
+      self.extra_texts.push(r);
+      self.extra_texts.len() as i32 - 1
+    });
+    let keys = if meta.is_empty() {
+      -1
+    } else {
+      let mut joined = String::new();
+      for (k, (key, _)) in meta.iter().enumerate() {
+        debug_assert!(!key.is_empty() && !key.contains(','));
+        if k > 0 {
+          joined.push(',');
+        }
+        joined.push_str(key);
+      }
+      match self.key_lists.iter().position(|l| *l == joined) {
+        Some(k) => k as i32,
+        None => {
+          self.key_lists.push(joined);
+          self.key_lists.len() as i32 - 1
+        }
+      }
+    };
+    self.items.extend([source.map_or(-1, |i| i as i32), role, keys, self.tags.len() as i32]);
+    for (_, value) in meta {
+      let (tag, number) = match value {
+        MetaValue::Bool(b) => (u8::from(*b), 0.0),
+        MetaValue::Number(n) => (2, *n),
+        MetaValue::Text(t) => {
+          self.extra_texts.push(t);
+          (3, (self.extra_texts.len() - 1) as f64)
+        }
+      };
+      self.tags.push(tag);
+      self.numbers.push(number);
+    }
   }
 }
 
