@@ -301,3 +301,20 @@ test.serial('a new object with the content of a message read before shares its p
     restore()
   }
 })
+
+test('flagging a held message as a summary is noticed, as any field the reader reads', (t) => {
+  const messages: Message[] = [
+    { role: 'system', content: 'sys' },
+    { role: 'user', content: `task ${Math.random()}` },
+    { role: 'assistant', content: `an older reply ${Math.random()} `.repeat(5) },
+    { role: 'user', content: 'next' },
+    { role: 'assistant', content: 'ok' },
+  ]
+  const priorities = () => ct.classifyMessages(messages).map((c) => c.priority)
+  t.not(priorities()[2], ct.ContentPriority.SUMMARIZED)
+  ;(messages[2] as Message & { _summary?: boolean })._summary = true
+  t.is(priorities()[2], ct.ContentPriority.SUMMARIZED)
+  delete (messages[2] as Message & { _summary?: boolean })._summary
+  ;(messages[2] as Message & { isSummary?: boolean }).isSummary = true
+  t.is(priorities()[2], ct.ContentPriority.SUMMARIZED)
+})

@@ -50,7 +50,8 @@ pub(crate) const DEFAULT_MESSAGE_CACHE_BYTES: usize = 64 << 20;
 
 const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache() {
   const seen = new WeakMap();
-  const TOP = ['role', 'content', 'tool_calls', 'tool_call_id', 'name', 'is_error', 'isError'];
+  // The message fields the reader reads (json_body::MESSAGE_FIELDS), each loaded at its own
+  // site below rather than by a key from a list: V8 caches each site's lookup.
   const NESTED = ['type', 'text', 'refusal', 'id', 'name', 'function', 'arguments', 'input', 'tool_use_id',
     'content', 'is_error', 'isError', 'thinking', 'toolCallId', 'toolName', 'output', 'value', 'providerExecuted'];
   // Appends to `out` every value the reader reads below `v`, to the depth it reads it: for an
@@ -76,7 +77,15 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache() {
   }
   function snapshot(m) {
     const out = [];
-    for (const k of TOP) walk(m[k], 0, out);
+    walk(m.role, 0, out);
+    walk(m.content, 0, out);
+    walk(m.tool_calls, 0, out);
+    walk(m.tool_call_id, 0, out);
+    walk(m.name, 0, out);
+    walk(m.is_error, 0, out);
+    walk(m.isError, 0, out);
+    walk(m._summary, 0, out);
+    walk(m.isSummary, 0, out);
     return out;
   }
   // Whether `v` still reads as recorded in `snap` from position `at`; returns the next position,
@@ -101,11 +110,15 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache() {
     return at;
   }
   function same(m, snap) {
-    let at = 0;
-    for (const k of TOP) {
-      at = check(m[k], 0, snap, at);
-      if (at < 0) return false;
-    }
+    let at = check(m.role, 0, snap, 0);
+    at = check(m.content, 0, snap, at);
+    at = check(m.tool_calls, 0, snap, at);
+    at = check(m.tool_call_id, 0, snap, at);
+    at = check(m.name, 0, snap, at);
+    at = check(m.is_error, 0, snap, at);
+    at = check(m.isError, 0, snap, at);
+    at = check(m._summary, 0, snap, at);
+    at = check(m.isSummary, 0, snap, at);
     return at === snap.length;
   }
   return {
