@@ -152,10 +152,12 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache() {
       }
       return [ids, elements];
     },
-    remember(objects, ids) {
-      for (let i = 0; i < objects.length; i++) {
+    // Remembers objects[indices[k]] (or objects[k] without indices) under ids[k].
+    remember(objects, ids, indices) {
+      for (let k = 0; k < ids.length; k++) {
         try {
-          seen.set(objects[i], { id: ids[i], snapshot: snapshot(objects[i]) });
+          const m = objects[indices ? indices[k] : k];
+          seen.set(m, { id: ids[k], snapshot: snapshot(m) });
         } catch {}
       }
     },
@@ -409,8 +411,9 @@ pub(crate) struct MessageCacheFigures {
 
 /// The `scan` helper's arguments: the messages array (it returns `[ids, elements]`).
 pub(crate) type ScanArgs<'env> = FnArgs<(Unknown<'env>,)>;
-/// The `remember` helper's arguments: the fresh objects and their ids.
-pub(crate) type RememberArgs<'env> = FnArgs<(Array<'env>, Float64Array)>;
+/// The `remember` helper's arguments: the objects, the ids of the fresh ones and, when `objects`
+/// holds others too, the indices of the fresh ones.
+pub(crate) type RememberArgs<'env> = FnArgs<(Array<'env>, Float64Array, Option<Uint32Array>)>;
 
 /// The addon's state in one environment.
 pub(crate) struct Instance {
@@ -419,7 +422,7 @@ pub(crate) struct Instance {
   /// `scan(messages) -> [Float64Array, Array | null]`: the cache ids (0 = read afresh) and a
   /// plain array of the elements (null when reading one threw).
   pub scan: FunctionRef<ScanArgs<'static>, Array<'static>>,
-  /// `remember(objects, ids)`.
+  /// `remember(objects, ids, indices)`.
   pub remember: FunctionRef<RememberArgs<'static>, Unknown<'static>>,
   /// `pick(source, indices)` (see `write.rs`).
   pub pick: FunctionRef<super::write::PickArgs<'static>, Array<'static>>,

@@ -91,16 +91,26 @@ pub(crate) fn read_messages_in<'env>(
   input.messages.array = elements;
   // Remember what was read afresh, so that the next call skips it.
   if !input.fresh.is_empty() {
-    let mut objects = env.create_array(input.fresh.len() as u32)?;
-    let mut fresh_ids = Vec::with_capacity(input.fresh.len());
-    for (j, (i, id)) in input.fresh.iter().enumerate() {
-      objects.set(j as u32, input.messages.objects[*i])?;
-      fresh_ids.push(*id as f64);
-    }
-    instance
-      .remember
-      .borrow_back(env)?
-      .call(FnArgs::from((objects, Float64Array::new(fresh_ids))))?;
+    let fresh_ids: Vec<f64> = input.fresh.iter().map(|&(_, id)| id as f64).collect();
+    let (objects, indices) = match &input.messages.array {
+      // The scan's array holds them: the helper picks them by index.
+      Some(array) => {
+        let indices: Vec<u32> = input.fresh.iter().map(|&(i, _)| i as u32).collect();
+        (*array, Some(Uint32Array::new(indices)))
+      }
+      None => {
+        let mut objects = env.create_array(input.fresh.len() as u32)?;
+        for (j, &(i, _)) in input.fresh.iter().enumerate() {
+          objects.set(j as u32, input.messages.objects[i])?;
+        }
+        (objects, None)
+      }
+    };
+    instance.remember.borrow_back(env)?.call(FnArgs::from((
+      objects,
+      Float64Array::new(fresh_ids),
+      indices,
+    )))?;
   }
   Ok(input.messages)
 }

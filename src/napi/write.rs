@@ -14,6 +14,11 @@
 //! `JSON.stringify`, `Object.keys` and spreads see only the provider's fields, so an output can be
 //! sent as it is (Anthropic and strict OpenAI-compatible servers reject unknown keys). A replaced
 //! message keeps the hidden metadata an earlier pass put on the caller's object.
+//!
+//! A synchronous call builds its whole result in one call of a JavaScript builder, from a
+//! plain array of the caller's objects (the one the read took them from): the plan crosses as
+//! numbers, the new texts as strings. Only an async call's resolution, which holds references
+//! to the objects and no array, builds it object by object.
 
 use napi::bindgen_prelude::*;
 use napi::{Env, Property, PropertyAttributes};
