@@ -1329,8 +1329,9 @@ export interface MessageCacheStats {
   /** The estimated bytes of the messages findable by content. */
   contentBytes: number
   /**
-   * Messages read afresh (counted in `misses`) whose content was found held, since the last
-   * reset.
+   * Messages of new objects found by their content since the last reset: most without being
+   * read across the boundary at all (a JavaScript index of the content that came back, compared
+   * by value), the others read and then found (those are also counted in `misses`).
    */
   contentHits: number
 }

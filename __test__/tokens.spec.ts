@@ -318,3 +318,117 @@ test('flagging a held message as a summary is noticed, as any field the reader r
   ;(messages[2] as Message & { isSummary?: boolean }).isSummary = true
   t.is(priorities()[2], ct.ContentPriority.SUMMARIZED)
 })
+
+/**
+ * Copies of `m`, each with one thing the reader reads changed: a string, a flag, a key added to
+ * or removed from a nested object, a field inside an object-valued `input`/`arguments`, a part
+ * added, a top-level field added. Each change is unique (a random tag).
+ */
+function mutationsOf(m: Record<string, unknown>, tag: string): Array<Record<string, unknown>> {
+  const NESTED = ['type', 'text', 'refusal', 'id', 'name', 'function', 'arguments', 'input', 'tool_use_id', 'content', 'is_error', 'isError', 'thinking', 'toolCallId', 'toolName', 'output', 'value', 'providerExecuted']
+  const out: Array<Record<string, unknown>> = []
+  const clone = () => JSON.parse(JSON.stringify(m)) as Record<string, unknown>
+  // Paths to the leaves the reader reads (through NESTED keys; anything inside an object-valued
+  // arguments/input/value, which it reads as JSON text).
+  const leaves: Array<Array<string | number>> = []
+  const serialisedLeaves: Array<Array<string | number>> = []
+  const nestedObjects: Array<Array<string | number>> = []
+  const visit = (v: unknown, path: Array<string | number>, serialised: boolean, depth: number) => {
+    if (depth > 8) return
+    if (typeof v === 'string' || typeof v === 'boolean' || typeof v === 'number') (serialised ? serialisedLeaves : leaves).push(path)
+    else if (Array.isArray(v)) v.forEach((x, i) => visit(x, [...path, i], serialised, depth + 1))
+    else if (v !== null && typeof v === 'object') {
+      if (!serialised && path.length > 1) nestedObjects.push(path)
+      for (const [k, x] of Object.entries(v)) {
+        if (serialised || NESTED.includes(k)) visit(x, [...path, k], serialised || (['arguments', 'input', 'value'].includes(k) && typeof x === 'object'), depth + 1)
+      }
+    }
+  }
+  for (const k of ['role', 'content', 'tool_calls', 'tool_call_id', 'name', 'is_error', 'isError']) if (k in m) visit(m[k], [k], false, 0)
+  const at = (o: Record<string, unknown>, path: Array<string | number>) => path.slice(0, -1).reduce<any>((x, k) => x[k], o)
+  for (const path of [...serialisedLeaves.slice(0, 2), ...leaves.filter((p) => p[0] !== 'role').slice(0, 4)]) {
+    const c = clone()
+    const parent = at(c, path)
+    const key = path[path.length - 1]
+    const v = parent[key]
+    parent[key] = typeof v === 'string' ? `${v} ${tag}` : typeof v === 'boolean' ? !v : v + 1
+    out.push(c)
+  }
+  const first = nestedObjects[0]
+  if (first) {
+    const added = clone()
+    const target = at(added, [...first, ''])
+    target.thinking = tag
+    out.push(added)
+    const keys = Object.keys(at(m, [...first, ''])).filter((k) => NESTED.includes(k))
+    if (keys.length >= 2) {
+      const removed = clone()
+      delete at(removed, [...first, ''])[keys[keys.length - 1]]
+      out.push(removed)
+    }
+  }
+  if (Array.isArray(m.content)) {
+    const part = clone()
+    ;(part.content as unknown[]).push({ type: 'text', text: tag })
+    out.push(part)
+  }
+  const flagged = clone()
+  flagged.isError = true
+  out.push(flagged)
+  const named = clone()
+  named.name = tag
+  out.push(named)
+  return out
+}
+
+test.serial('a new object is found by content only when every value the reader reads is equal', (t) => {
+  const defaults = ct.messageCacheStats()
+  let checked = 0
+  try {
+    ct.setMessageCacheCapacity(defaults.capacity, { maxBytes: defaults.maxBytes })
+    for (const [name, transcriptMessages] of transcripts()) {
+      // Each message's text made unique, so that every message is indexed under its own probe
+      // (equal texts share one, which holds a few messages) and a copy reads exactly the
+      // changed message afresh.
+      const messages = transcriptMessages.map((m, i) => (typeof m.content === 'string' ? { ...m, content: `${m.content} #${i}` } : m))
+      const formats = [['openai', messages], ['anthropic', toAnthropic(messages)], ['ai-sdk', toAiSdk(messages)]] as const
+      for (const [format, history] of formats) {
+        const text = JSON.stringify(history)
+        // The content comes back: the second copy's messages are indexed by content.
+        ct.estimateTokens(JSON.parse(text))
+        ct.estimateTokens(JSON.parse(text))
+        const before = ct.messageCacheStats()
+        ct.estimateTokens(JSON.parse(text))
+        t.is(ct.messageCacheStats().contentHits - before.contentHits, history.length, `${name} ${format}: indexed`)
+        for (let i = 0; i < history.length; i += 3) {
+          for (const mutated of mutationsOf(history[i] as unknown as Record<string, unknown>, `~${Math.random()}`)) {
+            // The index keeps a few messages per probe: the changed copies read before may
+            // have displaced the original, which a read of the history puts back.
+            ct.estimateTokens(JSON.parse(text))
+            const copy = JSON.parse(text) as Array<Record<string, unknown>>
+            copy[i] = mutated
+            const a = ct.messageCacheStats()
+            const label = `${name} ${format} message ${i}: ${JSON.stringify(mutated).slice(0, 200)}`
+            try {
+              ct.estimateTokens(copy as never)
+            } catch (err) {
+              // Read, and refused (a removed key the format needs): not taken from the cache.
+              t.is((err as CodedError).code, 'INVALID_MESSAGE', label)
+              checked++
+              continue
+            }
+            const b = ct.messageCacheStats()
+            // The changed message is read afresh (the parse may still equal a held one: a
+            // tool call's `type`, say, is not part of a parsed message); the others are found.
+            t.is(b.misses - a.misses, 1, label)
+            t.true(b.contentHits - a.contentHits >= history.length - 1, label)
+            checked++
+          }
+        }
+      }
+    }
+  } finally {
+    ct.setMessageCacheCapacity(defaults.capacity, { maxBytes: defaults.maxBytes })
+  }
+  t.true(checked > 500, String(checked))
+})

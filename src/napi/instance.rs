@@ -15,11 +15,16 @@
 //!   entry dies with the message object.
 //! - Rust side, a bounded two-generation map from cache id to the parsed message (with its
 //!   memoised token counts), [`DEFAULT_MESSAGE_CACHE_CAPACITY`] messages by default.
-//!
-//! - By content, a second map from each parsed message's [`Message::fingerprint`] to it: a new
-//!   object equal to a message read before (a server parses the same history afresh on every
-//!   request) is read across the boundary, then shares the held message, with the values
-//!   memoised on it (token counts, file facts, cuts). Compared in full on a hit.
+//! - By content, a second map from each parsed message's [`Message::fingerprint`] (and format) to
+//!   it: a new object equal to a message read before (a server parses the same history afresh
+//!   on every request) is read across the boundary, then shares the held message, with the
+//!   values memoised on it (token counts, file facts, cuts). Compared in full on a hit.
+//! - JavaScript side, a content index of the messages whose content came back (found by the
+//!   map above): what the reader reads from each (strings, numbers, flags, the shape of its
+//!   parts and calls, object-valued arguments as their JSON text; no object of the caller's),
+//!   found by a probe (its first text) and compared by value. A new object equal to one of them
+//!   is not read across the boundary at all: the scan gives its message's id, negated. Two
+//!   generations, each holding at most a quarter of the cache's byte bound in strings.
 //!
 //! Admission: a message object seen for the first time goes to a probation map, an eighth of
 //! the bounds; it moves to the main map (the rest of the bounds) when the same object comes
@@ -27,7 +32,8 @@
 //! churn the probation map only, so they neither hold more than an eighth of the bounds nor
 //! evict the working set of the callers that do reuse their objects. The content map has the
 //! same bounds and policy: content seen once waits in its probation part, content that comes
-//! back (the next request's copy of the same history) moves to its main part.
+//! back (the next request's copy of the same history) moves to its main part; the JavaScript
+//! index takes only content that came back.
 //!
 //! A message mutated in place deeper than what is snapshotted (e.g. a key inside a tool call's
 //! `arguments` object, or a field added to an existing content part or tool call) is not
@@ -121,10 +127,221 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache() {
     at = check(m.isSummary, 0, snap, at);
     return at === snap.length;
   }
+  // The content index: messages whose content came back (a server parses the same history
+  // afresh on every request), found by what the reader reads from them, compared here (strings
+  // by value, V8's own comparison) so that an equal new object does not cross the boundary.
+  // `record` mirrors the reader (read.rs `Reader::value`): inside a message, undefined and
+  // non-JSON values read as null, object-valued arguments/input/value as their JSON.stringify
+  // text, other objects by their enumerable NESTED keys (for-in, as napi lists them), at most
+  // MAX_DEPTH deep. It returns the bytes of the strings recorded; it throws where the reader
+  // would fail (too deep), so that such a message is never indexed. Only primitives are
+  // recorded: the index holds strings, never the caller's objects.
+  const NESTED_SET = new Set(NESTED);
+  const SERIALISED = new Set(['arguments', 'input', 'value']);
+  const ARRAY = {}, OBJECT = {}, TEXT = {};
+  const MAX_DEPTH = 64;
+  function record(v, depth, out, serialised) {
+    if (depth > MAX_DEPTH) throw new RangeError('too deep');
+    if (v === undefined || v === null) {
+      out.push(null);
+      return 0;
+    }
+    switch (typeof v) {
+      case 'boolean':
+      case 'number':
+        out.push(v);
+        return 8;
+      case 'string':
+        out.push(v);
+        return v.length * 2;
+      case 'object':
+        break;
+      default:
+        out.push(null);
+        return 0;
+    }
+    if (serialised) {
+      const text = JSON.stringify(v) ?? '';
+      out.push(TEXT, text);
+      return text.length * 2;
+    }
+    let bytes = 0;
+    if (Array.isArray(v)) {
+      out.push(ARRAY, v.length);
+      for (let i = 0; i < v.length; i++) bytes += record(v[i], depth + 1, out, false);
+      return bytes;
+    }
+    out.push(OBJECT, 0);
+    const count = out.length - 1;
+    for (const k in v) {
+      if (!NESTED_SET.has(k)) continue;
+      out[count]++;
+      out.push(k);
+      bytes += record(v[k], depth + 1, out, SERIALISED.has(k));
+    }
+    return bytes;
+  }
+  // Whether `v` reads as recorded in `snap` from `at`: the next position, or -1.
+  function compare(v, depth, snap, at, serialised) {
+    if (depth > MAX_DEPTH) return -1;
+    const r = snap[at];
+    if (v === undefined || v === null) return r === null ? at + 1 : -1;
+    switch (typeof v) {
+      case 'boolean':
+      case 'string':
+        return r === v ? at + 1 : -1;
+      case 'number':
+        return typeof r === 'number' && Object.is(r, v) ? at + 1 : -1;
+      case 'object':
+        break;
+      default:
+        return r === null ? at + 1 : -1;
+    }
+    if (serialised) return r === TEXT && snap[at + 1] === (JSON.stringify(v) ?? '') ? at + 2 : -1;
+    if (Array.isArray(v)) {
+      if (r !== ARRAY || snap[at + 1] !== v.length) return -1;
+      at += 2;
+      for (let i = 0; i < v.length && at >= 0; i++) at = compare(v[i], depth + 1, snap, at, false);
+      return at;
+    }
+    if (r !== OBJECT) return -1;
+    const count = snap[at + 1];
+    at += 2;
+    let found = 0;
+    for (const k in v) {
+      if (!NESTED_SET.has(k)) continue;
+      if (found === count || snap[at] !== k) return -1;
+      found++;
+      at = compare(v[k], depth + 1, snap, at + 1, SERIALISED.has(k));
+      if (at < 0) return -1;
+    }
+    return found === count ? at : -1;
+  }
+  // A message field: absent (undefined) is recorded apart from null, and a function, symbol or
+  // bigint (an error for the reader) is never recorded.
+  function recordField(v, out) {
+    if (v === undefined) {
+      out.push(undefined);
+      return 0;
+    }
+    const t = typeof v;
+    if (t === 'function' || t === 'symbol' || t === 'bigint') throw new TypeError('not data');
+    return record(v, 1, out, false);
+  }
+  function compareField(v, snap, at) {
+    if (at < 0) return -1;
+    if (v === undefined) return at < snap.length && snap[at] === undefined ? at + 1 : -1;
+    const t = typeof v;
+    if (t === 'function' || t === 'symbol' || t === 'bigint') return -1;
+    return compare(v, 1, snap, at, false);
+  }
+  function recordMessage(m) {
+    const out = [];
+    let bytes = recordField(m.role, out);
+    bytes += recordField(m.content, out);
+    bytes += recordField(m.tool_calls, out);
+    bytes += recordField(m.tool_call_id, out);
+    bytes += recordField(m.name, out);
+    bytes += recordField(m.is_error, out);
+    bytes += recordField(m.isError, out);
+    bytes += recordField(m._summary, out);
+    bytes += recordField(m.isSummary, out);
+    return { out, bytes };
+  }
+  function sameContent(m, snap) {
+    let at = compareField(m.role, snap, 0);
+    at = compareField(m.content, snap, at);
+    at = compareField(m.tool_calls, snap, at);
+    at = compareField(m.tool_call_id, snap, at);
+    at = compareField(m.name, snap, at);
+    at = compareField(m.is_error, snap, at);
+    at = compareField(m.isError, snap, at);
+    at = compareField(m._summary, snap, at);
+    at = compareField(m.isSummary, snap, at);
+    return at === snap.length;
+  }
+  // Where to look a message up: its first string of 8 or more characters (its text, a tool
+  // result's output), else an id it carries, else its role; a long text by its length, head
+  // and tail (a Map hashes its whole key). Equal messages have equal probes.
+  const PROBE_KEYS = ['text', 'content', 'output', 'value', 'thinking'];
+  function short(text) {
+    return text.length <= 64 ? text : `${text.length}:${text.slice(0, 40)}${text.slice(-16)}`;
+  }
+  function firstText(v, depth) {
+    if (typeof v === 'string') return v.length >= 8 ? v : undefined;
+    if (v === null || typeof v !== 'object' || depth > 4) return undefined;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        const s = firstText(v[i], depth + 1);
+        if (s !== undefined) return s;
+      }
+      return undefined;
+    }
+    for (const k of PROBE_KEYS) {
+      if (k in v) {
+        const s = firstText(v[k], depth + 1);
+        if (s !== undefined) return s;
+      }
+    }
+    return undefined;
+  }
+  function probeOf(m) {
+    const text = firstText(m.content, 0);
+    if (text !== undefined) return short(text);
+    if (typeof m.tool_call_id === 'string') return m.tool_call_id;
+    const calls = m.tool_calls;
+    if (Array.isArray(calls) && calls.length > 0 && calls[0] !== null && typeof calls[0] === 'object' && typeof calls[0].id === 'string') return calls[0].id;
+    return String(m.role);
+  }
+  // Two generations of probe -> [{id, snap, bytes}] (the newest first, at most 4 per probe),
+  // each holding at most `bound` bytes of strings; a hit in the previous one moves to the
+  // current one. 0 disables the index.
+  let bound = 0;
+  let current = new Map(), previous = new Map(), currentBytes = 0;
+  function index(probe, entry) {
+    if (entry.bytes > bound) return;
+    if (currentBytes + entry.bytes > bound) {
+      previous = current;
+      current = new Map();
+      currentBytes = 0;
+    }
+    const list = current.get(probe);
+    if (list === undefined) current.set(probe, [entry]);
+    else {
+      list.unshift(entry);
+      if (list.length > 4) currentBytes -= list.pop().bytes;
+    }
+    currentBytes += entry.bytes;
+  }
+  function lookUp(m) {
+    const probe = probeOf(m);
+    const list = current.get(probe);
+    if (list !== undefined) {
+      for (const e of list) if (sameContent(m, e.snap)) return e.id;
+    }
+    const old = previous.get(probe);
+    if (old !== undefined) {
+      for (const e of old) {
+        if (sameContent(m, e.snap)) {
+          index(probe, e);
+          return e.id;
+        }
+      }
+    }
+    return 0;
+  }
   return {
-    // [ids, elements]: for each message its cache id if it is remembered and unchanged, else
-    // 0; and a plain array of the elements read, which the addon reads and builds its result
-    // from (so the caller's array is read once), or null when reading one of them threw.
+    // Sets the content index's bound (bytes of strings per generation) and empties it.
+    configure(bytes) {
+      bound = bytes;
+      current = new Map();
+      previous = new Map();
+      currentBytes = 0;
+    },
+    // [ids, elements]: for each message its cache id if it is remembered and unchanged (or,
+    // negated, the id of a message with its content, from the content index), else 0; and a
+    // plain array of the elements read, which the addon reads and builds its result from (so
+    // the caller's array is read once), or null when reading one of them threw.
     scan(messages) {
       // Whatever throws here (an index getter, a proxy trap, a length that cannot be
       // allocated) leaves the message to be read afresh: the reader reports it with a code.
@@ -148,16 +365,22 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache() {
         try {
           const e = seen.get(m);
           if (e !== undefined && same(m, e.snapshot)) ids[i] = e.id;
+          else if (bound > 0) ids[i] = -lookUp(m);
         } catch {}
       }
       return [ids, elements];
     },
-    // Remembers objects[indices[k]] (or objects[k] without indices) under ids[k].
-    remember(objects, ids, indices) {
+    // Remembers objects[indices[k]] (or objects[k] without indices) under ids[k]; those whose
+    // content came back (`again[k]`, set by the addon) go to the content index too.
+    remember(objects, ids, indices, again) {
       for (let k = 0; k < ids.length; k++) {
         try {
           const m = objects[indices ? indices[k] : k];
           seen.set(m, { id: ids[k], snapshot: snapshot(m) });
+          if (bound > 0 && again[k] === 1) {
+            const { out, bytes } = recordMessage(m);
+            index(probeOf(m), { id: ids[k], snap: out, bytes });
+          }
         } catch {}
       }
     },
@@ -199,9 +422,13 @@ impl<K: std::hash::Hash + Eq + Clone, V: Clone> Admission<K, V> {
   /// Stores a value; `seen` sends it to the main map (it was read before), else it goes to
   /// probation unless it is too heavy for it. False when nothing was stored.
   fn insert(&mut self, key: K, value: V, weight: usize, seen: bool) -> bool {
+    // A key is held in one map only: a stale value in the other would shadow this one (the
+    // main map is looked in first) or come back after it.
     if !seen && self.probation.admits(weight) {
+      self.main.remove(&key);
       self.probation.insert(key, value, weight)
     } else {
+      self.probation.remove(&key);
       self.main.insert(key, value, weight)
     }
   }
@@ -228,10 +455,11 @@ pub(crate) struct MessageCache {
   entries: Admission<u64, Arc<Cached>>,
   /// The messages of JSON bodies, by their text (see [`ContentKey`]).
   bodies: Admission<ContentKey, Arc<BodyEntry>>,
-  /// The messages read from objects, by their content ([`Message::fingerprint`]): a fresh
-  /// object equal to one read before (a history parsed afresh on every request) reuses its
-  /// parsed message and everything memoised on it.
-  contents: Admission<u64, Arc<Cached>>,
+  /// The messages read from objects, by their content ([`Message::fingerprint`]) and format (an
+  /// equal message read in another format would displace it): a fresh object equal to one
+  /// read before (a history parsed afresh on every request) reuses its parsed message and
+  /// everything memoised on it.
+  contents: Admission<(u64, Format), Arc<Cached>>,
   capacity: usize,
   max_bytes: usize,
   next_id: u64,
@@ -299,6 +527,16 @@ impl MessageCache {
     entry
   }
 
+  /// The entry of `id` for a new object the content index found equal to its message, if
+  /// still held: counted as found by content.
+  pub fn get_by_content(&mut self, id: u64) -> Option<Arc<Cached>> {
+    let entry = self.entries.get(&id);
+    if entry.is_some() {
+      self.content_hits += 1;
+    }
+    entry
+  }
+
   /// Stores an entry and returns its new id (0 when it is not kept: the cache is disabled or
   /// the message alone weighs more than half the main map's byte bound). `seen` says that its
   /// object was read before (on an earlier call, then evicted, or in another format): it goes
@@ -325,7 +563,7 @@ impl MessageCache {
   ) -> Option<Arc<Cached>> {
     let entry = self
       .contents
-      .get(&message.fingerprint())
+      .get(&(message.fingerprint(), format))
       .filter(|e| e.format == format && e.signals == signals && e.message == *message);
     if entry.is_some() {
       self.content_hits += 1;
@@ -337,7 +575,7 @@ impl MessageCache {
   /// was read before.
   pub fn insert_content(&mut self, entry: Arc<Cached>, seen: bool) {
     let bytes = entry.message.footprint();
-    self.contents.insert(entry.message.fingerprint(), entry, bytes, seen);
+    self.contents.insert((entry.message.fingerprint(), entry.format), entry, bytes, seen);
   }
 
   /// The message of a JSON body whose text is `text`, if held (a hit in probation moves it to
@@ -411,9 +649,13 @@ pub(crate) struct MessageCacheFigures {
 
 /// The `scan` helper's arguments: the messages array (it returns `[ids, elements]`).
 pub(crate) type ScanArgs<'env> = FnArgs<(Unknown<'env>,)>;
-/// The `remember` helper's arguments: the objects, the ids of the fresh ones and, when `objects`
-/// holds others too, the indices of the fresh ones.
-pub(crate) type RememberArgs<'env> = FnArgs<(Array<'env>, Float64Array, Option<Uint32Array>)>;
+/// The `remember` helper's arguments: the objects, the ids of the fresh ones, when `objects`
+/// holds others too the indices of the fresh ones, and per fresh one 1 when its content was
+/// found held (it came back: the content index takes it).
+pub(crate) type RememberArgs<'env> =
+  FnArgs<(Array<'env>, Float64Array, Option<Uint32Array>, Uint8Array)>;
+/// The `configure` helper's argument: the content index's bound, in bytes per generation.
+pub(crate) type ConfigureArgs = FnArgs<(f64,)>;
 
 /// The addon's state in one environment.
 pub(crate) struct Instance {
@@ -422,8 +664,10 @@ pub(crate) struct Instance {
   /// `scan(messages) -> [Float64Array, Array | null]`: the cache ids (0 = read afresh) and a
   /// plain array of the elements (null when reading one threw).
   pub scan: FunctionRef<ScanArgs<'static>, Array<'static>>,
-  /// `remember(objects, ids, indices)`.
+  /// `remember(objects, ids, indices, again)`.
   pub remember: FunctionRef<RememberArgs<'static>, Unknown<'static>>,
+  /// `configure(bytes)`: the content index's bound.
+  pub configure: FunctionRef<ConfigureArgs, Unknown<'static>>,
   /// `pick(source, indices)` (see `write.rs`).
   pub pick: FunctionRef<super::write::PickArgs<'static>, Array<'static>>,
   /// The `ClassifiedMessage` builder (see `priority.rs`).
@@ -434,6 +678,17 @@ pub(crate) struct Instance {
   pub option_keys: FunctionRef<super::options::WatchArgs<'static>, Array<'static>>,
   /// The parsed messages.
   pub cache: MessageCache,
+}
+
+/// The JavaScript content index's bound for a message cache of these bounds, in bytes of
+/// strings per generation: a quarter of the byte bound (so at most half of it in all), 0 when
+/// the cache is disabled.
+pub(crate) fn content_index_bound(capacity: usize, max_bytes: usize) -> f64 {
+  if capacity == 0 {
+    0.0
+  } else {
+    (max_bytes / 4) as f64
+  }
 }
 
 /// The addon's state in `env`, created on first use.
@@ -449,11 +704,17 @@ pub(crate) fn instance(env: &Env) -> Result<&'static mut Instance> {
       env.run_script(super::classify::CLASSIFIED)?;
     let option_keys: Function<super::options::WatchArgs, Array> =
       env.run_script(super::options::OPTION_KEYS)?;
+    let configure: Function<ConfigureArgs, Unknown> = helpers.get_named_property("configure")?;
+    configure.call(FnArgs::from((content_index_bound(
+      DEFAULT_MESSAGE_CACHE_CAPACITY,
+      DEFAULT_MESSAGE_CACHE_BYTES,
+    ),)))?;
     let state = Instance {
       option_keys: option_keys.create_ref()?,
       replace: replace.create_ref()?,
       scan: scan.create_ref()?,
       remember: remember.create_ref()?,
+      configure: configure.create_ref()?,
       summarize: summarize.create_ref()?,
       classified: classified.create_ref()?,
       pick: pick.create_ref()?,

@@ -229,8 +229,9 @@ pub struct MessageCacheStats {
   pub content_entries: u32,
   /// The estimated bytes of the messages findable by content.
   pub content_bytes: f64,
-  /// Messages read afresh (counted in `misses`) whose content was found held, since the last
-  /// reset.
+  /// Messages of new objects found by their content since the last reset: most without being
+  /// read across the boundary at all (a JavaScript index of the content that came back, compared
+  /// by value), the others read and then found (those are also counted in `misses`).
   pub content_hits: f64,
 }
 
@@ -290,6 +291,8 @@ pub fn set_message_cache_capacity(
     None => cache.stats().max_bytes,
   };
   cache.reset(capacity, max_bytes);
+  let bound = instance::content_index_bound(capacity, max_bytes);
+  instance::instance(env)?.configure.borrow_back(env)?.call(FnArgs::from((bound,)))?;
   Ok(())
 }
 

@@ -91,17 +91,18 @@ pub(crate) fn read_messages_in<'env>(
   input.messages.array = elements;
   // Remember what was read afresh, so that the next call skips it.
   if !input.fresh.is_empty() {
-    let fresh_ids: Vec<f64> = input.fresh.iter().map(|&(_, id)| id as f64).collect();
+    let fresh_ids: Vec<f64> = input.fresh.iter().map(|f| f.id as f64).collect();
+    let again: Vec<u8> = input.fresh.iter().map(|f| u8::from(f.again)).collect();
     let (objects, indices) = match &input.messages.array {
       // The scan's array holds them: the helper picks them by index.
       Some(array) => {
-        let indices: Vec<u32> = input.fresh.iter().map(|&(i, _)| i as u32).collect();
+        let indices: Vec<u32> = input.fresh.iter().map(|f| f.index as u32).collect();
         (*array, Some(Uint32Array::new(indices)))
       }
       None => {
         let mut objects = env.create_array(input.fresh.len() as u32)?;
-        for (j, &(i, _)) in input.fresh.iter().enumerate() {
-          objects.set(j as u32, input.messages.objects[i])?;
+        for (j, f) in input.fresh.iter().enumerate() {
+          objects.set(j as u32, input.messages.objects[f.index])?;
         }
         (objects, None)
       }
@@ -110,6 +111,7 @@ pub(crate) fn read_messages_in<'env>(
       objects,
       Float64Array::new(fresh_ids),
       indices,
+      Uint8Array::new(again),
     )))?;
   }
   Ok(input.messages)
@@ -117,8 +119,18 @@ pub(crate) fn read_messages_in<'env>(
 
 struct ReadResult<'env> {
   messages: JsMessages<'env>,
-  /// (index, cache id) of the messages read afresh.
-  fresh: Vec<(usize, u64)>,
+  /// The messages read afresh.
+  fresh: Vec<Fresh>,
+}
+
+/// A message read afresh.
+struct Fresh {
+  /// Its index.
+  index: usize,
+  /// Its new cache id.
+  id: u64,
+  /// Whether its content was found held: it came back, so the content index takes it.
+  again: bool,
 }
 
 fn read_all<'env>(
@@ -141,9 +153,15 @@ fn read_all<'env>(
         CoreError::message(i, "", format!("could not be read: {}", exception_text(env, e)))
       })?
       .ok_or_else(|| CoreError::message(i, "", "must be an object, got undefined"))?;
+    // A positive id: the object itself was read before; a negative one: an object with its
+    // content was (the content index).
     let hit = match ids.get(i) {
-      Some(&id) if id > 0.0 && matches!(item.get_type(), Ok(ValueType::Object)) => {
-        cache.get(id as u64)
+      Some(&id) if id != 0.0 && matches!(item.get_type(), Ok(ValueType::Object)) => {
+        if id > 0.0 {
+          cache.get(id as u64)
+        } else {
+          cache.get_by_content(-id as u64)
+        }
       }
       _ => None,
     };
@@ -174,7 +192,7 @@ fn read_all<'env>(
   for i in 0..len {
     // An object the scan knew was read on an earlier call (evicted since, or read in another
     // format): it comes back, so it is admitted to the main cache.
-    let seen = ids.get(i).is_some_and(|&id| id > 0.0);
+    let seen = ids.get(i).is_some_and(|&id| id != 0.0);
     if let Some(entry) = cached[i].take().filter(|e| e.format == format) {
       messages.push(entry);
       continue;
@@ -191,17 +209,17 @@ fn read_all<'env>(
     let message = format.parse_message(&value, i)?;
     // A new object with the content of one read before (a history parsed afresh on every
     // request) shares its parsed message, and with it everything memoised on it.
-    let entry = match cache.get_content(format, signals[i], &message) {
-      Some(entry) => entry,
+    let (entry, again) = match cache.get_content(format, signals[i], &message) {
+      Some(entry) => (entry, true),
       None => {
         let entry = Arc::new(Cached { format, signals: signals[i], message });
         cache.insert_content(Arc::clone(&entry), seen);
-        entry
+        (entry, false)
       }
     };
     let id = cache.insert(Arc::clone(&entry), seen);
     if id != 0 {
-      fresh.push((i, id));
+      fresh.push(Fresh { index: i, id, again });
     }
     messages.push(entry);
   }
