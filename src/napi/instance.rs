@@ -652,8 +652,12 @@ pub(crate) type ScanArgs<'env> = FnArgs<(Unknown<'env>,)>;
 /// The `remember` helper's arguments: the objects, the ids of the fresh ones, when `objects`
 /// holds others too the indices of the fresh ones, and per fresh one 1 when its content was
 /// found held (it came back: the content index takes it).
-pub(crate) type RememberArgs<'env> =
-  FnArgs<(Array<'env>, Float64Array, Option<Uint32Array>, Uint8Array)>;
+pub(crate) type RememberArgs<'env> = FnArgs<(
+  Array<'env>,
+  Float64ArraySlice<'env>,
+  Option<Uint32ArraySlice<'env>>,
+  Uint8ArraySlice<'env>,
+)>;
 /// The `configure` helper's argument: the content index's bound, in bytes per generation.
 pub(crate) type ConfigureArgs = FnArgs<(f64,)>;
 

@@ -28,7 +28,7 @@ use crate::plan::Action;
 
 /// The result of {@link trimByPriorityJson} and {@link trimWithPlaceholdersJson}.
 #[napi(object, object_from_js = false)]
-pub struct TrimJsonResult {
+pub struct TrimJsonResult<'env> {
   /// The trimmed body, as JSON text: the body you gave with its messages array trimmed, and
   /// every byte outside that array unchanged. Kept messages are their original bytes;
   /// shortened messages (cut, or placeholders) are rewritten compactly with their other fields
@@ -38,7 +38,7 @@ pub struct TrimJsonResult {
   /// a string, else a `Buffer` of UTF-8 (typed as the `Uint8Array` it is, so that no Node
   /// types are needed; no string is made: a server sends it as it is).
   #[napi(ts_type = "string | Uint8Array")]
-  pub body: Either<String, Buffer>,
+  pub body: Either<String, BufferSlice<'env>>,
   /// The indices (in the body's messages) of the messages dropped, in order.
   pub dropped: Vec<u32>,
   /// The indices of the messages returned shortened (cut, or replaced by a placeholder).
@@ -73,11 +73,11 @@ pub struct TrimJsonResult {
   ts_args_type = "body: B, options: TrimOptions",
   ts_return_type = "TrimJsonResult & { body: B extends string ? string : Uint8Array }"
 )]
-pub fn trim_by_priority_json(
-  env: &Env,
+pub fn trim_by_priority_json<'env>(
+  env: &'env Env,
   body: Unknown<'_>,
   options: Unknown<'_>,
-) -> Result<TrimJsonResult> {
+) -> Result<TrimJsonResult<'env>> {
   trim_json(env, body, options, Strategy::ByPriority)
 }
 
@@ -89,20 +89,20 @@ pub fn trim_by_priority_json(
   ts_args_type = "body: B, options: TrimOptions",
   ts_return_type = "TrimJsonResult & { body: B extends string ? string : Uint8Array }"
 )]
-pub fn trim_with_placeholders_json(
-  env: &Env,
+pub fn trim_with_placeholders_json<'env>(
+  env: &'env Env,
   body: Unknown<'_>,
   options: Unknown<'_>,
-) -> Result<TrimJsonResult> {
+) -> Result<TrimJsonResult<'env>> {
   trim_json(env, body, options, Strategy::WithPlaceholders)
 }
 
-fn trim_json(
-  env: &Env,
+fn trim_json<'env>(
+  env: &'env Env,
   body: Unknown<'_>,
   options: Unknown<'_>,
   strategy: Strategy,
-) -> Result<TrimJsonResult> {
+) -> Result<TrimJsonResult<'env>> {
   let throw = |e: CoreError| error::throw(env, e);
   let (mut op, format) = trim_op(env, options, strategy, false, None)?;
   let bad_body = |detail: String| throw(CoreError::new(ErrorKind::InvalidArgument, "body", detail));
@@ -136,8 +136,16 @@ fn trim_json(
   let indices = |f: fn(&Action) -> bool| -> Vec<u32> {
     (0..plan.actions().len()).filter(|&i| f(plan.action(i))).map(|i| i as u32).collect()
   };
+  // Bytes are copied into a buffer V8 owns: an external buffer is freed by a finalizer that
+  // Node runs on a later turn of the event loop, so a loop of calls that never yields held
+  // every body it returned (8 GB after 60,000 calls on a 130 KB body).
+  let body = if as_string {
+    Either::A(written)
+  } else {
+    Either::B(BufferSlice::copy_from(env, written.as_bytes())?)
+  };
   Ok(TrimJsonResult {
-    body: if as_string { Either::A(written) } else { Either::B(written.into_bytes().into()) },
+    body,
     dropped: indices(|a| matches!(a, Action::Drop)),
     replaced: indices(|a| matches!(a, Action::Replace(_))),
     saved_tokens: super::saturate(output.trim.outcome.saved_tokens),

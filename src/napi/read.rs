@@ -89,7 +89,9 @@ pub(crate) fn read_messages_in<'env>(
   let mut input = read_all(env, &reader, source, &ids, &mut instance.cache, format)
     .map_err(|e| super::error::throw(env, e))?;
   input.messages.array = elements;
-  // Remember what was read afresh, so that the next call skips it.
+  // Remember what was read afresh, so that the next call skips it. The arrays are copied into
+  // V8's memory: an external buffer is freed by a finalizer that Node runs on a later turn of
+  // the event loop, so a loop of calls that never yields would hold every one of them.
   if !input.fresh.is_empty() {
     let fresh_ids: Vec<f64> = input.fresh.iter().map(|f| f.id as f64).collect();
     let again: Vec<u8> = input.fresh.iter().map(|f| u8::from(f.again)).collect();
@@ -97,7 +99,7 @@ pub(crate) fn read_messages_in<'env>(
       // The scan's array holds them: the helper picks them by index.
       Some(array) => {
         let indices: Vec<u32> = input.fresh.iter().map(|f| f.index as u32).collect();
-        (*array, Some(Uint32Array::new(indices)))
+        (*array, Some(Uint32ArraySlice::copy_from(env, &indices)?))
       }
       None => {
         let mut objects = env.create_array(input.fresh.len() as u32)?;
@@ -109,9 +111,9 @@ pub(crate) fn read_messages_in<'env>(
     };
     instance.remember.borrow_back(env)?.call(FnArgs::from((
       objects,
-      Float64Array::new(fresh_ids),
+      Float64ArraySlice::copy_from(env, &fresh_ids)?,
       indices,
-      Uint8Array::new(again),
+      Uint8ArraySlice::copy_from(env, &again)?,
     )))?;
   }
   Ok(input.messages)
