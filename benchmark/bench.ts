@@ -876,16 +876,25 @@ try {
 } catch {
   log(`memory run failed: ${memoryOut.stderr}`)
 }
-/** RSS growth over the second half of the run, in percent of the RSS at its midpoint. */
-const memoryGrowth = memory
-  ? ((memory.samples[memory.samples.length - 1].rssMb - memory.samples[Math.floor(memory.samples.length / 2) - 1].rssMb) /
-      memory.samples[Math.floor(memory.samples.length / 2) - 1].rssMb) *
-    100
-  : NaN
+/**
+ * RSS growth over the second half of the run, in percent of its mean there: the rise of a
+ * least-squares line through the second half's samples. Two samples alone (its first and last)
+ * read the garbage collector's sawtooth as growth or shrinkage.
+ */
+const memoryGrowth = (() => {
+  if (!memory) return NaN
+  const half = memory.samples.slice(Math.floor(memory.samples.length / 2) - 1)
+  const xs = half.map((m) => m.calls)
+  const ys = half.map((m) => m.rssMb)
+  const mx = mean(xs)
+  const my = mean(ys)
+  const slope = xs.reduce((n, x, i) => n + (x - mx) * (ys[i] - my), 0) / xs.reduce((n, x) => n + (x - mx) ** 2, 0)
+  return ((slope * (xs[xs.length - 1] - xs[0])) / my) * 100
+})()
 section(
   `Memory: ${MEMORY_CALLS.toLocaleString('en-US')} calls on distinct histories`,
   memory
-    ? `A fresh process (\`benchmark/memory.ts\`) calls \`trimByPriority\`, \`truncateOldToolOutputs\` and \`estimateTokens\` in turn, each on a history of 8 messages no other call shares, so every call parses, counts and caches new messages (${(MEMORY_CALLS * 8).toLocaleString('en-US')} messages in all) and the caches fill to their bounds (tokens: ${memory.tokenCacheCapacity.toLocaleString('en-US')} texts; messages: ${memory.messageCacheCapacity.toLocaleString('en-US')}) and then evict. ${memory.seconds} s. RSS grew ${memoryGrowth.toFixed(1)}% over the second half of the run.`
+    ? `A fresh process (\`benchmark/memory.ts\`) calls \`trimByPriority\`, \`truncateOldToolOutputs\` and \`estimateTokens\` in turn, each on a history of 8 messages no other call shares, so every call parses, counts and caches new messages (${(MEMORY_CALLS * 8).toLocaleString('en-US')} messages in all) and the caches fill to their bounds (tokens: ${memory.tokenCacheCapacity.toLocaleString('en-US')} texts; messages: ${memory.messageCacheCapacity.toLocaleString('en-US')}) and then evict. ${memory.seconds} s. Over the second half of the run RSS grew ${memoryGrowth.toFixed(1)}% (the rise of a least-squares line through its samples, in percent of their mean).`
     : 'The memory run failed (see the log).',
   memory
     ? table(
