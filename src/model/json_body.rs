@@ -103,12 +103,15 @@ impl<'a> Body<'a> {
           }
         }
       }
-      _ => {
+      // Another JSON value: say which; anything else (nothing at all, a stray word) is not
+      // JSON.
+      Some(b'"' | b'n' | b't' | b'f' | b'-' | b'0'..=b'9') => {
         let got = json_type_name(&text.as_bytes()[scan.at..]);
         return Err(invalid(format!(
           "must be an array of messages or an object with `messages`, got {got}"
         )));
       }
+      _ => return Err(invalid(Malformed(scan.at).describe(text))),
     };
     scan.skip_space();
     if scan.at < text.len() {
@@ -967,6 +970,10 @@ mod tests {
       e(r#"{"messages": 3}"#)
     );
     assert!(e(r#""x""#).contains("got string"));
+    assert!(e("12").contains("got number"));
+    // Nothing, or no JSON at all, is said to be so (it read "got number").
+    assert_eq!(e("  "), "body: is not valid JSON: it ends early, at line 1 column 3");
+    assert_eq!(e("x"), "body: is not valid JSON: unexpected 'x' at line 1 column 1");
     let m = message_view("[1]", 4).unwrap_err().to_string();
     assert!(m.contains("4") && m.contains("must be an object, got array"), "{m}");
     let deep = format!(r#"{{"role":"user","content":{}1{}}}"#, "[".repeat(70), "]".repeat(70));

@@ -111,7 +111,7 @@ fn trim_json<'env>(
   let as_string = matches!(body.get_type(), Ok(ValueType::String));
   let text: &str = match body.get_type() {
     Ok(ValueType::String) => {
-      owned = String::from_unknown(body)?;
+      owned = super::read::string_in_one_pass(&body)?;
       &owned
     }
     Ok(ValueType::Object) if body.is_typedarray().unwrap_or(false) => {

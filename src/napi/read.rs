@@ -492,6 +492,45 @@ pub(crate) fn json_stringify<'env>(
   }
 }
 
+/// A JavaScript string (checked to be one) as UTF-8, converted in one pass: napi's usual
+/// conversion measures the UTF-8 length first (a pass over the string), then writes it. The
+/// buffer is sized for the worst case (3 bytes per UTF-16 unit), so this is for a string read
+/// and dropped within the call (a request body), not one kept.
+pub(crate) fn string_in_one_pass(value: &Unknown<'_>) -> Result<String> {
+  let env = value.env();
+  let mut units = 0usize;
+  // SAFETY: `value` is a live string handle of the current call; a null buffer asks for the
+  // length in UTF-16 units, which V8 knows without a pass.
+  let status = unsafe {
+    napi::sys::napi_get_value_string_utf16(env, value.raw(), std::ptr::null_mut(), 0, &mut units)
+  };
+  if status != napi::sys::Status::napi_ok {
+    return Err(napi::Error::new(Status::from(status), "could not read the string"));
+  }
+  let capacity = units.saturating_mul(3).saturating_add(1);
+  let mut bytes: Vec<u8> = Vec::with_capacity(capacity);
+  let mut written = 0usize;
+  // SAFETY: `bytes` has room for `capacity` bytes, every UTF-16 unit takes at most 3 bytes of
+  // UTF-8 (a surrogate pair, two units, takes 4), and napi writes at most `capacity - 1` of
+  // them and reports how many in `written`.
+  let status = unsafe {
+    napi::sys::napi_get_value_string_utf8(
+      env,
+      value.raw(),
+      bytes.as_mut_ptr().cast(),
+      capacity,
+      &mut written,
+    )
+  };
+  if status != napi::sys::Status::napi_ok {
+    return Err(napi::Error::new(Status::from(status), "could not read the string"));
+  }
+  // SAFETY: napi initialised the first `written` bytes, at most `capacity - 1`.
+  unsafe { bytes.set_len(written.min(capacity - 1)) };
+  // V8 writes UTF-8 (lone surrogates as U+FFFD); checked all the same.
+  String::from_utf8(bytes).map_err(|e| napi::Error::new(Status::InvalidArg, e.to_string()))
+}
+
 /// Reads a string argument, or explains what it got instead.
 pub(crate) fn string_argument(value: &Unknown<'_>, name: &str) -> CoreResult<String> {
   if matches!(value.get_type(), Ok(ValueType::String)) {
