@@ -279,8 +279,13 @@ test.serial('a new object with the content of a message read before shares its p
         const after = ct.messageCacheStats()
         t.is(after.hits, before.hits, `${name} ${format}: new objects are never found by identity`)
         t.is(after.contentHits - before.contentHits, history.length, `${name} ${format}: every message found by its content`)
+        // From the third request on, the content that came back is found before crossing the
+        // boundary: nothing is read again.
+        const third = ct.trimByPriority(JSON.parse(text), options)
+        t.is(ct.messageCacheStats().misses, after.misses, `${name} ${format}: nothing read on the third request`)
         t.deepEqual(withMetadata(first.messages), expected, `${name} ${format}`)
         t.deepEqual(withMetadata(second.messages), expected, `${name} ${format}`)
+        t.deepEqual(withMetadata(third.messages), expected, `${name} ${format}`)
       }
     }
     // A message whose content changed is parsed afresh; the others are still found.
@@ -390,13 +395,22 @@ test.serial('a new object is found by content only when every value the reader r
       // Each message's text made unique, so that every message is indexed under its own probe
       // (equal texts share one, which holds a few messages) and a copy reads exactly the
       // changed message afresh.
-      const messages = transcriptMessages.map((m, i) => (typeof m.content === 'string' ? { ...m, content: `${m.content} #${i}` } : m))
+      // Tool-call ids are renamed too, so that no message equals one another test read.
+      const messages = transcriptMessages.map((m, i) => ({
+        ...m,
+        ...(typeof m.content === 'string' ? { content: `${m.content} #${name}:${i}` } : {}),
+        ...(m.tool_call_id ? { tool_call_id: `${m.tool_call_id}~u` } : {}),
+        ...(m.tool_calls ? { tool_calls: m.tool_calls.map((c) => ({ ...c, id: `${c.id}~u` })) } : {}),
+      }))
       const formats = [['openai', messages], ['anthropic', toAnthropic(messages)], ['ai-sdk', toAiSdk(messages)]] as const
       for (const [format, history] of formats) {
         const text = JSON.stringify(history)
-        // The content comes back: the second copy's messages are indexed by content.
+        // Content seen once is not indexed in JavaScript (it holds nothing there): the second
+        // copy is read again, found by its parse; it came back, so now it is indexed.
         ct.estimateTokens(JSON.parse(text))
+        const once = ct.messageCacheStats()
         ct.estimateTokens(JSON.parse(text))
+        t.is(ct.messageCacheStats().misses - once.misses, history.length, `${name} ${format}: read again once`)
         const before = ct.messageCacheStats()
         ct.estimateTokens(JSON.parse(text))
         t.is(ct.messageCacheStats().contentHits - before.contentHits, history.length, `${name} ${format}: indexed`)

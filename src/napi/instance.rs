@@ -47,6 +47,7 @@ use napi::Env;
 
 use crate::model::format::{Format, Signals};
 use crate::model::generations::GenerationalMap;
+use crate::model::json_body::{MAX_DEPTH, MESSAGE_FIELDS, NESTED_FIELDS, SERIALISED_FIELDS};
 use crate::model::message::Message;
 
 /// Default bound of the message cache, in messages.
@@ -54,12 +55,27 @@ pub(crate) const DEFAULT_MESSAGE_CACHE_CAPACITY: usize = 100_000;
 /// Default bound of the message cache, in bytes of [`Message::footprint`].
 pub(crate) const DEFAULT_MESSAGE_CACHE_BYTES: usize = 64 << 20;
 
-const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache() {
+/// The cache helpers' factory: called with the reader's lists (`json_body`'s `MESSAGE_FIELDS`,
+/// `NESTED_FIELDS`, `SERIALISED_FIELDS` and `MAX_DEPTH`), so that what the helpers compare is
+/// what the reader reads.
+const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache(FIELDS, NESTED, SERIALISED_FIELDS, MAX_DEPTH) {
   const seen = new WeakMap();
-  // The message fields the reader reads (json_body::MESSAGE_FIELDS), each loaded at its own
-  // site below rather than by a key from a list: V8 caches each site's lookup.
-  const NESTED = ['type', 'text', 'refusal', 'id', 'name', 'function', 'arguments', 'input', 'tool_use_id',
-    'content', 'is_error', 'isError', 'thinking', 'toolCallId', 'toolName', 'output', 'value', 'providerExecuted'];
+  // Calls `f(value, acc)` on each message field the reader reads, in its order, and returns the
+  // last `acc`. Each field is loaded at its own site rather than by a key from a list: V8
+  // caches each site's lookup. The list is checked against the reader's once, here.
+  const LOADED = 'role,content,tool_calls,tool_call_id,name,is_error,isError,_summary,isSummary';
+  if (FIELDS.join(',') !== LOADED) throw new Error(`the cache helpers load ${LOADED}, the reader reads ${FIELDS}`);
+  function fields(m, f, acc) {
+    acc = f(m.role, acc);
+    acc = f(m.content, acc);
+    acc = f(m.tool_calls, acc);
+    acc = f(m.tool_call_id, acc);
+    acc = f(m.name, acc);
+    acc = f(m.is_error, acc);
+    acc = f(m.isError, acc);
+    acc = f(m._summary, acc);
+    return f(m.isSummary, acc);
+  }
   // Appends to `out` every value the reader reads below `v`, to the depth it reads it: for an
   // array its length and elements, for an object how many of the NESTED keys it has, then each
   // such key and its value.
@@ -83,15 +99,7 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache() {
   }
   function snapshot(m) {
     const out = [];
-    walk(m.role, 0, out);
-    walk(m.content, 0, out);
-    walk(m.tool_calls, 0, out);
-    walk(m.tool_call_id, 0, out);
-    walk(m.name, 0, out);
-    walk(m.is_error, 0, out);
-    walk(m.isError, 0, out);
-    walk(m._summary, 0, out);
-    walk(m.isSummary, 0, out);
+    fields(m, (v) => walk(v, 0, out), 0);
     return out;
   }
   // Whether `v` still reads as recorded in `snap` from position `at`; returns the next position,
@@ -116,16 +124,7 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache() {
     return at;
   }
   function same(m, snap) {
-    let at = check(m.role, 0, snap, 0);
-    at = check(m.content, 0, snap, at);
-    at = check(m.tool_calls, 0, snap, at);
-    at = check(m.tool_call_id, 0, snap, at);
-    at = check(m.name, 0, snap, at);
-    at = check(m.is_error, 0, snap, at);
-    at = check(m.isError, 0, snap, at);
-    at = check(m._summary, 0, snap, at);
-    at = check(m.isSummary, 0, snap, at);
-    return at === snap.length;
+    return fields(m, (v, at) => check(v, 0, snap, at), 0) === snap.length;
   }
   // The content index: messages whose content came back (a server parses the same history
   // afresh on every request), found by what the reader reads from them, compared here (strings
@@ -137,9 +136,8 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache() {
   // would fail (too deep), so that such a message is never indexed. Only primitives are
   // recorded: the index holds strings, never the caller's objects.
   const NESTED_SET = new Set(NESTED);
-  const SERIALISED = new Set(['arguments', 'input', 'value']);
+  const SERIALISED = new Set(SERIALISED_FIELDS);
   const ARRAY = {}, OBJECT = {}, TEXT = {};
-  const MAX_DEPTH = 64;
   function record(v, depth, out, serialised) {
     if (depth > MAX_DEPTH) throw new RangeError('too deep');
     if (v === undefined || v === null) {
@@ -237,28 +235,11 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache() {
   }
   function recordMessage(m) {
     const out = [];
-    let bytes = recordField(m.role, out);
-    bytes += recordField(m.content, out);
-    bytes += recordField(m.tool_calls, out);
-    bytes += recordField(m.tool_call_id, out);
-    bytes += recordField(m.name, out);
-    bytes += recordField(m.is_error, out);
-    bytes += recordField(m.isError, out);
-    bytes += recordField(m._summary, out);
-    bytes += recordField(m.isSummary, out);
+    const bytes = fields(m, (v, sum) => sum + recordField(v, out), 0);
     return { out, bytes };
   }
   function sameContent(m, snap) {
-    let at = compareField(m.role, snap, 0);
-    at = compareField(m.content, snap, at);
-    at = compareField(m.tool_calls, snap, at);
-    at = compareField(m.tool_call_id, snap, at);
-    at = compareField(m.name, snap, at);
-    at = compareField(m.is_error, snap, at);
-    at = compareField(m.isError, snap, at);
-    at = compareField(m._summary, snap, at);
-    at = compareField(m.isSummary, snap, at);
-    return at === snap.length;
+    return fields(m, (v, at) => compareField(v, snap, at), 0) === snap.length;
   }
   // Where to look a message up: its first string of 8 or more characters (its text, a tool
   // result's output), else an id it carries, else its role; a long text by its length, head
@@ -365,7 +346,10 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache() {
         try {
           const e = seen.get(m);
           if (e !== undefined && same(m, e.snapshot)) ids[i] = e.id;
-          else if (bound > 0) ids[i] = -lookUp(m);
+          else if (bound > 0) {
+            const id = lookUp(m);
+            if (id !== 0) ids[i] = -id;
+          }
         } catch {}
       }
       return [ids, elements];
@@ -385,7 +369,7 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache() {
       }
     },
   };
-})()"#;
+})"#;
 
 /// A parsed message in the cache.
 pub(crate) struct Cached {
@@ -500,8 +484,9 @@ pub(crate) struct BodyEntry {
 }
 
 impl MessageCache {
+  /// An empty cache holding nothing until [`Instance::reset_cache`] sets its bounds.
   fn new() -> Self {
-    let mut cache = MessageCache {
+    MessageCache {
       entries: Admission::new(),
       bodies: Admission::new(),
       contents: Admission::new(),
@@ -513,26 +498,16 @@ impl MessageCache {
       body_hits: 0,
       body_misses: 0,
       content_hits: 0,
-    };
-    cache.reset(DEFAULT_MESSAGE_CACHE_CAPACITY, DEFAULT_MESSAGE_CACHE_BYTES);
-    cache
-  }
-
-  /// The entry of `id`, if still held (moved out of probation: its object came back).
-  pub fn get(&mut self, id: u64) -> Option<Arc<Cached>> {
-    let entry = self.entries.get(&id);
-    if entry.is_some() {
-      self.hits += 1;
     }
-    entry
   }
 
-  /// The entry of `id` for a new object the content index found equal to its message, if
-  /// still held: counted as found by content.
-  pub fn get_by_content(&mut self, id: u64) -> Option<Arc<Cached>> {
+  /// The entry of `id`, if still held (moved out of probation: it came back), counted as found
+  /// by content when `by_content` (a new object the content index found equal to its message),
+  /// else as found by identity.
+  pub fn get(&mut self, id: u64, by_content: bool) -> Option<Arc<Cached>> {
     let entry = self.entries.get(&id);
     if entry.is_some() {
-      self.content_hits += 1;
+      *(if by_content { &mut self.content_hits } else { &mut self.hits }) += 1;
     }
     entry
   }
@@ -564,7 +539,7 @@ impl MessageCache {
     let entry = self
       .contents
       .get(&(message.fingerprint(), format))
-      .filter(|e| e.format == format && e.signals == signals && e.message == *message);
+      .filter(|e| e.signals == signals && e.message == *message);
     if entry.is_some() {
       self.content_hits += 1;
     }
@@ -647,6 +622,8 @@ pub(crate) struct MessageCacheFigures {
   pub content_hits: u64,
 }
 
+/// The cache helpers' factory's arguments (see [`CACHE_HELPERS`]).
+type HelperLists = FnArgs<(Vec<&'static str>, Vec<&'static str>, Vec<&'static str>, u32)>;
 /// The `scan` helper's arguments: the messages array (it returns `[ids, elements]`).
 pub(crate) type ScanArgs<'env> = FnArgs<(Unknown<'env>,)>;
 /// The `remember` helper's arguments: the objects, the ids of the fresh ones, when `objects`
@@ -663,8 +640,8 @@ pub(crate) type ConfigureArgs = FnArgs<(f64,)>;
 
 /// The addon's state in one environment.
 pub(crate) struct Instance {
-  /// The copy-with-replacement helper (see `write.rs`).
-  pub replace: FunctionRef<super::write::ReplaceArgs<'static>, Object<'static>>,
+  /// The result builder (see `write.rs`).
+  pub build: FunctionRef<super::write::BuildArgs<'static>, Array<'static>>,
   /// `scan(messages) -> [Float64Array, Array | null]`: the cache ids (0 = read afresh) and a
   /// plain array of the elements (null when reading one threw).
   pub scan: FunctionRef<ScanArgs<'static>, Array<'static>>,
@@ -684,22 +661,29 @@ pub(crate) struct Instance {
   pub cache: MessageCache,
 }
 
-/// The JavaScript content index's bound for a message cache of these bounds, in bytes of
-/// strings per generation: a quarter of the byte bound (so at most half of it in all), 0 when
-/// the cache is disabled.
-pub(crate) fn content_index_bound(capacity: usize, max_bytes: usize) -> f64 {
-  if capacity == 0 {
-    0.0
-  } else {
-    (max_bytes / 4) as f64
+impl Instance {
+  /// Sets the message cache's bounds and empties it, with its JavaScript content index, whose
+  /// bound is a quarter of the byte bound per generation (so at most half of it in all), 0 when
+  /// the cache is disabled.
+  pub fn reset_cache(&mut self, env: &Env, capacity: usize, max_bytes: usize) -> Result<()> {
+    self.cache.reset(capacity, max_bytes);
+    let bound = if capacity == 0 { 0.0 } else { (max_bytes / 4) as f64 };
+    self.configure.borrow_back(env)?.call(FnArgs::from((bound,)))?;
+    Ok(())
   }
 }
 
 /// The addon's state in `env`, created on first use.
 pub(crate) fn instance(env: &Env) -> Result<&'static mut Instance> {
   if env.get_instance_data::<Instance>()?.is_none() {
-    let replace: super::write::ReplaceFn = env.run_script(super::write::REPLACE)?;
-    let helpers: Object = env.run_script(CACHE_HELPERS)?;
+    let build: super::write::BuildFn = env.run_script(super::write::BUILD)?;
+    let factory: Function<HelperLists, Object> = env.run_script(CACHE_HELPERS)?;
+    let helpers = factory.call(FnArgs::from((
+      MESSAGE_FIELDS.to_vec(),
+      NESTED_FIELDS.to_vec(),
+      SERIALISED_FIELDS.to_vec(),
+      MAX_DEPTH as u32,
+    )))?;
     let scan: Function<ScanArgs, Array> = helpers.get_named_property("scan")?;
     let remember: Function<RememberArgs, Unknown> = helpers.get_named_property("remember")?;
     let summarize: super::summary::SummarizeFn = env.run_script(super::summary::SUMMARIZE)?;
@@ -709,13 +693,9 @@ pub(crate) fn instance(env: &Env) -> Result<&'static mut Instance> {
     let option_keys: Function<super::options::WatchArgs, Array> =
       env.run_script(super::options::OPTION_KEYS)?;
     let configure: Function<ConfigureArgs, Unknown> = helpers.get_named_property("configure")?;
-    configure.call(FnArgs::from((content_index_bound(
-      DEFAULT_MESSAGE_CACHE_CAPACITY,
-      DEFAULT_MESSAGE_CACHE_BYTES,
-    ),)))?;
-    let state = Instance {
+    let mut state = Instance {
       option_keys: option_keys.create_ref()?,
-      replace: replace.create_ref()?,
+      build: build.create_ref()?,
       scan: scan.create_ref()?,
       remember: remember.create_ref()?,
       configure: configure.create_ref()?,
@@ -724,6 +704,7 @@ pub(crate) fn instance(env: &Env) -> Result<&'static mut Instance> {
       pick: pick.create_ref()?,
       cache: MessageCache::new(),
     };
+    state.reset_cache(env, DEFAULT_MESSAGE_CACHE_CAPACITY, DEFAULT_MESSAGE_CACHE_BYTES)?;
     env.set_instance_data(state, (), |_| {})?;
   }
   match env.get_instance_data::<Instance>()? {

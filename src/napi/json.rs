@@ -111,7 +111,8 @@ fn trim_json<'env>(
   let as_string = matches!(body.get_type(), Ok(ValueType::String));
   let text: &str = match body.get_type() {
     Ok(ValueType::String) => {
-      owned = super::read::string_in_one_pass(&body)?;
+      owned = super::read::string_in_one_pass(&body)
+        .map_err(|e| bad_body(format!("could not be read as UTF-8: {}", e.reason)))?;
       &owned
     }
     Ok(ValueType::Object) if body.is_typedarray().unwrap_or(false) => {

@@ -283,17 +283,14 @@ pub fn set_message_cache_capacity(
 ) -> Result<()> {
   let capacity = capacity_argument(env, capacity)?;
   let options: MessageCacheOptions = options::read_options(env, options, "options")?;
-  let cache = &mut instance::instance(env)?.cache;
+  let state = instance::instance(env)?;
   let max_bytes = match options.max_bytes {
     Some(bytes) => {
       options::integer_option("maxBytes", bytes, 0.0).map_err(|e| error::throw(env, e))?
     }
-    None => cache.stats().max_bytes,
+    None => state.cache.stats().max_bytes,
   };
-  cache.reset(capacity, max_bytes);
-  let bound = instance::content_index_bound(capacity, max_bytes);
-  instance::instance(env)?.configure.borrow_back(env)?.call(FnArgs::from((bound,)))?;
-  Ok(())
+  state.reset_cache(env, capacity, max_bytes)
 }
 
 /// Checks a cache capacity argument: a non-negative integer.

@@ -38,7 +38,7 @@ impl<'env> JsMessages<'env> {
   /// The caller's objects, as results are built from them.
   pub fn view(&self) -> Objects<'_, 'env> {
     match &self.array {
-      Some(array) => Objects::Listed(&self.objects, array),
+      Some(array) => Objects::Array(array),
       None => Objects::Handles(&self.objects),
     }
   }
@@ -159,11 +159,7 @@ fn read_all<'env>(
     // content was (the content index).
     let hit = match ids.get(i) {
       Some(&id) if id != 0.0 && matches!(item.get_type(), Ok(ValueType::Object)) => {
-        if id > 0.0 {
-          cache.get(id as u64)
-        } else {
-          cache.get_by_content(-id as u64)
-        }
+        cache.get(id.abs() as u64, id < 0.0)
       }
       _ => None,
     };
@@ -306,55 +302,15 @@ struct Reader<'env> {
   stringify: Function<'env, Unknown<'env>, Unknown<'env>>,
   /// [`MESSAGE_FIELDS`] as JavaScript strings, made once per call: a property looked up by a
   /// C string is made a JavaScript string (and looked up in V8's string table) on every read.
-  fields: Vec<napi::sys::napi_value>,
+  fields: Vec<napi::JsString<'env>>,
 }
 
 impl<'env> Reader<'env> {
   fn new(env: &'env Env) -> Result<Self> {
     let json: Object = env.get_global()?.get_named_property("JSON")?;
     let stringify = json.get_named_property("stringify")?;
-    let fields = MESSAGE_FIELDS
-      .iter()
-      .map(|&key| {
-        // SAFETY: `env` is the live env of the current call; `key` is a valid UTF-8 buffer of
-        // `key.len()` bytes; `raw` is a valid out pointer.
-        let mut raw = std::ptr::null_mut();
-        let status = unsafe {
-          napi::sys::napi_create_string_utf8(
-            env.raw(),
-            key.as_ptr().cast(),
-            key.len() as isize,
-            &mut raw,
-          )
-        };
-        match status {
-          napi::sys::Status::napi_ok => Ok(raw),
-          _ => {
-            Err(napi::Error::new(Status::GenericFailure, format!("could not make the key {key}")))
-          }
-        }
-      })
-      .collect::<Result<Vec<_>>>()?;
+    let fields = MESSAGE_FIELDS.iter().map(|&key| env.create_string(key)).collect::<Result<_>>()?;
     Ok(Reader { env, stringify, fields })
-  }
-
-  /// Property `k` of [`MESSAGE_FIELDS`] of `object`.
-  fn field(&self, object: &Object<'env>, k: usize) -> Result<Unknown<'env>> {
-    self.property(object, self.fields[k])
-  }
-
-  /// The property of `object` whose key is the JavaScript value `key`.
-  fn property(&self, object: &Object<'env>, key: napi::sys::napi_value) -> Result<Unknown<'env>> {
-    let mut raw = std::ptr::null_mut();
-    // SAFETY: `object` and `key` are live handles of the current call (the reader lives within
-    // one call's handle scope); `raw` is a valid out pointer.
-    let status =
-      unsafe { napi::sys::napi_get_property(self.env.raw(), object.raw(), key, &mut raw) };
-    if status != napi::sys::Status::napi_ok {
-      return Err(napi::Error::new(Status::from(status), "could not read a property"));
-    }
-    // SAFETY: `raw` was just returned by napi for this env.
-    Ok(unsafe { Unknown::from_raw_unchecked(self.env.raw(), raw) })
   }
 
   /// Reads the fields of one message that the core needs into a JSON object.
@@ -374,7 +330,7 @@ impl<'env> Reader<'env> {
     let object: Object = unsafe { item.cast() }.map_err(js_err)?;
     let mut map = Map::new();
     for (k, &key) in MESSAGE_FIELDS.iter().enumerate() {
-      let v = self.field(&object, k).map_err(|e| {
+      let v: Unknown = object.get_property_unchecked(self.fields[k]).map_err(|e| {
         CoreError::message(index, key, format!("could not be read: {}", exception_text(env, e)))
       })?;
       match v.get_type() {
@@ -432,23 +388,15 @@ impl<'env> Reader<'env> {
         let object: Object = unsafe { v.cast() }.map_err(read)?;
         // The keys as napi gives them (`Object::keys`' semantics), each read by its own
         // JavaScript string: no C string made and looked up again per key.
-        let mut names = std::ptr::null_mut();
-        // SAFETY: `object` is a live handle of the current call; `names` is a valid out pointer.
-        let status =
-          unsafe { napi::sys::napi_get_property_names(env.raw(), object.raw(), &mut names) };
-        if status != napi::sys::Status::napi_ok {
-          return Err(read(napi::Error::new(Status::from(status), "could not list the keys")));
-        }
-        // SAFETY: napi returned an array of the keys for this env.
-        let names = unsafe { Array::from_napi_value(env.raw(), names) }.map_err(read)?;
+        let names = object.get_property_names().map_err(read)?;
         let mut map = Map::new();
-        for k in 0..names.len() {
-          let Some(name) = names.get::<Unknown>(k).map_err(read)? else { continue };
+        for k in 0..names.get_array_length_unchecked().map_err(read)? {
+          let name: Unknown = names.get_element(k).map_err(read)?;
           let key = String::from_unknown(name).map_err(read)?;
           if !NESTED_FIELDS.contains(&key.as_str()) {
             continue;
           }
-          let item = self.property(&object, name.raw()).map_err(read)?;
+          let item: Unknown = object.get_property_unchecked(name).map_err(read)?;
           let value = if SERIALISED_FIELDS.contains(&key.as_str())
             && matches!(item.get_type(), Ok(ValueType::Object))
           {

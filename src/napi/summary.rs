@@ -219,7 +219,7 @@ pub(crate) fn ask<'env>(
     dropped.iter().filter(|&&i| i < objects.len()).map(|&i| i as u32).collect();
   let dropped_array = objects.pick(env, &dropped)?;
   let all = match objects {
-    Objects::Array(a) | Objects::Listed(_, a) => *a,
+    Objects::Array(a) => *a,
     Objects::Handles(_) => objects.pick(env, &(0..objects.len() as u32).collect::<Vec<_>>())?,
   };
   let finish = RefCell::new(Some(finish));

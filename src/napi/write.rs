@@ -15,21 +15,19 @@
 //! sent as it is (Anthropic and strict OpenAI-compatible servers reject unknown keys). A replaced
 //! message keeps the hidden metadata an earlier pass put on the caller's object.
 //!
-//! A synchronous call builds its whole result in one call of a JavaScript builder, from a
-//! plain array of the caller's objects (the one the read took them from): the plan crosses as
-//! numbers, the new texts as strings. Only an async call's resolution, which holds references
-//! to the objects and no array, builds it object by object.
+//! A result is built in one call of a JavaScript builder, from a plain array of the caller's
+//! objects (the one the read took them from; an async call's resolution, which holds
+//! references, makes one): the plan crosses as numbers, the new texts as strings.
 
 use napi::bindgen_prelude::*;
-use napi::{Env, Property, PropertyAttributes};
+use napi::Env;
 
 use super::read::JsMessages;
 use crate::model::format::Format;
-use crate::plan::{Action, Inserted, MetaValue, Plan, Replacement, Step};
+use crate::plan::{Action, MetaValue, Plan, Step};
 
-/// The copy-with-replacement helper, compiled once per JavaScript environment, and the builder
-/// of a whole result array that uses it.
-pub(crate) const REPLACE: &str = r#"(function () {
+/// The result builder, compiled once per JavaScript environment.
+pub(crate) const BUILD: &str = r#"(function () {
 const HIDDEN = { value: undefined, writable: true, enumerable: false, configurable: true };
 // The metadata names of each comma-joined list seen (a handful: one per kind of replacement).
 const NAMES = new Map();
@@ -70,11 +68,6 @@ function hide(object, list, value) {
   }
   HIDDEN.value = undefined;
 }
-function replace(o, text, keys, values, format) {
-  const copy = copyOf(o, text, format);
-  if (keys !== '') hide(copy, names(keys), (i) => values[i]);
-  return copy;
-}
 // The whole result in one call: `codes[i] >= 0` is `source[codes[i]]`, kept; `codes[i] < 0` is
 // item `-codes[i] - 1`, whose four numbers in `items` are the source index it copies (or -1:
 // a new message), the index of its role among the texts after the items' (new messages), the
@@ -104,17 +97,8 @@ function build(source, codes, texts, items, keyLists, tags, numbers, format) {
   }
   return out;
 }
-replace.build = build;
-return replace;
+return build;
 })()"#;
-
-/// The helper's arguments: the original object, the new text, the metadata names joined by
-/// commas and their values in an array (elements, not named properties: setting named
-/// properties on a fresh object from Rust was about 8% of a warm `trimByPriority` call), and
-/// the format.
-pub(crate) type ReplaceArgs<'env> =
-  FnArgs<(Object<'env>, String, String, Array<'env>, &'static str)>;
-pub(crate) type ReplaceFn<'env> = Function<'env, ReplaceArgs<'env>, Object<'env>>;
 
 /// The PICK helper: a new array of `source[indices[i]]`.
 pub(crate) const PICK: &str = r#"(function contextTrimPick(source, indices) {
@@ -128,50 +112,19 @@ pub(crate) type PickArgs<'env> = FnArgs<(Array<'env>, Uint32ArraySlice<'env>)>;
 /// The caller's message objects, as a result is built from them.
 #[derive(Clone, Copy)]
 pub(crate) enum Objects<'a, 'env> {
-  /// One handle per message.
+  /// One handle per message (an async call's, resolved from its references).
   Handles(&'a [Object<'env>]),
-  /// A JavaScript array of the messages (a `ContextWindow`'s): picking from it is one call.
+  /// A JavaScript array of the messages (the one they were read from, or a `ContextWindow`'s):
+  /// picking from it and building from it are one call each.
   Array(&'a Array<'env>),
-  /// One handle per message, and a JavaScript array of the same objects (the one the read
-  /// took them from): results are built from the array in one call.
-  Listed(&'a [Object<'env>], &'a Array<'env>),
 }
 
 impl<'env> Objects<'_, 'env> {
   /// The number of messages.
   pub fn len(&self) -> usize {
     match self {
-      Objects::Handles(h) | Objects::Listed(h, _) => h.len(),
+      Objects::Handles(h) => h.len(),
       Objects::Array(a) => a.len() as usize,
-    }
-  }
-
-  /// The JavaScript array of the messages, if there is one.
-  pub fn array(&self) -> Option<&Array<'env>> {
-    match self {
-      Objects::Handles(_) => None,
-      Objects::Array(a) | Objects::Listed(_, a) => Some(a),
-    }
-  }
-
-  /// Message `i`'s object, if there is one.
-  pub fn get(&self, i: usize) -> Result<Option<Object<'env>>> {
-    match self {
-      Objects::Handles(h) | Objects::Listed(h, _) => Ok(h.get(i).copied()),
-      Objects::Array(a) if i < a.len() as usize => a.get::<Object>(i as u32),
-      Objects::Array(_) => Ok(None),
-    }
-  }
-
-  /// Every message's object.
-  pub fn handles(&self) -> Result<Vec<Object<'env>>> {
-    match self {
-      Objects::Handles(h) | Objects::Listed(h, _) => Ok(h.to_vec()),
-      Objects::Array(_) => (0..self.len())
-        .map(|i| {
-          self.get(i)?.ok_or_else(|| Error::new(Status::GenericFailure, "a message went missing"))
-        })
-        .collect(),
     }
   }
 
@@ -187,7 +140,7 @@ impl<'env> Objects<'_, 'env> {
         }
         Ok(out)
       }
-      Objects::Array(a) | Objects::Listed(_, a) => {
+      Objects::Array(a) => {
         let source = **a;
         let indices = Uint32ArraySlice::copy_from(env, indices)?;
         let pick = super::instance::instance(env)?.pick.borrow_back(env)?;
@@ -222,43 +175,14 @@ pub(crate) fn apply_plan_to<'env>(
       .collect();
     return objects.pick(env, &kept);
   }
-  if let Some(source) = objects.array() {
-    return build(env, source, objects.len(), format, plan);
-  }
-  let objects = objects.handles()?;
-  let kept = plan.actions().iter().filter(|a| !matches!(a, Action::Drop)).count();
-  let mut out = env.create_array((kept + plan.insertions().len()) as u32)?;
-  let mut replacer = None;
-  let mut j = 0;
-  let mut failed = None;
-  plan.walk(&objects, |step| {
-    if failed.is_some() {
-      return;
-    }
-    let written = match step {
-      Step::Input(_, Action::Drop) => return,
-      Step::Input(object, Action::Keep) => out.set(j, object),
-      Step::Input(object, Action::Replace(r)) => {
-        let f = match &replacer {
-          Some(f) => Ok(f),
-          None => replace_fn(env).map(|f| &*replacer.insert(f)),
-        };
-        f.and_then(|f| replaced(env, f, object, r, format)).and_then(|o| out.set(j, o))
-      }
-      Step::Inserted(m) => inserted(env, m).and_then(|o| out.set(j, o)),
-    };
-    match written {
-      Ok(()) => j += 1,
-      Err(e) => failed = Some(e),
-    }
-  });
-  match failed {
-    Some(e) => Err(e),
-    None => Ok(out),
-  }
+  let source = match objects {
+    Objects::Array(a) => *a,
+    Objects::Handles(_) => objects.pick(env, &(0..objects.len() as u32).collect::<Vec<_>>())?,
+  };
+  build(env, &source, objects.len(), format, plan)
 }
 
-/// [`apply_plan_to`] in one call of the builder (see [`REPLACE`]): the plan as numbers, the new
+/// [`apply_plan_to`] in one call of the builder (see [`BUILD`]): the plan as numbers, the new
 /// texts as strings, the metadata as tags and numbers; the kept objects are taken from `source`
 /// by the builder itself, so no message crosses the boundary one by one.
 fn build<'env>(
@@ -285,9 +209,7 @@ fn build<'env>(
   for (k, keys) in key_lists.iter().enumerate() {
     js_keys.set(k as u32, keys.as_str())?;
   }
-  let f = replace_fn(env)?;
-  let helper: Object = Object::from_raw(env.raw(), f.raw());
-  let builder: BuildFn = helper.get_named_property("build")?;
+  let builder = super::instance::instance(env)?.build.borrow_back(env)?;
   builder.call(FnArgs::from((
     *source,
     Int32ArraySlice::copy_from(env, &codes)?,
@@ -300,8 +222,8 @@ fn build<'env>(
   )))
 }
 
-/// The builder's arguments (see [`REPLACE`]).
-type BuildArgs<'env> = FnArgs<(
+/// The builder's arguments (see [`BUILD`]).
+pub(crate) type BuildArgs<'env> = FnArgs<(
   Array<'env>,
   Int32ArraySlice<'env>,
   Array<'env>,
@@ -311,7 +233,7 @@ type BuildArgs<'env> = FnArgs<(
   Float64ArraySlice<'env>,
   &'static str,
 )>;
-type BuildFn<'env> = Function<'env, BuildArgs<'env>, Array<'env>>;
+pub(crate) type BuildFn<'env> = Function<'env, BuildArgs<'env>, Array<'env>>;
 
 /// A plan encoded for the builder.
 #[derive(Default)]
@@ -383,70 +305,4 @@ impl<'p> Batch<'p> {
       self.numbers.push(number);
     }
   }
-}
-
-/// A new message object for an inserted message.
-fn inserted<'env>(env: &'env Env, m: &Inserted) -> Result<Object<'env>> {
-  let mut object = Object::new(env)?;
-  object.set("role", m.role.as_str())?;
-  object.set("content", m.content.as_str())?;
-  set_meta(env, &mut object, &m.meta)?;
-  Ok(object)
-}
-
-/// Sets the metadata fields (`_summary`, `_truncated`, …) on `object`, non-enumerable: readable
-/// (`m._summary === true`) but left out of `JSON.stringify`, `Object.keys` and spreads, so the
-/// message goes to a provider as it is (providers reject unknown keys). Writable and
-/// configurable, like an assigned field.
-fn set_meta(env: &Env, object: &mut Object<'_>, meta: &[(&'static str, MetaValue)]) -> Result<()> {
-  if meta.is_empty() {
-    return Ok(());
-  }
-  let hidden = PropertyAttributes::Writable | PropertyAttributes::Configurable;
-  let properties = meta
-    .iter()
-    .map(|(key, value)| {
-      let property = Property::new().with_utf8_name(key)?.with_property_attributes(hidden);
-      match value {
-        MetaValue::Bool(b) => property.with_napi_value(env, *b),
-        MetaValue::Number(n) => property.with_napi_value(env, *n),
-        MetaValue::Text(t) => property.with_napi_value(env, t.as_str()),
-      }
-    })
-    .collect::<Result<Vec<_>>>()?;
-  object.define_properties(&properties)
-}
-
-/// A copy of `object` with the replacement's content and metadata.
-fn replaced<'env>(
-  env: &'env Env,
-  f: &ReplaceFn<'env>,
-  object: &Object<'env>,
-  r: &Replacement,
-  format: Format,
-) -> Result<Object<'env>> {
-  // The metadata as names and values: the helper defines each name on the copy, hidden, in
-  // this order (a repeated name takes its last value, as with properties set in turn).
-  let mut keys = String::new();
-  let mut values = env.create_array(r.meta.len() as u32)?;
-  for (k, (key, value)) in r.meta.iter().enumerate() {
-    debug_assert!(!key.is_empty() && !key.contains(','));
-    if k > 0 {
-      keys.push(',');
-    }
-    keys.push_str(key);
-    let k = k as u32;
-    match value {
-      MetaValue::Bool(b) => values.set(k, *b)?,
-      MetaValue::Number(n) => values.set(k, *n)?,
-      MetaValue::Text(t) => values.set(k, t.as_str())?,
-    }
-  }
-  // A second handle to the caller's object, of the type the helper takes.
-  let original = Object::from_raw(env.raw(), object.raw());
-  f.call(FnArgs::from((original, r.content.clone(), keys, values, format.as_str())))
-}
-
-fn replace_fn(env: &Env) -> Result<ReplaceFn<'_>> {
-  super::instance::instance(env)?.replace.borrow_back(env)
 }
