@@ -1318,6 +1318,21 @@ export interface MessageCacheStats {
   /** Messages of JSON bodies parsed afresh since the last reset. */
   bodyMisses: number
   /**
+   * Messages of JSON bodies found in place since the last reset: the leading messages a body
+   * shares, byte for byte, with one of the last few bodies (the previous request of the same
+   * conversation), taken without scanning, hashing or comparing them one by one. Not counted
+   * in `bodyHits`.
+   */
+  recentBodyHits: number
+  /**
+   * JSON bodies outlined for that (at most 4, the most recent): each holds a copy of its text
+   * and its parsed messages, whether or not the bounds above still hold them. A body over an
+   * eighth of `maxBytes` is not outlined.
+   */
+  recentBodies: number
+  /** The bytes of their texts. */
+  recentBodyBytes: number
+  /**
    * Parsed messages currently findable by their content: a new object equal to a message
    * read before (a server parsing every request afresh gets one for every message it saw)
    * shares its parse and everything derived from it (token counts, file facts, cuts), so only

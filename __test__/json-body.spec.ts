@@ -126,12 +126,20 @@ test('messages seen on an earlier call are found by their text, in a body parsed
   t.is(afterFirst.bodyHits, 0)
   t.is(afterFirst.bodyMisses, messages.length)
   t.true(afterFirst.bodyEntries > 0 && afterFirst.bodyBytes > 0)
-  // The next request: the same history and one more message, as a new string.
+  // The next request: the same history and one more message, as a new string. Its leading
+  // messages are where they were in the previous body: found in place, not even by their text.
   const next = [...messages, { role: 'user', content: 'one more thing' }] as Message[]
   const second = ct.trimByPriorityJson(JSON.stringify(next), options)
   const afterSecond = ct.messageCacheStats()
-  t.is(afterSecond.bodyHits, messages.length)
+  t.is(afterSecond.recentBodyHits, messages.length)
+  t.is(afterSecond.bodyHits, 0)
   t.is(afterSecond.bodyMisses, messages.length + 1)
+  t.is(afterSecond.recentBodies, 1)
+  t.is(afterSecond.recentBodyBytes, Buffer.byteLength(JSON.stringify(next)))
+  // The same messages in another order: found by their text.
+  const reordered = [next[0], ...next.slice(1).reverse()]
+  ct.trimByPriorityJson(JSON.stringify(reordered), options)
+  t.is(ct.messageCacheStats().bodyHits, next.length - 1)
   t.deepEqual(JSON.parse(second.body), JSON.parse(JSON.stringify(ct.trimByPriority(JSON.parse(JSON.stringify(next)), options).messages)))
   t.truthy(first.body)
   // A cache of 0 still trims the same.
@@ -181,12 +189,17 @@ test('bodies seen once hold at most the probation eighth and leave a body that c
   const options = { targetTokens: Math.floor(ct.estimateTokens(messages) / 2) }
   const working = JSON.stringify(messages)
   ct.trimByPriorityJson(working, options)
-  ct.trimByPriorityJson(working, options) // it came back: promoted out of probation
+  // It came back, found in place in the body before (not by its text): promoted out of
+  // probation all the same, so the one-off bodies below do not evict it.
+  const inPlace = ct.messageCacheStats().recentBodyHits
+  ct.trimByPriorityJson(working, options)
+  t.is(ct.messageCacheStats().recentBodyHits - inPlace, messages.length)
   for (let i = 0; i < 40; i++) {
     // A request no one sends twice: every message's bytes are new.
     const once = JSON.stringify(messages.map((m) => ({ ...m, content: typeof m.content === 'string' ? `${m.content} #${i}` : m.content, request: i })))
     ct.trimByPriorityJson(once, options)
   }
+  // Four other bodies came since: its own is no longer outlined, its messages are found by text.
   const held = ct.messageCacheStats()
   const before = held.bodyHits
   ct.trimByPriorityJson(working, options)
@@ -197,4 +210,46 @@ test('bodies seen once hold at most the probation eighth and leave a body that c
   const workingOnly = ct.messageCacheStats().bodyBytes
   t.true(held.bodyBytes - workingOnly <= maxBytes / 8, `${held.bodyBytes - workingOnly} bytes held for bodies seen once`)
   ct.setMessageCacheCapacity(100_000, { maxBytes: 64 << 20 })
+})
+
+test('a body that starts as a recent one is trimmed as on its own: every transcript grown a message at a time, interleaved, as strings and Buffers', (t) => {
+  // Five conversations interleaved (one more than the bodies outlined), each request one
+  // message longer, some with a field after the messages, some with a message changed on the
+  // way: every result equals the result with the cache disabled.
+  const runs = transcripts().slice(0, 5).map(([file, messages], k) => ({ file, messages, k }))
+  const body = (messages: Message[], k: number) =>
+    k % 2 === 0 ? JSON.stringify(messages) : `{"model":"m","messages":${JSON.stringify(messages)},"stream":true}`
+  const requests: Array<{ where: string; text: string; options: { targetTokens: number } }> = []
+  const longest = Math.max(...runs.map((r) => r.messages.length))
+  for (let n = 2; n <= longest; n += 3) {
+    for (const { file, messages, k } of runs) {
+      if (n > messages.length) continue
+      let history = messages.slice(0, n)
+      // Now and then an earlier message is edited in place (a client that rewrites history).
+      if (n % 7 === 0) history = history.map((m, i) => (i === n >> 1 && typeof m.content === 'string' ? { ...m, content: `${m.content} (edited)` } : m))
+      const targetTokens = Math.floor(ct.estimateTokens(history) * (0.3 + 0.1 * (k % 3)))
+      requests.push({ where: `${file} ${n}`, text: body(history, k), options: { targetTokens } })
+    }
+  }
+  const run = (asBuffer: boolean) =>
+    requests.map(({ text, options }) => {
+      const r = ct.trimByPriorityJson(asBuffer ? Buffer.from(text) : text, options)
+      const w = ct.trimWithPlaceholdersJson(asBuffer ? Buffer.from(text) : text, options)
+      return [{ ...r, body: Buffer.from(r.body).toString() }, { ...w, body: Buffer.from(w.body).toString() }]
+    })
+  ct.setMessageCacheCapacity(0)
+  const alone = run(false)
+  ct.setMessageCacheCapacity(100_000)
+  for (const asBuffer of [false, true]) {
+    const before = ct.messageCacheStats().recentBodyHits
+    const got = run(asBuffer)
+    for (let i = 0; i < requests.length; i++) t.deepEqual(got[i], alone[i], `${requests[i].where} ${asBuffer ? 'Buffer' : 'string'}`)
+    t.true(ct.messageCacheStats().recentBodyHits - before > requests.length, 'messages were found in place')
+  }
+  t.true(ct.messageCacheStats().recentBodies <= 4)
+  // A disabled cache outlines nothing.
+  ct.setMessageCacheCapacity(0)
+  ct.trimByPriorityJson(requests[0].text, requests[0].options)
+  t.is(ct.messageCacheStats().recentBodies, 0)
+  ct.setMessageCacheCapacity(100_000)
 })

@@ -66,8 +66,63 @@ pub struct Body<'a> {
   text: &'a str,
   /// Where the messages array sits in `text`.
   array: std::ops::Range<usize>,
+  /// Whether the body is an object (else it is the messages array itself).
+  object: bool,
+  /// Where each message sits in `text`, in order.
+  spans: Vec<std::ops::Range<usize>>,
   /// Each message's JSON text, in order.
   messages: Vec<&'a str>,
+}
+
+/// Where the messages of an earlier body were, with a copy of its text: a later body that
+/// starts with the same bytes (the next request of the same conversation, one turn longer)
+/// has the same messages there, found without scanning them again ([`Body::parse_after`]).
+#[derive(Debug, Default, Clone)]
+pub struct Outline {
+  text: String,
+  array_start: usize,
+  object: bool,
+  spans: Vec<std::ops::Range<usize>>,
+}
+
+impl Outline {
+  /// Makes this the outline of `body`, reusing its allocations.
+  pub fn set(&mut self, body: &Body<'_>) {
+    self.text.clear();
+    self.text.push_str(body.text);
+    self.array_start = body.array.start;
+    self.object = body.object;
+    self.spans.clear();
+    self.spans.extend_from_slice(&body.spans);
+  }
+
+  /// The bytes of the text it holds.
+  pub fn len(&self) -> usize {
+    self.text.len()
+  }
+
+  /// Whether it outlines no body.
+  pub fn is_empty(&self) -> bool {
+    self.text.is_empty()
+  }
+
+  /// How many of its leading messages `text` has at the same place, byte for byte. A message
+  /// that is a number or a literal (not a message, but a body may hold one) must also be
+  /// followed by the same byte: that byte is what ends it.
+  pub fn shared_messages(&self, text: &str) -> usize {
+    let bytes = self.text.as_bytes();
+    let common = common_prefix(text.as_bytes(), bytes);
+    let closed = |s: &std::ops::Range<usize>| matches!(bytes[s.end - 1], b'}' | b']' | b'"');
+    self.spans.partition_point(|s| s.end < common || (s.end == common && closed(s)))
+  }
+}
+
+/// The length of the longest common prefix of `a` and `b`.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+  const CHUNK: usize = 256;
+  let whole = a.chunks(CHUNK).zip(b.chunks(CHUNK)).take_while(|(x, y)| x == y).count() * CHUNK;
+  let whole = whole.min(a.len()).min(b.len());
+  whole + a[whole..].iter().zip(&b[whole..]).take_while(|(x, y)| x == y).count()
 }
 
 impl<'a> Body<'a> {
@@ -84,41 +139,107 @@ impl<'a> Body<'a> {
   /// `INVALID_ARGUMENT` on `body` when the text is not JSON, or is neither an array nor an
   /// object with a `messages` array.
   pub fn parse(text: &'a str) -> Result<Body<'a>> {
-    let invalid = |detail: String| Error::new(ErrorKind::InvalidArgument, "body", detail);
     let mut scan = Scanner { bytes: text.as_bytes(), at: 0 };
     scan.skip_space();
-    let (array, messages) = match scan.peek() {
+    let object = scan.peek() == Some(b'{');
+    let found = match scan.peek() {
       Some(b'[') => {
         let start = scan.at;
-        let messages = scan.array_items().map_err(|e| invalid(e.describe(text)))?;
-        (start..scan.at, messages)
+        scan.array_items().map(|items| Some(Ok((start..scan.at, items))))
       }
-      Some(b'{') => {
-        let found = scan.find_messages().map_err(|e| invalid(e.describe(text)))?;
-        match found {
-          Some(Ok(found)) => found,
-          Some(Err(got)) => return Err(invalid(format!("messages must be an array, got {got}"))),
-          None => {
-            return Err(invalid("must be an array of messages or an object with `messages`".into()))
-          }
-        }
-      }
+      Some(b'{') => scan.find_messages(),
       // Another JSON value: say which; anything else (nothing at all, a stray word) is not
       // JSON.
       Some(b'"' | b'n' | b't' | b'f' | b'-' | b'0'..=b'9') => {
         let got = json_type_name(&text.as_bytes()[scan.at..]);
-        return Err(invalid(format!(
+        return Err(Body::invalid(format!(
           "must be an array of messages or an object with `messages`, got {got}"
         )));
       }
-      _ => return Err(invalid(Malformed(scan.at).describe(text))),
+      _ => Err(Malformed(scan.at)),
+    };
+    Body::finish(text, scan, object, found)
+  }
+
+  /// [`Body::parse`] for a body that may start as one of `known` did: the messages the one
+  /// sharing the most had at the same place ([`Outline::shared_messages`]) are taken from it,
+  /// and the scan resumes after them. Returns the body and, when messages were so taken, which
+  /// outline gave them and how many. The body is the one [`Body::parse`] gives: the bytes up
+  /// to the end of those messages are the ones that outline was scanned from, and a scan reads
+  /// them in order and nothing else.
+  ///
+  /// # Errors
+  ///
+  /// Those of [`Body::parse`].
+  pub fn parse_after(
+    text: &'a str,
+    known: &[&Outline],
+  ) -> Result<(Body<'a>, Option<(usize, usize)>)> {
+    let best = known
+      .iter()
+      .enumerate()
+      .map(|(k, o)| (o.shared_messages(text), k))
+      .max_by_key(|&(shared, k)| (shared, std::cmp::Reverse(k)));
+    let Some((shared, which)) = best.filter(|&(shared, _)| shared > 0) else {
+      return Ok((Body::parse(text)?, None));
+    };
+    let known = known[which];
+    let mut scan = Scanner { bytes: text.as_bytes(), at: known.spans[shared - 1].end };
+    let mut items = known.spans[..shared].to_vec();
+    let found = (|| {
+      if scan.next(b']')? {
+        scan.items(&mut items)?;
+      }
+      let mut found = Some(Ok((known.array_start..scan.at, items)));
+      if known.object && scan.next(b'}')? {
+        scan.members(|scan, key| scan.messages_member(key, &mut found))?;
+      }
+      Ok(found)
+    })();
+    match Body::finish(text, scan, known.object, found) {
+      Ok(body) => Ok((body, Some((which, shared)))),
+      // The error the whole scan reports, from the start.
+      Err(_) => Ok((Body::parse(text)?, None)),
+    }
+  }
+
+  fn invalid(detail: String) -> Error {
+    Error::new(ErrorKind::InvalidArgument, "body", detail)
+  }
+
+  /// The body from what the scan of `text` found, the cursor after the top-level value.
+  fn finish(
+    text: &'a str,
+    mut scan: Scanner<'_>,
+    object: bool,
+    found: Scan<Option<Found>>,
+  ) -> Result<Body<'a>> {
+    let found = found.map_err(|e| Body::invalid(e.describe(text)))?;
+    let (array, spans) = match found {
+      Some(Ok(found)) => found,
+      Some(Err(got)) => return Err(Body::invalid(format!("messages must be an array, got {got}"))),
+      None => {
+        return Err(Body::invalid(
+          "must be an array of messages or an object with `messages`".into(),
+        ))
+      }
     };
     scan.skip_space();
     if scan.at < text.len() {
-      return Err(invalid(Malformed(scan.at).describe(text)));
+      return Err(Body::invalid(Malformed(scan.at).describe(text)));
     }
-    let messages = messages.into_iter().map(|r| &text[r]).collect();
-    Ok(Body { text, array, messages })
+    let messages = spans.iter().map(|r| &text[r.clone()]).collect();
+    Ok(Body { text, array, object, spans, messages })
+  }
+
+  /// The bytes of its text.
+  pub fn len(&self) -> usize {
+    self.text.len()
+  }
+
+  /// Whether its text is empty (never for a parsed body).
+  pub fn is_empty(&self) -> bool {
+    self.text.is_empty()
   }
 
   /// Each message's JSON text, in order.
@@ -135,36 +256,56 @@ impl<'a> Body<'a> {
   ///
   /// Never for a body [`Body::parse`] accepted; an error names the message otherwise.
   pub fn write(&self, plan: &Plan, format: Format) -> Result<String> {
-    let mut out = String::with_capacity(self.text.len());
+    let mut out = String::new();
+    self.write_with(&mut out, plan, |out, i, raw, r| {
+      out.push_str(&rewrite(raw, r, format, i)?);
+      Ok(())
+    })?;
+    Ok(out)
+  }
+
+  /// [`Body::write`] into `out` (emptied first: a buffer kept from call to call), with each
+  /// replaced message written by `replaced(out, index, raw, r)`, which appends [`rewrite`]'s
+  /// text to `out` (or the same text kept from an earlier call).
+  ///
+  /// # Errors
+  ///
+  /// The first error of `replaced`.
+  pub fn write_with(
+    &self,
+    out: &mut String,
+    plan: &Plan,
+    mut replaced: impl FnMut(&mut String, usize, &str, &Replacement) -> Result<()>,
+  ) -> Result<()> {
+    out.clear();
+    out.reserve(self.text.len());
     out.push_str(&self.text[..self.array.start]);
     out.push('[');
     let mut first = true;
     let mut failed = None;
     let indexed: Vec<(usize, &str)> = self.messages.iter().copied().enumerate().collect();
     plan.walk(&indexed, |step| {
-      let piece = match step {
-        Step::Input(_, Action::Drop) => return,
-        Step::Input((_, raw), Action::Keep) => Ok(std::borrow::Cow::Borrowed(*raw)),
-        Step::Input((i, raw), Action::Replace(r)) => rewrite(raw, r, format, *i).map(Into::into),
-        Step::Inserted(m) => {
-          let mut s = String::from("{\"role\":");
-          push_json_string(&mut s, m.role.as_str());
-          s.push_str(",\"content\":");
-          push_json_string(&mut s, &m.content);
-          s.push('}');
-          Ok(s.into())
-        }
-      };
-      match piece {
-        Ok(piece) => {
-          if !first {
-            out.push(',');
+      if matches!(step, Step::Input(_, Action::Drop)) || failed.is_some() {
+        return;
+      }
+      if !first {
+        out.push(',');
+      }
+      first = false;
+      match step {
+        Step::Input(_, Action::Drop) => {}
+        Step::Input((_, raw), Action::Keep) => out.push_str(raw),
+        Step::Input((i, raw), Action::Replace(r)) => {
+          if let Err(e) = replaced(out, *i, raw, r) {
+            failed = Some(e);
           }
-          first = false;
-          out.push_str(&piece);
         }
-        Err(e) => {
-          failed.get_or_insert(e);
+        Step::Inserted(m) => {
+          out.push_str("{\"role\":");
+          push_json_string(out, m.role.as_str());
+          out.push_str(",\"content\":");
+          push_json_string(out, &m.content);
+          out.push('}');
         }
       }
     });
@@ -173,7 +314,7 @@ impl<'a> Body<'a> {
     }
     out.push(']');
     out.push_str(&self.text[self.array.end..]);
-    Ok(out)
+    Ok(())
   }
 }
 
@@ -315,17 +456,35 @@ impl Scanner<'_> {
       self.at += 1;
       return Ok(items);
     }
+    self.items(&mut items)?;
+    Ok(items)
+  }
+
+  /// Skips the items of an array from the cursor on an item to past its closing `]`, adding
+  /// each item's bytes to `items`.
+  fn items(&mut self, items: &mut Vec<std::ops::Range<usize>>) -> Scan<()> {
     loop {
       items.push(self.value()?);
-      self.skip_space();
-      match self.peek() {
-        Some(b',') => self.at += 1,
-        Some(b']') => {
-          self.at += 1;
-          return Ok(items);
-        }
-        _ => return Err(Malformed(self.at)),
+      if !self.next(b']')? {
+        return Ok(());
       }
+    }
+  }
+
+  /// After an array's item or an object's member: true past a `,` (another follows), false
+  /// past the `close` that ends them (`]` or `}`).
+  fn next(&mut self, close: u8) -> Scan<bool> {
+    self.skip_space();
+    match self.peek() {
+      Some(b',') => {
+        self.at += 1;
+        Ok(true)
+      }
+      Some(c) if c == close => {
+        self.at += 1;
+        Ok(false)
+      }
+      _ => Err(Malformed(self.at)),
     }
   }
 
@@ -333,7 +492,7 @@ impl Scanner<'_> {
   /// included), the cursor at its value, and the scanner, which must be left after the value.
   fn object(
     &mut self,
-    mut entry: impl FnMut(&mut Self, std::ops::Range<usize>) -> Scan<()>,
+    entry: impl FnMut(&mut Self, std::ops::Range<usize>) -> Scan<()>,
   ) -> Scan<()> {
     self.at += 1;
     self.skip_space();
@@ -341,6 +500,15 @@ impl Scanner<'_> {
       self.at += 1;
       return Ok(());
     }
+    self.members(entry)
+  }
+
+  /// Skips the members of an object from the cursor before a key to past its closing `}`,
+  /// as [`Scanner::object`] does.
+  fn members(
+    &mut self,
+    mut entry: impl FnMut(&mut Self, std::ops::Range<usize>) -> Scan<()>,
+  ) -> Scan<()> {
     loop {
       self.skip_space();
       if self.peek() != Some(b'"') {
@@ -354,14 +522,8 @@ impl Scanner<'_> {
       if self.at == before {
         self.value()?;
       }
-      self.skip_space();
-      match self.peek() {
-        Some(b',') => self.at += 1,
-        Some(b'}') => {
-          self.at += 1;
-          return Ok(());
-        }
-        _ => return Err(Malformed(self.at)),
+      if !self.next(b'}')? {
+        return Ok(());
       }
     }
   }
@@ -369,26 +531,37 @@ impl Scanner<'_> {
   /// Skips the top-level object (the cursor on its `{`); returns where its last `messages`
   /// array is and its items, or the type of its last `messages` when that is not an array
   /// (a repeated key counts last, as in `JSON.parse`).
-  fn find_messages(&mut self) -> Scan<Option<std::result::Result<Items, &'static str>>> {
-    let bytes = self.bytes;
+  fn find_messages(&mut self) -> Scan<Option<Found>> {
     let mut found = None;
-    self.object(|scan, key| {
-      if &bytes[key] != b"\"messages\"" {
-        return Ok(());
-      }
-      scan.skip_space();
-      found = Some(if scan.peek() == Some(b'[') {
-        let start = scan.at;
-        let items = scan.array_items()?;
-        Ok((start..scan.at, items))
-      } else {
-        Err(json_type_name(&bytes[scan.at..]))
-      });
-      Ok(())
-    })?;
+    self.object(|scan, key| scan.messages_member(key, &mut found))?;
     Ok(found)
   }
+
+  /// The member of the top-level object whose key is `key` (the cursor on its value): a
+  /// `messages` member is skipped and recorded in `found`, any other left to the caller.
+  fn messages_member(
+    &mut self,
+    key: std::ops::Range<usize>,
+    found: &mut Option<Found>,
+  ) -> Scan<()> {
+    if &self.bytes[key] != b"\"messages\"" {
+      return Ok(());
+    }
+    self.skip_space();
+    *found = Some(if self.peek() == Some(b'[') {
+      let start = self.at;
+      let items = self.array_items()?;
+      Ok((start..self.at, items))
+    } else {
+      Err(json_type_name(&self.bytes[self.at..]))
+    });
+    Ok(())
+  }
 }
+
+/// What [`Scanner::find_messages`] finds: the messages array and its items, or the type of
+/// `messages` when it is not an array.
+type Found = std::result::Result<Items, &'static str>;
 
 /// Where an array is, and where each of its items is.
 type Items = (std::ops::Range<usize>, Vec<std::ops::Range<usize>>);
@@ -958,6 +1131,97 @@ mod tests {
     );
     assert!(Body::parse("[[}]").is_err());
     assert!(Body::parse(&"[".repeat(1_000_000)).is_err());
+  }
+
+  /// What [`Body::parse`] gives, to compare: the array, the messages, or the error.
+  fn parsed(
+    r: Result<Body<'_>>,
+  ) -> std::result::Result<(std::ops::Range<usize>, Vec<String>), String> {
+    r.map(|b| (b.array.clone(), b.messages().iter().map(|m| m.to_string()).collect()))
+      .map_err(|e| e.to_string())
+  }
+
+  #[test]
+  fn a_body_parsed_after_another_is_parsed_as_on_its_own() {
+    let outline = |text: &str| {
+      let mut o = Outline::default();
+      o.set(&Body::parse(text).unwrap());
+      o
+    };
+    let m = |i: usize| format!(r#"{{"role":"user","content":"m{i} \"q\" \\"}}"#);
+    let list = |n: usize| (0..n).map(m).collect::<Vec<_>>().join(",");
+    let cases: Vec<(String, Vec<String>)> = vec![
+      // The next turn: one message more, in an array and in an object with fields after it.
+      (
+        format!("[{}]", list(3)),
+        vec![format!("[{}]", list(4)), format!("[{}]", list(3)), format!("[{}]", list(2))],
+      ),
+      (
+        format!(r#"{{"model":"x","messages":[{}],"stream":true}}"#, list(3)),
+        vec![
+          format!(r#"{{"model":"x","messages":[{}],"stream":true}}"#, list(5)),
+          format!(r#"{{"model":"x","messages":[{}]}}"#, list(3)),
+          // A later `messages` key counts, as in JSON.parse.
+          format!(r#"{{"model":"x","messages":[{}],"messages":[{}]}}"#, list(3), list(1)),
+          format!(r#"{{"model":"x","messages":[{}],"messages":7}}"#, list(3)),
+          format!(r#"{{"model":"x","messages":[{}],}}"#, list(3)),
+          format!(r#"{{"model":"y","messages":[{}]}}"#, list(3)),
+        ],
+      ),
+      // Numbers and literals end at the next byte: `12` then `123` is not the same item.
+      (
+        "[12,true,3]".into(),
+        vec![
+          "[123,true,3]".into(),
+          "[12,truex]".into(),
+          "[12,true,34]".into(),
+          "[12,true]".into(),
+          "[12 , true , 3 ]".into(),
+        ],
+      ),
+      // A message changed inside, whitespace, a broken tail, another body altogether.
+      (
+        format!("[{}]", list(3)),
+        vec![
+          format!("[{},{}]", list(2), m(9)),
+          format!("[{} ,\n{}]", list(2), m(2)),
+          format!("[{},", list(3)),
+          format!("[{}] x", list(3)),
+          format!("[{},{{\"role\":1 2}}]", list(3)),
+          "{}".into(),
+          "".into(),
+          format!("[{}]", list(0)),
+        ],
+      ),
+    ];
+    for (before, afters) in &cases {
+      let known = outline(before);
+      for after in afters {
+        let alone = parsed(Body::parse(after));
+        let (again, shared) = match Body::parse_after(after, &[&outline("[]"), &known]) {
+          Ok((body, used)) => (
+            parsed(Ok(body)),
+            used.map_or(0, |(which, n)| {
+              assert_eq!(which, 1);
+              n
+            }),
+          ),
+          Err(e) => (Err(e.to_string()), 0),
+        };
+        assert_eq!(again, alone, "{before} then {after}");
+        assert!(shared <= known.spans.len());
+      }
+    }
+    // The messages found in place are the ones before the first difference.
+    let known = outline(&format!("[{}]", list(3)));
+    let used = |text: &str, known: &[&Outline]| Body::parse_after(text, known).unwrap().1;
+    assert_eq!(used(&format!("[{}]", list(4)), &[&known]), Some((0, 3)));
+    assert_eq!(used(&format!("[{},{}]", list(2), m(9)), &[&known]), Some((0, 2)));
+    assert_eq!(used("[12]", &[&outline("[1]")]), None);
+    // The outline sharing the most gives them; the first of equals.
+    let two = outline(&format!("[{}]", list(2)));
+    assert_eq!(used(&format!("[{}]", list(4)), &[&two, &known, &known]), Some((1, 3)));
+    assert_eq!(used(&format!("[{}]", list(2)), &[&two, &known]), Some((0, 2)));
   }
 
   #[test]

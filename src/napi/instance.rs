@@ -26,6 +26,14 @@
 //!   is not read across the boundary at all: the scan gives its message's id, negated. Two
 //!   generations, each holding at most a quarter of the cache's byte bound in strings.
 //!
+//! - For JSON bodies ([`super::json`]), a map from each message's text to its parsed message,
+//!   and the last few bodies outlined ([`RecentBody`]): where each message sat, with a copy of
+//!   the body's text. The next request of a conversation starts with the same bytes as its
+//!   previous one, so its leading messages are found in place after one comparison of the two
+//!   texts, without scanning, hashing or comparing them one by one; the messages rewritten then
+//!   (a cut, a placeholder) are written again from the same text when their decision did not
+//!   change.
+//!
 //! Admission: a message object seen for the first time goes to a probation map, an eighth of
 //! the bounds; it moves to the main map (the rest of the bounds) when the same object comes
 //! back. A server that parses every request afresh brings objects that never come back: they
@@ -47,7 +55,9 @@ use napi::Env;
 
 use crate::model::format::{Format, Signals};
 use crate::model::generations::GenerationalMap;
-use crate::model::json_body::{MAX_DEPTH, MESSAGE_FIELDS, NESTED_FIELDS, SERIALISED_FIELDS};
+use crate::model::json_body::{
+  Body, Outline, MAX_DEPTH, MESSAGE_FIELDS, NESTED_FIELDS, SERIALISED_FIELDS,
+};
 use crate::model::message::Message;
 
 /// Default bound of the message cache, in messages.
@@ -439,6 +449,8 @@ pub(crate) struct MessageCache {
   entries: Admission<u64, Arc<Cached>>,
   /// The messages of JSON bodies, by their text (see [`ContentKey`]).
   bodies: Admission<ContentKey, Arc<BodyEntry>>,
+  /// The JSON bodies read last, the most recent first (at most [`RECENT_BODIES`]).
+  recent: Vec<RecentBody>,
   /// The messages read from objects, by their content ([`Message::fingerprint`]) and format (an
   /// equal message read in another format would displace it): a fresh object equal to one
   /// read before (a history parsed afresh on every request) reuses its parsed message and
@@ -451,7 +463,51 @@ pub(crate) struct MessageCache {
   misses: u64,
   body_hits: u64,
   body_misses: u64,
+  recent_body_hits: u64,
   content_hits: u64,
+}
+
+/// How many recent JSON bodies the cache outlines ([`RecentBody`]): a server interleaving the
+/// requests of a few conversations finds each one's previous body.
+const RECENT_BODIES: usize = 4;
+
+/// A JSON body read lately: where its messages were, with a copy of its text, and the messages
+/// read there. The next request of its conversation starts with the same bytes, so its leading
+/// messages are found in place, without scanning, hashing or comparing them one by one
+/// ([`Body::parse_after`](crate::model::json_body::Body::parse_after)).
+pub(crate) struct RecentBody {
+  pub outline: Outline,
+  /// Its messages, in order.
+  pub messages: Vec<BodyMessage>,
+  /// Its rewritten messages, by index: the next body rewrites the same message the same way
+  /// when its decision did not change.
+  pub rewrites: Vec<Rewrite>,
+}
+
+/// A message of a body as read.
+#[derive(Clone)]
+pub(crate) struct BodyMessage {
+  /// The message, parsed.
+  pub cached: Arc<Cached>,
+  /// Its text's key in the cache.
+  pub key: ContentKey,
+  /// Whether the cache holds it in its main map: it came back since it was first read. A
+  /// message found in place in a recent body is not looked up by its text, so the first such
+  /// find moves it there ([`MessageCache::came_back`]): the next request of its conversation
+  /// finds it by its text even once the recent bodies no longer hold its body.
+  pub came_back: bool,
+}
+
+/// A message of a body rewritten with a replacement ([`crate::model::json_body::rewrite`]).
+pub(crate) struct Rewrite {
+  /// Its index in the body.
+  pub index: usize,
+  /// The format it was written in.
+  pub format: Format,
+  /// The replacement's content.
+  pub content: String,
+  /// The message written.
+  pub json: String,
 }
 
 /// The probation map's share of the bounds: one part in this many.
@@ -489,6 +545,7 @@ impl MessageCache {
     MessageCache {
       entries: Admission::new(),
       bodies: Admission::new(),
+      recent: Vec::new(),
       contents: Admission::new(),
       capacity: 0,
       max_bytes: 0,
@@ -497,6 +554,7 @@ impl MessageCache {
       misses: 0,
       body_hits: 0,
       body_misses: 0,
+      recent_body_hits: 0,
       content_hits: 0,
     }
   }
@@ -564,11 +622,65 @@ impl MessageCache {
     entry
   }
 
+  /// Moves the message of a JSON body whose text's key is `key` out of probation, if it is
+  /// there: it came back, found in place in a recent body.
+  pub fn came_back(&mut self, key: ContentKey) {
+    self.bodies.get(&key);
+  }
+
   /// Stores the message of a JSON body; `seen` when its text was held before in another
   /// format (it came back).
   pub fn insert_text(&mut self, key: ContentKey, entry: Arc<BodyEntry>, seen: bool) {
     let bytes = entry.text.len() + entry.cached.message.footprint();
     self.bodies.insert(key, entry, bytes, seen);
+  }
+
+  /// Takes out the recent body sharing the most leading messages with `text`, if any, with
+  /// the body parsed ([`Body::parse_after`](crate::model::json_body::Body::parse_after)) and
+  /// how many messages it gave; [`MessageCache::keep_recent`] puts it back.
+  ///
+  /// # Errors
+  ///
+  /// Those of [`Body::parse`](crate::model::json_body::Body::parse).
+  pub fn parse_body<'t>(
+    &mut self,
+    text: &'t str,
+  ) -> crate::error::Result<(Body<'t>, Option<(RecentBody, usize)>)> {
+    let outlines: Vec<&Outline> = self.recent.iter().map(|r| &r.outline).collect();
+    let (body, used) = Body::parse_after(text, &outlines)?;
+    Ok((
+      body,
+      used.map(|(which, shared)| {
+        self.recent_body_hits += shared as u64;
+        (self.recent.remove(which), shared)
+      }),
+    ))
+  }
+
+  /// Outlines `body`, whose messages are `messages` and rewritten ones `rewrites`, as the most recent body, in `slot` (the
+  /// one [`MessageCache::parse_body`] took out) or in the least recent one. Nothing is kept
+  /// while the cache is disabled, or for a body over an eighth of its byte bound.
+  pub fn keep_recent(
+    &mut self,
+    body: &Body<'_>,
+    messages: Vec<BodyMessage>,
+    rewrites: Vec<Rewrite>,
+    slot: Option<RecentBody>,
+  ) {
+    if self.capacity == 0 || body.len() > self.max_bytes / PROBATION_SHARE {
+      return;
+    }
+    let mut slot = match slot {
+      Some(slot) => slot,
+      None if self.recent.len() >= RECENT_BODIES => self.recent.pop().expect("at least one held"),
+      None => {
+        RecentBody { outline: Outline::default(), messages: Vec::new(), rewrites: Vec::new() }
+      }
+    };
+    slot.outline.set(body);
+    slot.messages = messages;
+    slot.rewrites = rewrites;
+    self.recent.insert(0, slot);
   }
 
   /// Its statistics (the main and probation maps together).
@@ -584,6 +696,9 @@ impl MessageCache {
       body_bytes: self.bodies.weight(),
       body_hits: self.body_hits,
       body_misses: self.body_misses,
+      recent_body_hits: self.recent_body_hits,
+      recent_bodies: self.recent.len(),
+      recent_body_bytes: self.recent.iter().map(|r| r.outline.len()).sum(),
       content_entries: self.contents.len(),
       content_bytes: self.contents.weight(),
       content_hits: self.content_hits,
@@ -601,6 +716,8 @@ impl MessageCache {
     self.misses = 0;
     self.body_hits = 0;
     self.body_misses = 0;
+    self.recent.clear();
+    self.recent_body_hits = 0;
     self.content_hits = 0;
   }
 }
@@ -617,6 +734,9 @@ pub(crate) struct MessageCacheFigures {
   pub body_bytes: usize,
   pub body_hits: u64,
   pub body_misses: u64,
+  pub recent_body_hits: u64,
+  pub recent_bodies: usize,
+  pub recent_body_bytes: usize,
   pub content_entries: usize,
   pub content_bytes: usize,
   pub content_hits: u64,
@@ -659,6 +779,38 @@ pub(crate) struct Instance {
   pub option_keys: FunctionRef<super::options::WatchArgs<'static>, Array<'static>>,
   /// The parsed messages.
   pub cache: MessageCache,
+  /// Buffers of the JSON entry points, kept from call to call.
+  pub scratch: Scratch,
+}
+
+/// The buffers a JSON body is read into and written to, kept from call to call: a fresh one
+/// the size of a body costs its pages afresh (the allocator hands large blocks back to the
+/// system), more than the copy itself.
+#[derive(Default)]
+pub(crate) struct Scratch {
+  /// A string body as UTF-8.
+  pub input: Vec<u8>,
+  /// The trimmed body.
+  pub output: String,
+}
+
+/// The largest buffer [`Scratch`] keeps, in bytes.
+const SCRATCH_BYTES: usize = 32 << 20;
+
+impl Scratch {
+  /// Keeps `bytes`' allocation for the next string body, unless it is over [`SCRATCH_BYTES`].
+  pub fn keep_input(&mut self, bytes: Vec<u8>) {
+    if bytes.capacity() <= SCRATCH_BYTES {
+      self.input = bytes;
+    }
+  }
+
+  /// Keeps `text`'s allocation for the next trimmed body, unless it is over [`SCRATCH_BYTES`].
+  pub fn keep_output(&mut self, text: String) {
+    if text.capacity() <= SCRATCH_BYTES {
+      self.output = text;
+    }
+  }
 }
 
 impl Instance {
@@ -703,6 +855,7 @@ pub(crate) fn instance(env: &Env) -> Result<&'static mut Instance> {
       classified: classified.create_ref()?,
       pick: pick.create_ref()?,
       cache: MessageCache::new(),
+      scratch: Scratch::default(),
     };
     state.reset_cache(env, DEFAULT_MESSAGE_CACHE_CAPACITY, DEFAULT_MESSAGE_CACHE_BYTES)?;
     env.set_instance_data(state, (), |_| {})?;

@@ -12,17 +12,17 @@
 use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
-use napi::{Env, JsValue, ValueType};
+use napi::{Env, JsString, JsValue, ValueType};
 use napi_derive::napi;
 
 use super::error;
-use super::instance::{BodyEntry, Cached, ContentKey, MessageCache};
+use super::instance::{BodyEntry, BodyMessage, Cached, ContentKey, MessageCache, Rewrite};
 use super::priority::{trim_op, Strategy};
 use super::read::js_type_name;
 use super::task::Operation;
 use crate::error::{Error as CoreError, ErrorKind, Result as CoreResult};
 use crate::model::format::{detect_from, Format, Signals};
-use crate::model::json_body::{message_view, Body};
+use crate::model::json_body::{message_view, rewrite, Body};
 use crate::model::message::Message;
 use crate::plan::Action;
 
@@ -38,7 +38,7 @@ pub struct TrimJsonResult<'env> {
   /// a string, else a `Buffer` of UTF-8 (typed as the `Uint8Array` it is, so that no Node
   /// types are needed; no string is made: a server sends it as it is).
   #[napi(ts_type = "string | Uint8Array")]
-  pub body: Either<String, BufferSlice<'env>>,
+  pub body: Either<JsString<'env>, BufferSlice<'env>>,
   /// The indices (in the body's messages) of the messages dropped, in order.
   pub dropped: Vec<u32>,
   /// The indices of the messages returned shortened (cut, or replaced by a placeholder).
@@ -106,12 +106,14 @@ fn trim_json<'env>(
   let throw = |e: CoreError| error::throw(env, e);
   let (mut op, format) = trim_op(env, options, strategy, false, None)?;
   let bad_body = |detail: String| throw(CoreError::new(ErrorKind::InvalidArgument, "body", detail));
-  let owned: String;
+  let state = super::instance::instance(env)?;
+  let (cache, scratch) = (&mut state.cache, &mut state.scratch);
+  let mut owned = String::new();
   let borrowed: Uint8ArraySlice;
   let as_string = matches!(body.get_type(), Ok(ValueType::String));
   let text: &str = match body.get_type() {
     Ok(ValueType::String) => {
-      owned = super::read::string_in_one_pass(&body)
+      owned = super::read::string_in_one_pass(&body, std::mem::take(&mut scratch.input))
         .map_err(|e| bad_body(format!("could not be read as UTF-8: {}", e.reason)))?;
       &owned
     }
@@ -126,14 +128,43 @@ fn trim_json<'env>(
       return Err(bad_body(format!("must be a string or a Uint8Array, got {got}")));
     }
   };
-  let parsed = Body::parse(text).map_err(throw)?;
-  let cache = &mut super::instance::instance(env)?.cache;
-  let (messages, format) = read_body(&parsed, cache, format).map_err(throw)?;
+  let (parsed, recent) = cache.parse_body(text).map_err(throw)?;
+  let (mut slot, shared) = match recent {
+    Some((slot, shared)) => (Some(slot), shared),
+    None => (None, 0),
+  };
+  let in_place = slot.as_ref().map_or(&[][..], |s| &s.messages[..shared]);
+  let (messages, format) = read_body(&parsed, in_place, cache, format).map_err(throw)?;
   op.format = format;
-  let refs: Vec<&Message> = messages.iter().map(|c| &c.message).collect();
+  let refs: Vec<&Message> = messages.iter().map(|m| &m.cached.message).collect();
   let output = op.compute(&refs);
   let plan = &output.trim.outcome.plan;
-  let written = parsed.write(plan, format).map_err(throw)?;
+  // A message found in place that was rewritten the same way last time is written as then.
+  // Both are in the order of the messages.
+  let earlier = slot.as_mut().map(|s| std::mem::take(&mut s.rewrites)).unwrap_or_default();
+  let mut earlier = earlier.into_iter().take_while(|w| w.index < shared).peekable();
+  let mut rewrites = Vec::new();
+  let mut written = std::mem::take(&mut scratch.output);
+  parsed
+    .write_with(&mut written, plan, |out, i, raw, r| {
+      while earlier.next_if(|w| w.index < i).is_some() {}
+      let kept =
+        earlier.next_if(|w| w.index == i).filter(|w| w.format == format && w.content == r.content);
+      let rewrite = match kept {
+        Some(w) => w,
+        None => Rewrite {
+          index: i,
+          format,
+          content: r.content.clone(),
+          json: rewrite(raw, r, format, i)?,
+        },
+      };
+      out.push_str(&rewrite.json);
+      rewrites.push(rewrite);
+      Ok(())
+    })
+    .map_err(throw)?;
+  cache.keep_recent(&parsed, messages.clone(), rewrites, slot);
   let indices = |f: fn(&Action) -> bool| -> Vec<u32> {
     (0..plan.actions().len()).filter(|&i| f(plan.action(i))).map(|i| i as u32).collect()
   };
@@ -141,14 +172,22 @@ fn trim_json<'env>(
   // Node runs on a later turn of the event loop, so a loop of calls that never yields held
   // every body it returned (8 GB after 60,000 calls on a 130 KB body).
   let body = if as_string {
-    Either::A(written)
+    Either::A(env.create_string(&written)?)
   } else {
     Either::B(BufferSlice::copy_from(env, written.as_bytes())?)
   };
+  let dropped = indices(|a| matches!(a, Action::Drop));
+  let replaced = indices(|a| matches!(a, Action::Replace(_)));
+  // The buffers are kept for the next call (a body's size again), but not a huge one.
+  drop(parsed);
+  scratch.keep_output(written);
+  if as_string {
+    scratch.keep_input(owned.into_bytes());
+  }
   Ok(TrimJsonResult {
     body,
-    dropped: indices(|a| matches!(a, Action::Drop)),
-    replaced: indices(|a| matches!(a, Action::Replace(_))),
+    dropped,
+    replaced,
     saved_tokens: super::saturate(output.trim.outcome.saved_tokens),
     summary: output.summary.map(|s| s.text),
     over_budget: output.trim.outcome.over_budget,
@@ -156,24 +195,40 @@ fn trim_json<'env>(
   })
 }
 
-/// The parsed messages of a body, in `format` or the detected one: each taken from the cache
-/// by its text when held in that format, else parsed and cached.
+/// The parsed messages of a body, in `format` or the detected one: the leading ones found in
+/// place in a recent body (`in_place`), the others taken from the cache by their text when held
+/// in that format, else parsed and cached.
 fn read_body(
   body: &Body<'_>,
+  in_place: &[BodyMessage],
   cache: &mut MessageCache,
   format: Option<Format>,
-) -> CoreResult<(Vec<Arc<Cached>>, Format)> {
+) -> CoreResult<(Vec<BodyMessage>, Format)> {
   let texts = body.messages();
-  let mut keys = Vec::with_capacity(texts.len());
-  let mut held = Vec::with_capacity(texts.len());
+  let mut held: Vec<Option<BodyMessage>> = Vec::with_capacity(texts.len());
   let mut views = Vec::with_capacity(texts.len());
   let mut signals = Vec::with_capacity(texts.len());
   for (i, text) in texts.iter().enumerate() {
-    let key = ContentKey::of(text);
-    match cache.get_text(key, text) {
-      Some(entry) => {
-        signals.push(entry.cached.signals);
-        held.push(Some(entry));
+    let found = match in_place.get(i) {
+      Some(m) => {
+        if !m.came_back {
+          cache.came_back(m.key);
+        }
+        Some(BodyMessage { came_back: true, ..m.clone() })
+      }
+      None => {
+        let key = ContentKey::of(text);
+        cache.get_text(key, text).map(|e| BodyMessage {
+          cached: Arc::clone(&e.cached),
+          key,
+          came_back: true,
+        })
+      }
+    };
+    match found {
+      Some(m) => {
+        signals.push(m.cached.signals);
+        held.push(Some(m));
         views.push(None);
       }
       None => {
@@ -183,7 +238,6 @@ fn read_body(
         views.push(Some(view));
       }
     }
-    keys.push(key);
   }
   let format = match format {
     Some(f) => f,
@@ -191,9 +245,9 @@ fn read_body(
   };
   let mut out = Vec::with_capacity(texts.len());
   for (i, text) in texts.iter().enumerate() {
-    if let Some(entry) = held[i].take() {
-      if entry.cached.format == format {
-        out.push(Arc::clone(&entry.cached));
+    if let Some(m) = held[i].take() {
+      if m.cached.format == format {
+        out.push(m);
         continue;
       }
     }
@@ -206,8 +260,9 @@ fn read_body(
     let message = format.parse_message(&view, i)?;
     let cached = Arc::new(Cached { format, signals: signals[i], message });
     let entry = BodyEntry { text: (*text).into(), cached: Arc::clone(&cached) };
-    cache.insert_text(keys[i], Arc::new(entry), seen);
-    out.push(cached);
+    let key = ContentKey::of(text);
+    cache.insert_text(key, Arc::new(entry), seen);
+    out.push(BodyMessage { cached, key, came_back: seen });
   }
   Ok((out, format))
 }

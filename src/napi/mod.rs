@@ -220,6 +220,17 @@ pub struct MessageCacheStats {
   pub body_hits: f64,
   /// Messages of JSON bodies parsed afresh since the last reset.
   pub body_misses: f64,
+  /// Messages of JSON bodies found in place since the last reset: the leading messages a body
+  /// shares, byte for byte, with one of the last few bodies (the previous request of the same
+  /// conversation), taken without scanning, hashing or comparing them one by one. Not counted
+  /// in `bodyHits`.
+  pub recent_body_hits: f64,
+  /// JSON bodies outlined for that (at most 4, the most recent): each holds a copy of its text
+  /// and its parsed messages, whether or not the bounds above still hold them. A body over an
+  /// eighth of `maxBytes` is not outlined.
+  pub recent_bodies: u32,
+  /// The bytes of their texts.
+  pub recent_body_bytes: f64,
   /// Parsed messages currently findable by their content: a new object equal to a message
   /// read before (a server parsing every request afresh gets one for every message it saw)
   /// shares its parse and everything derived from it (token counts, file facts, cuts), so only
@@ -264,6 +275,9 @@ pub fn message_cache_stats(env: &Env) -> Result<MessageCacheStats> {
     body_bytes: figures.body_bytes as f64,
     body_hits: figures.body_hits as f64,
     body_misses: figures.body_misses as f64,
+    recent_body_hits: figures.recent_body_hits as f64,
+    recent_bodies: saturate(figures.recent_bodies),
+    recent_body_bytes: figures.recent_body_bytes as f64,
     content_entries: saturate(figures.content_entries),
     content_bytes: figures.content_bytes as f64,
     content_hits: figures.content_hits as f64,

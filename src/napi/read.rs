@@ -440,11 +440,12 @@ pub(crate) fn json_stringify<'env>(
   }
 }
 
-/// A JavaScript string (checked to be one) as UTF-8, converted in one pass: napi's usual
-/// conversion measures the UTF-8 length first (a pass over the string), then writes it. The
-/// buffer is sized for the worst case (3 bytes per UTF-16 unit), so this is for a string read
-/// and dropped within the call (a request body), not one kept.
-pub(crate) fn string_in_one_pass(value: &Unknown<'_>) -> Result<String> {
+/// A JavaScript string (checked to be one) as UTF-8, converted in one pass into `bytes` (its
+/// allocation reused): napi's usual conversion measures the UTF-8 length first (a pass over
+/// the string), then writes it. The buffer is sized for the worst case (3 bytes per UTF-16
+/// unit), so this is for a string read and dropped within the call (a request body), not one
+/// kept.
+pub(crate) fn string_in_one_pass(value: &Unknown<'_>, mut bytes: Vec<u8>) -> Result<String> {
   let env = value.env();
   let mut units = 0usize;
   // SAFETY: `value` is a live string handle of the current call; a null buffer asks for the
@@ -456,7 +457,8 @@ pub(crate) fn string_in_one_pass(value: &Unknown<'_>) -> Result<String> {
     return Err(napi::Error::new(Status::from(status), "could not read the string"));
   }
   let capacity = units.saturating_mul(3).saturating_add(1);
-  let mut bytes: Vec<u8> = Vec::with_capacity(capacity);
+  bytes.clear();
+  bytes.reserve(capacity);
   let mut written = 0usize;
   // SAFETY: `bytes` has room for `capacity` bytes, every UTF-16 unit takes at most 3 bytes of
   // UTF-8 (a surrogate pair, two units, takes 4), and napi writes at most `capacity - 1` of
