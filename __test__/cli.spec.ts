@@ -330,23 +330,24 @@ test.serial('trim writes a valid conversation for every transcript and every str
       t.is(r.after.tokens, ct.estimateTokens(written), label)
       t.is(r.savedTokens, r.before.tokens - r.after.tokens, label)
       t.is(r.overBudget, r.after.tokens > r.budget, label)
-      t.is(r.counts.kept + r.counts.placeholder + r.counts.dropped, messages.length, label)
-      t.is(r.counts.kept + r.counts.placeholder, written.length, label)
+      t.is(r.counts.kept + r.counts.placeholder + r.counts.cut + r.counts.dropped, messages.length, label)
+      t.is(r.counts.kept + r.counts.placeholder + r.counts.cut, written.length, label)
       // Kept messages are written unchanged; the written ones are in input order.
       const kept = r.messages.filter((m: { decision: string }) => m.decision !== 'dropped')
+      // A cut is a copy whose content was cut to head and tail (`_cutTokens`, the cut marker);
+      // a placeholder is any other copy.
+      kept.forEach((m: { decision: string }, j: number) => {
+        if (m.decision === 'cut') t.regex(String(JSON.stringify(written[j].content)), / tokens cut \.\.\.\]/, label)
+      })
       kept.forEach((m: { index: number; decision: string; tokensAfter: number }, j: number) => {
         if (m.decision === 'kept') t.deepEqual(written[j], messages[m.index], label)
         else t.is(written[j].role, messages[m.index].role, label)
         t.is(m.tokensAfter, ct.estimateMessageTokens(written[j]), label)
       })
       if (strategy.at(-1) === 'truncate') t.is(r.counts.dropped, 0, label)
-      if (strategy.at(-1) === 'age' || strategy.at(-1) === 'roles') t.is(r.counts.placeholder, 0, label)
+      if (strategy.at(-1) === 'age' || strategy.at(-1) === 'roles') t.is(r.counts.placeholder + r.counts.cut, 0, label)
       // trimByPriority shortens only by cutting a result to head and tail (rather than dropping it).
-      if (strategy.at(-1) === 'priority') {
-        kept.forEach((m: { decision: string }, j: number) => {
-          if (m.decision !== 'kept') t.regex(String(written[j].content), / tokens cut \.\.\.\]/, label)
-        })
-      }
+      if (strategy.at(-1) === 'priority') t.is(r.counts.placeholder, 0, label)
     }
   }
 })
@@ -447,7 +448,7 @@ test.serial('trim prints a before/after report with a line per message and the v
   t.is(lines[0], `context-trim trim ${SAMPLE}`)
   t.true(lines.includes(`  strategy  priority with placeholders: trimWithPlaceholders`))
   t.true(lines.includes(`  budget    14,738 tokens`))
-  t.true(lines.includes(`  result    ${j.counts.kept} kept · ${j.counts.placeholder} shortened (placeholder or cut) · ${j.counts.dropped} dropped`))
+  t.true(lines.includes(`  result    ${j.counts.kept} kept · ${j.counts.placeholder} placeholder${j.counts.placeholder === 1 ? '' : 's'} · ${j.counts.cut} cut · ${j.counts.dropped} dropped`))
   t.true(lines.includes('Tokens by priority tier, before → after'))
   t.true(lines.includes('valid: validateConversation finds no problem in the trimmed conversation'))
   t.true(lines.includes('nothing written (use -o out.json to write the trimmed conversation)'))

@@ -46,7 +46,7 @@ interface TrimReport {
   before: { messages: number; tokens: number }
   after: { messages: number; tokens: number }
   savedTokens: number
-  counts: { kept: number; placeholder: number; dropped: number }
+  counts: { kept: number; placeholder: number; cut: number; dropped: number }
   byPriority: Array<{ tier: string; before: number; after: number }>
   messages: Array<{ index: number; decision: string; tier: string }>
   valid: boolean
@@ -70,7 +70,7 @@ for (const [label, args] of CASES) {
     const r = await runCliInProcess(['trim', SAMPLE, '--budget', '50%', ...args, '--html', html, '--json'])
     t.is(r.code, 0, r.stderr)
     const report = JSON.parse(r.stdout) as TrimReport
-    t.true(report.counts.dropped + report.counts.placeholder > 0, 'the trim changed something')
+    t.true(report.counts.dropped + report.counts.placeholder + report.counts.cut > 0, 'the trim changed something')
 
     const { context, close } = await launch()
     try {
@@ -97,6 +97,7 @@ for (const [label, args] of CASES) {
       t.is(await card('budget'), n(report.budget))
       t.is(await card('kept'), n(report.counts.kept))
       t.is(await card('placeholder'), n(report.counts.placeholder))
+      t.is(await card('cut'), n(report.counts.cut))
       t.is(await card('dropped'), n(report.counts.dropped))
       t.is(await card('validity'), report.valid ? 'valid' : String(report.problems.length))
 
@@ -119,7 +120,7 @@ for (const [label, args] of CASES) {
       t.true(widths.some((w) => w > 100), 'the bars are drawn')
 
       // The filters show only the messages of one decision.
-      for (const decision of ['kept', 'placeholder', 'dropped'] as const) {
+      for (const decision of ['kept', 'placeholder', 'cut', 'dropped'] as const) {
         await page.click(`button[data-filter="${decision}"]`)
         t.is(await page.locator('#timeline > li.msg:visible').count(), report.counts[decision], decision)
       }

@@ -149,9 +149,7 @@ export function decisionReason(rows, decisions, i, strategy) {
     return k
   }
   const inLastUnit = unitOf(i) === unitOf(last)
-  if (d.decision === 'placeholder' && typeof d.output?._cutTokens === 'number') {
-    return `cut: ${d.output._cutTokens} tokens cut from the middle, so that the unit fits`
-  }
+  if (d.decision === 'cut') return `cut: ${d.output._cutTokens} tokens cut from the middle, so that the unit fits`
   if (strategy !== 'priority') return [d.decision === 'kept' ? 'kept' : d.decision, r.reason, d.note].filter(Boolean).join(': ')
   if (d.decision === 'kept') {
     if (r.role === 'system' || r.role === 'developer') return 'kept: the system prompt is always kept'
@@ -179,7 +177,8 @@ function resultsOf(rows, i) {
 
 /**
  * Runs a strategy of the addon and says, per input message, what happened to it: `kept` (the
- * very object came back), `placeholder` (a copy with new content came back in its place) or
+ * very object came back), `cut` (a copy with its content cut to head and tail, `_cutTokens`,
+ * came back in its place), `placeholder` (a copy with other new content: a placeholder) or
  * `dropped`. `tokens`, when given, are the input messages' tokens (the analysis rows'), which a
  * kept message still has; otherwise each returned message is counted on its own.
  */
@@ -204,7 +203,7 @@ export function runTrim(ct, messages, opts) {
     const i = o[INDEX]
     const kept = o === messages[i]
     decisions[i] = {
-      decision: kept ? 'kept' : 'placeholder',
+      decision: kept ? 'kept' : typeof o._cutTokens === 'number' ? 'cut' : 'placeholder',
       tokensAfter: kept && tokens ? tokens[i] : ct.estimateMessageTokens(o, tokenOptions),
       output: o,
       note: kept ? undefined : placeholderNote(o),

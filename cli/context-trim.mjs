@@ -42,7 +42,8 @@ commands:
   stats     tokens by role, by priority tier and by tool, the largest messages, steps, and the
             files the session touched and modified
   trim      trims to a token budget, writes the result (-o) and reports, per message, whether it
-            was kept, shortened (placeholder or cut) or dropped, with its priority tier and why
+            was kept, replaced by a placeholder, cut to head and tail or dropped, with its
+            priority tier and why
   demo      stats and a trim report for a bundled real agent transcript, and its HTML report
             (written to context-trim-demo-report.html in the temporary folder, or --html FILE)
 ${SIMULATE_HELP}
@@ -362,7 +363,7 @@ function trim(ct, path, options) {
     after: { messages: result.messages.length, tokens: result.totalTokens },
     savedTokens: analysis.totalTokens - result.totalTokens,
     overBudget: result.totalTokens > budget,
-    counts: { kept: count('kept'), placeholder: count('placeholder'), dropped: count('dropped') },
+    counts: { kept: count('kept'), placeholder: count('placeholder'), cut: count('cut'), dropped: count('dropped') },
     byPriority: analysis.classified
       ? tiers(ct)
           .map((t) => {
@@ -395,8 +396,8 @@ function printTrim(report, out, colour) {
   lines.push(`  before    ${pad(plural(report.before.messages, 'message'), 14)} ${pad(num(report.before.tokens), 8, true)} tokens`)
   const fits = report.overBudget ? s.red(`over budget by ${num(report.after.tokens - report.budget)}`) : s.green('within budget')
   lines.push(`  after     ${pad(plural(report.after.messages, 'message'), 14)} ${pad(num(report.after.tokens), 8, true)} tokens  saved ${num(report.savedTokens)} (${pct(report.savedTokens, report.before.tokens)}), ${fits}`)
-  const { kept, placeholder, dropped } = report.counts
-  lines.push(`  result    ${s.green(`${kept} kept`)} · ${s.yellow(`${placeholder} shortened (placeholder or cut)`)} · ${s.red(`${dropped} dropped`)}`)
+  const { kept, placeholder, cut, dropped } = report.counts
+  lines.push(`  result    ${s.green(`${kept} kept`)} · ${s.yellow(`${placeholder} placeholder${placeholder === 1 ? '' : 's'}`)} · ${s.yellow(`${cut} cut`)} · ${s.red(`${dropped} dropped`)}`)
   if (report.byPriority) {
     lines.push('', s.bold('Tokens by priority tier, before → after'))
     if (report.byPriority.length === 0) lines.push(`  ${s.dim('(none)')}`)

@@ -21,7 +21,8 @@ export const TIER_HEX = {
 const NO_TIER = '#94a3b8'
 const DECISIONS = [
   ['kept', 'kept'],
-  ['placeholder', 'shortened (placeholder or cut)'],
+  ['placeholder', 'placeholders'],
+  ['cut', 'cut to head and tail'],
   ['dropped', 'dropped'],
 ]
 
@@ -38,7 +39,7 @@ h2 { font-size: 16px; margin: 28px 0 10px; }
 .card { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 10px 12px; }
 .card .value { display: block; font-size: 22px; font-weight: 650; font-variant-numeric: tabular-nums; }
 .card .label { color: var(--muted); font-size: 12px; }
-.card.kept .value { color: #15803d; } .card.placeholder .value { color: #b45309; } .card.dropped .value { color: #b91c1c; }
+.card.kept .value { color: #15803d; } .card.placeholder .value, .card.cut .value { color: #b45309; } .card.dropped .value { color: #b91c1c; }
 .card.valid .value { color: #15803d; } .card.invalid .value { color: #b91c1c; }
 .card.over .value { color: #b91c1c; }
 .chart { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 12px; overflow-x: auto; }
@@ -62,7 +63,7 @@ ol.timeline { list-style: none; margin: 0; padding: 0 0 0 14px; border-left: 2px
 .role { font-weight: 600; }
 .tier { color: var(--tier); font-size: 12px; font-weight: 600; }
 .badge { font-size: 11px; font-weight: 600; text-transform: uppercase; letter-spacing: .03em; border-radius: 4px; padding: 1px 6px; }
-.badge.kept { background: #dcfce7; color: #166534; } .badge.placeholder { background: #fef3c7; color: #92400e; } .badge.dropped { background: #fee2e2; color: #991b1b; }
+.badge.kept { background: #dcfce7; color: #166534; } .badge.placeholder, .badge.cut { background: #fef3c7; color: #92400e; } .badge.dropped { background: #fee2e2; color: #991b1b; }
 .tokens { margin-left: auto; color: var(--muted); font-variant-numeric: tabular-nums; }
 .why { color: var(--muted); font-size: 12px; margin-top: 2px; }
 .text { margin: 6px 0 0; white-space: pre-wrap; word-break: break-word; font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; max-height: 9.6em; overflow: hidden; }
@@ -150,7 +151,7 @@ function timelineItem(m, original, decision) {
   const tokens = m.decision === 'dropped' ? `${m.tokensBefore.toLocaleString('en-US')} → 0` : `${m.tokensBefore.toLocaleString('en-US')} → ${m.tokensAfter.toLocaleString('en-US')}`
   const what = [m.role, m.tool].filter(Boolean).join(' · ')
   let body
-  if (m.decision === 'placeholder') {
+  if (m.decision === 'placeholder' || m.decision === 'cut') {
     body = `<div class="sent" title="what is sent instead">${esc(textOf(decision.output))}</div><details><summary>original (${m.tokensBefore.toLocaleString('en-US')} tokens)</summary><pre>${esc(text)}</pre></details>`
   } else {
     body = `<div class="text">${esc(clip(text, 600))}</div>${text.length > 600 ? `<details><summary>full text</summary><pre>${esc(text)}</pre></details>` : ''}`

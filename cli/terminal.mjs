@@ -43,7 +43,7 @@ export const TIER_COLOURS = {
   SUMMARIZED: 'gray',
 }
 
-export const DECISION_COLOURS = { kept: 'green', placeholder: 'yellow', dropped: 'red' }
+export const DECISION_COLOURS = { kept: 'green', placeholder: 'yellow', cut: 'yellow', dropped: 'red' }
 
 const EIGHTHS = ['', '▏', '▎', '▍', '▌', '▋', '▊', '▉']
 
