@@ -307,6 +307,80 @@ test.serial('a new object with the content of a message read before shares its p
   }
 })
 
+test.serial('a history larger than probation, first seen whole, is admitted when it comes back', (t) => {
+  // A stateless server started mid-conversation gets a long history at once. It does not fit
+  // probation (an eighth of the bounds), so it evicts itself from there before any of it comes
+  // back; the keys evicted are remembered, so the next request admits it.
+  const defaults = ct.messageCacheStats()
+  try {
+    ct.setMessageCacheCapacity(100_000, { maxBytes: 4_000_000 })
+    const history = transcripts().flatMap(([, messages]) => messages)
+    const text = JSON.stringify(history)
+    const estimate = ct.estimateTokens(JSON.parse(text))
+    ct.estimateTokens(JSON.parse(text)) // came back: admitted to the main maps
+    const before = ct.messageCacheStats()
+    t.is(ct.estimateTokens(JSON.parse(text)), estimate)
+    const after = ct.messageCacheStats()
+    t.is(after.contentHits - before.contentHits, history.length, 'every message found by content')
+    t.true(after.contentBytes > 4_000_000 / 8, `${after.contentBytes} bytes: more than probation holds`)
+  } finally {
+    ct.setMessageCacheCapacity(defaults.capacity, { maxBytes: defaults.maxBytes })
+  }
+})
+
+test.serial('new objects are found at their place in a recent request: beyond what the content index keeps per probe, conversations interleaved', (t) => {
+  // Tool results that share their length, head and tail (the content index's probe, which
+  // keeps four messages each), as a test runner's outputs do; two conversations interleaved,
+  // each request one message longer, a message changed now and then: every output equals the
+  // one without the cache, and from the third request of a conversation on, every message but
+  // the new one is found by content.
+  const defaults = ct.messageCacheStats()
+  const output = (k: number) => `PASS test/suite.test.ts ${'.'.repeat(40)}\ncase ${String(k).padStart(3, '0')} ${'x'.repeat(60)}\n${'.'.repeat(20)}`
+  const conversation = (tag: string): Message[] => [
+    { role: 'system', content: `You run tests (${tag}).` },
+    { role: 'user', content: `Run the suite until it passes, ${tag}.` },
+    ...Array.from({ length: 24 }, (_, k) => [
+      { role: 'assistant', content: null, tool_calls: [{ id: `${tag}${k}`, type: 'function', function: { name: 'bash', arguments: '{"command":"npm test"}' } }] },
+      { role: 'tool', tool_call_id: `${tag}${k}`, content: output(tag === 'a' ? k : 100 + k) },
+    ]).flat(),
+  ] as Message[]
+  try {
+    ct.setMessageCacheCapacity(defaults.capacity, { maxBytes: defaults.maxBytes })
+    const runs = [conversation('a'), conversation('b')]
+    // Two messages were added to each conversation since its request before; now and then a
+    // message of it changed on the way.
+    const requests: Array<{ text: string; options: { targetTokens: number } }> = []
+    for (let n = 6; n <= runs[0].length; n += 2) {
+      for (const history of runs) {
+        const messages = history.slice(0, n)
+        if (n % 10 === 0) messages[3] = { ...messages[3], content: `${messages[3].content} (${n})` }
+        requests.push({ text: JSON.stringify(messages), options: { targetTokens: 0 } })
+      }
+    }
+    ct.setMessageCacheCapacity(0)
+    const expected = requests.map((r) => {
+      r.options.targetTokens = Math.floor(ct.estimateTokens(JSON.parse(r.text)) * 0.5)
+      return withMetadata(ct.trimByPriority(JSON.parse(r.text), r.options).messages)
+    })
+    ct.setMessageCacheCapacity(defaults.capacity, { maxBytes: defaults.maxBytes })
+    let checked = 0
+    requests.forEach(({ text, options }, k) => {
+      const before = ct.messageCacheStats()
+      const got = withMetadata(ct.trimByPriority(JSON.parse(text), options).messages)
+      const after = ct.messageCacheStats()
+      t.deepEqual(got, expected[k], `request ${k}`)
+      // From the third request of a conversation on, only what is new since its request before
+      // (two messages, and a changed one) is read, with the two new in the request before (read
+      // again once: content seen once is not indexed); the rest is found before crossing.
+      if (k >= 4) t.true(after.misses - before.misses <= 5, `request ${k}: ${after.misses - before.misses} read`)
+      checked++
+    })
+    t.true(checked > 20)
+  } finally {
+    ct.setMessageCacheCapacity(defaults.capacity, { maxBytes: defaults.maxBytes })
+  }
+})
+
 test('flagging a held message as a summary is noticed, as any field the reader reads', (t) => {
   const messages: Message[] = [
     { role: 'system', content: 'sys' },

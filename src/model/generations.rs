@@ -73,6 +73,17 @@ impl<K: Hash + Eq, V, S: BuildHasher + Default> GenerationalMap<K, V, S> {
   /// Stores `value` under `key`; returns false, storing nothing, when [`Self::admits`] refuses
   /// its weight. A key already held is replaced.
   pub fn insert(&mut self, key: K, value: V, weight: usize) -> bool {
+    self.insert_evicting(key, value, weight, |_| {})
+  }
+
+  /// [`Self::insert`], calling `evicted` with the key of every entry the insert drops.
+  pub fn insert_evicting(
+    &mut self,
+    key: K,
+    value: V,
+    weight: usize,
+    mut evicted: impl FnMut(K),
+  ) -> bool {
     if !self.admits(weight) {
       return false;
     }
@@ -82,7 +93,9 @@ impl<K: Hash + Eq, V, S: BuildHasher + Default> GenerationalMap<K, V, S> {
     if let Some((_, w)) = self.new.remove(&key) {
       self.new_weight -= w;
     }
-    self.make_room(weight);
+    if let Some(dropped) = self.make_room(weight) {
+      dropped.into_keys().for_each(&mut evicted);
+    }
     self.new_weight += weight;
     self.new.insert(key, (value, weight));
     true
@@ -90,18 +103,24 @@ impl<K: Hash + Eq, V, S: BuildHasher + Default> GenerationalMap<K, V, S> {
 
   /// Makes room for one more entry of `weight` (at most half the weight bound): swaps the
   /// generations if it would take `new` past half a bound, then drops `old` if the map as a
-  /// whole would still pass a bound (an odd or tiny entry bound).
-  fn make_room(&mut self, weight: usize) {
+  /// whole would still pass a bound (an odd or tiny entry bound). Returns what it dropped.
+  fn make_room(&mut self, weight: usize) -> Option<HashMap<K, (V, usize), S>> {
+    let mut dropped = None;
     let full = self.new.len() >= self.max_entries.div_ceil(2)
       || self.new_weight + weight > self.max_weight / 2;
     if full && !self.new.is_empty() {
-      self.old = std::mem::take(&mut self.new);
+      dropped = Some(std::mem::replace(&mut self.old, std::mem::take(&mut self.new)));
       self.old_weight = std::mem::replace(&mut self.new_weight, 0);
     }
     if self.len() >= self.max_entries || self.weight() + weight > self.max_weight {
-      self.old = HashMap::default();
+      let old = std::mem::take(&mut self.old);
       self.old_weight = 0;
+      match &mut dropped {
+        Some(d) => d.extend(old),
+        None => dropped = Some(old),
+      }
     }
+    dropped.filter(|d| !d.is_empty())
   }
 
   /// Entries held.
@@ -142,6 +161,23 @@ mod tests {
   use std::hash::RandomState;
 
   type Map = GenerationalMap<u32, u32, RandomState>;
+
+  #[test]
+  fn an_insert_names_the_keys_it_evicts() {
+    let mut map: GenerationalMap<u32, (), std::hash::RandomState> = GenerationalMap::new(4, 100);
+    let mut evicted = Vec::new();
+    for k in 0..9 {
+      map.insert_evicting(k, (), 1, |key| evicted.push(key));
+    }
+    evicted.sort_unstable();
+    // Two entries a generation: every insert past the fourth drops a generation of two.
+    assert_eq!(evicted, [0, 1, 2, 3, 4, 5]);
+    assert_eq!(map.len() + evicted.len(), 9);
+    // A key held is replaced, not evicted.
+    let mut again = Vec::new();
+    map.insert_evicting(8, (), 1, |key| again.push(key));
+    assert!(again.is_empty());
+  }
 
   #[test]
   fn a_looked_up_entry_survives_the_next_swap() {

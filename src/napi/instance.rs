@@ -24,7 +24,11 @@
 //!   parts and calls, object-valued arguments as their JSON text; no object of the caller's),
 //!   found by a probe (its first text) and compared by value. A new object equal to one of them
 //!   is not read across the boundary at all: the scan gives its message's id, negated. Two
-//!   generations, each holding at most a quarter of the cache's byte bound in strings.
+//!   generations, each holding at most a quarter of the cache's byte bound in strings. The
+//!   finds of the last four scans are kept by position too: the next request of a
+//!   conversation holds the same messages at the same places, so each new object is first
+//!   compared with the find at its place there (no probe to build, no map to look in, and no
+//!   limit of a few messages per probe), then looked up.
 //!
 //! - For JSON bodies ([`super::json`]), a map from each message's text to its parsed message,
 //!   and the last few bodies outlined ([`RecentBody`]): where each message sat, with a copy of
@@ -41,7 +45,9 @@
 //! evict the working set of the callers that do reuse their objects. The content map has the
 //! same bounds and policy: content seen once waits in its probation part, content that comes
 //! back (the next request's copy of the same history) moves to its main part; the JavaScript
-//! index takes only content that came back.
+//! index takes only content that came back. The keys probation evicts before they come back are
+//! remembered alone, so a working set larger than probation (a long history seen whole at
+//! once) is admitted when it comes back instead of evicting itself forever.
 //!
 //! A message mutated in place deeper than what is snapshotted (e.g. a key inside a tool call's
 //! `arguments` object, or a field added to an existing content part or tool call) is not
@@ -288,14 +294,19 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache(FIELDS, NESTED,
   // each holding at most `bound` bytes of strings; a hit in the previous one moves to the
   // current one. 0 disables the index.
   let bound = 0;
-  let current = new Map(), previous = new Map(), currentBytes = 0;
+  let current = new Map(), previous = new Map(), currentBytes = 0, generation = 0;
+  // Indexes `entry` under `probe` in the current generation (each entry knows its probe and
+  // the generation it was last indexed in).
   function index(probe, entry) {
     if (entry.bytes > bound) return;
     if (currentBytes + entry.bytes > bound) {
       previous = current;
       current = new Map();
       currentBytes = 0;
+      generation++;
     }
+    entry.probe = probe;
+    entry.generation = generation;
     const list = current.get(probe);
     if (list === undefined) current.set(probe, [entry]);
     else {
@@ -304,22 +315,31 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache(FIELDS, NESTED,
     }
     currentBytes += entry.bytes;
   }
+  // The entries the last few scans found by content, by position (a request and the next one
+  // of the same conversation hold the same messages at the same places), the latest first.
+  let recents = [];
+  let latest = null, latestElements = null;
+  // The find of scan `r` at place `i` if `m` has its content, else null.
+  function atPlace(r, i, m) {
+    const e = i < r.length ? r[i] : undefined;
+    return e !== undefined && sameContent(m, e.snap) ? e : null;
+  }
   function lookUp(m) {
     const probe = probeOf(m);
     const list = current.get(probe);
     if (list !== undefined) {
-      for (const e of list) if (sameContent(m, e.snap)) return e.id;
+      for (const e of list) if (sameContent(m, e.snap)) return e;
     }
     const old = previous.get(probe);
     if (old !== undefined) {
       for (const e of old) {
         if (sameContent(m, e.snap)) {
           index(probe, e);
-          return e.id;
+          return e;
         }
       }
     }
-    return 0;
+    return null;
   }
   return {
     // Sets the content index's bound (bytes of strings per generation) and empties it.
@@ -328,6 +348,8 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache(FIELDS, NESTED,
       current = new Map();
       previous = new Map();
       currentBytes = 0;
+      recents = [];
+      latest = latestElements = null;
     },
     // [ids, elements]: for each message its cache id if it is remembered and unchanged (or,
     // negated, the id of a message with its content, from the content index), else 0; and a
@@ -343,6 +365,9 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache(FIELDS, NESTED,
       } catch {
         return [new Float64Array(0), null];
       }
+      // `recent`: the recent scan whose finds the messages match at their places, so far.
+      let recent = null;
+      const found = bound > 0 ? new Array(ids.length) : null;
       for (let i = 0; i < ids.length; i++) {
         let m;
         try {
@@ -356,11 +381,26 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache(FIELDS, NESTED,
         try {
           const e = seen.get(m);
           if (e !== undefined && same(m, e.snapshot)) ids[i] = e.id;
-          else if (bound > 0) {
-            const id = lookUp(m);
-            if (id !== 0) ids[i] = -id;
+          else if (found !== null) {
+            let entry = recent !== null ? atPlace(recent, i, m) : null;
+            for (let k = 0; entry === null && k < recents.length; k++) {
+              if (recents[k] !== recent && (entry = atPlace(recents[k], i, m)) !== null) recent = recents[k];
+            }
+            // Found at its place: kept in the index's current generation, as a find there is.
+            if (entry === null) entry = lookUp(m);
+            else if (entry.generation !== generation) index(entry.probe, entry);
+            if (entry !== null) {
+              ids[i] = -entry.id;
+              found[i] = entry;
+            }
           }
         } catch {}
+      }
+      if (found !== null) {
+        // This scan's finds lead the recent ones, in place of the one it followed.
+        recents = [found, ...recents.filter((r) => r !== recent)].slice(0, 4);
+        latest = found;
+        latestElements = elements;
       }
       return [ids, elements];
     },
@@ -373,7 +413,9 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache(FIELDS, NESTED,
           seen.set(m, { id: ids[k], snapshot: snapshot(m) });
           if (bound > 0 && again[k] === 1) {
             const { out, bytes } = recordMessage(m);
-            index(probeOf(m), { id: ids[k], snap: out, bytes });
+            const entry = { id: ids[k], snap: out, bytes };
+            index(probeOf(m), entry);
+            if (objects === latestElements) latest[indices ? indices[k] : k] = entry;
           }
         } catch {}
       }
@@ -393,15 +435,27 @@ pub(crate) struct Cached {
 
 /// A main map and its probation map: an entry seen for the first time goes to probation (an
 /// eighth of the bounds) and moves to the main map when it is asked for again (see the module
-/// docs).
+/// docs). The keys probation evicted before they were asked for again are remembered alone
+/// (ghosts, a key each, at most a quarter of the entry bound): one stored again is admitted to
+/// the main map, since it came back. A working set larger than probation (a long history
+/// first seen whole, e.g. by a server started mid-conversation) evicts itself from probation
+/// before any of it comes back; without the ghosts it would never be admitted.
 pub(crate) struct Admission<K, V> {
   main: GenerationalMap<K, V, rustc_hash::FxBuildHasher>,
   probation: GenerationalMap<K, V, rustc_hash::FxBuildHasher>,
+  ghosts: GenerationalMap<K, (), rustc_hash::FxBuildHasher>,
 }
+
+/// The ghosts' share of the entry bound: one part in this many.
+const GHOST_SHARE: usize = 4;
 
 impl<K: std::hash::Hash + Eq + Clone, V: Clone> Admission<K, V> {
   fn new() -> Self {
-    Admission { main: GenerationalMap::new(0, 0), probation: GenerationalMap::new(0, 0) }
+    Admission {
+      main: GenerationalMap::new(0, 0),
+      probation: GenerationalMap::new(0, 0),
+      ghosts: GenerationalMap::new(0, 0),
+    }
   }
 
   /// The value of `key`, if held (moved out of probation: it came back).
@@ -416,11 +470,15 @@ impl<K: std::hash::Hash + Eq + Clone, V: Clone> Admission<K, V> {
   /// Stores a value; `seen` sends it to the main map (it was read before), else it goes to
   /// probation unless it is too heavy for it. False when nothing was stored.
   fn insert(&mut self, key: K, value: V, weight: usize, seen: bool) -> bool {
+    let seen = seen || self.ghosts.remove(&key).is_some();
     // A key is held in one map only: a stale value in the other would shadow this one (the
     // main map is looked in first) or come back after it.
     if !seen && self.probation.admits(weight) {
       self.main.remove(&key);
-      self.probation.insert(key, value, weight)
+      let ghosts = &mut self.ghosts;
+      self.probation.insert_evicting(key, value, weight, |k| {
+        ghosts.insert(k, (), 1);
+      })
     } else {
       self.probation.remove(&key);
       self.main.insert(key, value, weight)
@@ -432,6 +490,8 @@ impl<K: std::hash::Hash + Eq + Clone, V: Clone> Admission<K, V> {
       (capacity / PROBATION_SHARE, max_bytes / PROBATION_SHARE);
     self.probation.reset(probation_entries, probation_bytes);
     self.main.reset(capacity - probation_entries, max_bytes - probation_bytes);
+    let ghosts = if max_bytes == 0 { 0 } else { capacity / GHOST_SHARE };
+    self.ghosts.reset(ghosts, ghosts);
   }
 
   fn len(&self) -> usize {

@@ -215,7 +215,9 @@ fn read_all<'env>(
         (entry, false)
       }
     };
-    let id = cache.insert(Arc::clone(&entry), seen);
+    // Content that came back is the working set: its id (which the JavaScript index keeps)
+    // goes to the main map, even for a new object.
+    let id = cache.insert(Arc::clone(&entry), seen || again);
     if id != 0 {
       fresh.push(Fresh { index: i, id, again });
     }
