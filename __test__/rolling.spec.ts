@@ -1,3 +1,6 @@
+import { spawnSync } from 'node:child_process'
+import { createRequire } from 'node:module'
+
 import test from 'ava'
 import type { ExecutionContext } from 'ava'
 
@@ -5,6 +8,8 @@ import { DEFAULT_CONFIG, RollingContext, countTokens, estimateTokens, truncateOl
 import type { Message, ResolvedTruncationConfig, TruncationConfig } from '../index.js'
 import { replay, transcriptPath } from '../examples/rolling-context-chat-handler.js'
 import { snapshot, transcript, transcripts } from './helpers.js'
+
+const require = createRequire(import.meta.url)
 
 /** About 8 tokens a line, unique to `seed`: no two outputs share a 40-character span. */
 function big(seed: string, lines = 30): string {
@@ -199,6 +204,48 @@ test('the placeholder fills {age} and {tokens} and the copy keeps every other fi
   t.is(out[2]._truncatedAt, 6)
   t.false(JSON.stringify(out[2]).includes('_truncatedAt'))
   t.not(out[2], messages[2])
+})
+
+test('a copy is its original field for field: an own __proto__ key as data, a field named as metadata hidden under the metadata, earlier metadata carried', (t) => {
+  const messages = conversation(7, (k) => big(`out${k}`))
+  // An own `__proto__` key (JSON.parse makes one): copied as data, never as the prototype.
+  messages[2] = JSON.parse(JSON.stringify({ ...messages[2], z: 1 }).replace('"z":1', '"__proto__":{"polluted":true}'))
+  // A field of the caller's with a metadata name, before `content` in key order.
+  messages[4] = { role: 'tool', tool_call_id: '2', _truncatedAt: 'mine', content: big('out2'), name: 'read_file' } as Message
+  // Metadata an earlier pass hid on the object.
+  const earlier = truncateOldToolOutputs(conversation(7, (k) => big(`out${k}`)), { maxAge: 0 })[6]
+  messages[6] = earlier
+  const out = run(t, messages, { maxAge: 1 })
+  t.true(Object.prototype.hasOwnProperty.call(out[2], '__proto__'))
+  t.is(Object.getPrototypeOf(out[2]), Object.prototype)
+  t.deepEqual(Object.keys(out[2]), Object.keys(messages[2]))
+  t.is(({} as Record<string, unknown>).polluted, undefined)
+  // The metadata wins, hidden; the other fields keep their order, content in its place.
+  t.is(out[4]._truncatedAt, 5)
+  t.false(Object.prototype.propertyIsEnumerable.call(out[4], '_truncatedAt'))
+  t.deepEqual(Object.keys(out[4]), ['role', 'tool_call_id', 'content', 'name'])
+  t.is(messages[4]._truncatedAt as unknown, 'mine')
+  // A copy of a copy keeps the hidden metadata of the first pass it does not set again.
+  t.is(out[6]._originalLength, earlier._originalLength)
+  t.false(JSON.stringify(out[6]).includes('_originalLength'))
+})
+
+test('a copy is the same with a frozen Object.prototype (a hardened realm), where fields are defined, not assigned', (t) => {
+  const script = `
+    Object.freeze(Object.prototype)
+    const ct = require(${JSON.stringify(require.resolve('../index.js'))})
+    const long = Array.from({ length: 40 }, (_, i) => 'line ' + i + ' of the output').join('\\n')
+    const messages = [{ role: 'user', content: 'go' }]
+    for (let k = 1; k <= 7; k++) {
+      messages.push({ role: 'assistant', content: null, tool_calls: [{ id: String(k), type: 'function', function: { name: 'read_file', arguments: '{}' } }] })
+      messages.push({ role: 'tool', tool_call_id: String(k), toString: 'a field', content: long })
+    }
+    const out = ct.truncateOldToolOutputs(messages, { maxAge: 1 })
+    process.stdout.write(JSON.stringify({ keys: Object.keys(out[2]), toString: out[2].toString, age: out[2]._truncatedAt, copied: out[2] !== messages[2] }))
+  `
+  const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' })
+  t.is(r.status, 0, r.stderr)
+  t.deepEqual(JSON.parse(r.stdout), { keys: ['role', 'tool_call_id', 'toString', 'content'], toString: 'a field', age: 6, copied: true })
 })
 
 test('partial configs merge with DEFAULT_CONFIG, which is exported and typed', (t) => {
