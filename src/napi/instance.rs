@@ -318,7 +318,12 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache(FIELDS, NESTED,
   // The entries the last few scans found by content, by position (a request and the next one
   // of the same conversation hold the same messages at the same places), the latest first.
   let recents = [];
-  let latest = null, latestElements = null;
+  // The last scan's finds, the elements it read and the recent scan they followed.
+  let latest = null, latestElements = null, latestFollowed = null;
+  // Puts the finds `r` first among the recent ones, in place of `followed`.
+  function lead(r, followed) {
+    recents = [r, ...recents.filter((x) => x !== followed && x !== r)].slice(0, 4);
+  }
   // The find of scan `r` at place `i` if `m` has its content, else null.
   function atPlace(r, i, m) {
     const e = i < r.length ? r[i] : undefined;
@@ -349,7 +354,7 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache(FIELDS, NESTED,
       previous = new Map();
       currentBytes = 0;
       recents = [];
-      latest = latestElements = null;
+      latest = latestElements = latestFollowed = null;
     },
     // [ids, elements]: for each message its cache id if it is remembered and unchanged (or,
     // negated, the id of a message with its content, from the content index), else 0; and a
@@ -365,9 +370,9 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache(FIELDS, NESTED,
       } catch {
         return [new Float64Array(0), null];
       }
-      // `recent`: the recent scan whose finds the messages match at their places, so far.
-      let recent = null;
-      const found = bound > 0 ? new Array(ids.length) : null;
+      // `recent`: the recent scan whose finds the messages match at their places, so far;
+      // `found`: this scan's finds by content, made when a message is not found by identity.
+      let recent = null, found = null, any = false;
       for (let i = 0; i < ids.length; i++) {
         let m;
         try {
@@ -381,7 +386,8 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache(FIELDS, NESTED,
         try {
           const e = seen.get(m);
           if (e !== undefined && same(m, e.snapshot)) ids[i] = e.id;
-          else if (found !== null) {
+          else if (bound > 0) {
+            if (found === null) found = new Array(ids.length);
             let entry = recent !== null ? atPlace(recent, i, m) : null;
             for (let k = 0; entry === null && k < recents.length; k++) {
               if (recents[k] !== recent && (entry = atPlace(recents[k], i, m)) !== null) recent = recents[k];
@@ -392,16 +398,17 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache(FIELDS, NESTED,
             if (entry !== null) {
               ids[i] = -entry.id;
               found[i] = entry;
+              any = true;
             }
           }
         } catch {}
       }
-      if (found !== null) {
-        // This scan's finds lead the recent ones, in place of the one it followed.
-        recents = [found, ...recents.filter((r) => r !== recent)].slice(0, 4);
-        latest = found;
-        latestElements = elements;
-      }
+      // The messages read afresh whose content came back join `found` (remember): a scan that
+      // found nothing yet leads the recent ones from then.
+      latest = found;
+      latestElements = found !== null ? elements : null;
+      latestFollowed = recent;
+      if (any) lead(found, recent);
       return [ids, elements];
     },
     // Remembers objects[indices[k]] (or objects[k] without indices) under ids[k]; those whose
@@ -415,7 +422,10 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache(FIELDS, NESTED,
             const { out, bytes } = recordMessage(m);
             const entry = { id: ids[k], snap: out, bytes };
             index(probeOf(m), entry);
-            if (objects === latestElements) latest[indices ? indices[k] : k] = entry;
+            if (objects === latestElements) {
+              latest[indices ? indices[k] : k] = entry;
+              if (recents[0] !== latest) lead(latest, latestFollowed);
+            }
           }
         } catch {}
       }
