@@ -86,10 +86,14 @@ pub struct Outline {
 }
 
 impl Outline {
-  /// Makes this the outline of `body`, reusing its allocations.
-  pub fn set(&mut self, body: &Body<'_>) {
-    self.text.clear();
-    self.text.push_str(body.text);
+  /// Makes this the outline of `body`, reusing its allocations; `shared` is how many messages
+  /// `body` shares with it ([`Outline::shared_messages`]): the text up to their end is already
+  /// the same, and is not copied again.
+  pub fn set(&mut self, body: &Body<'_>, shared: usize) {
+    let same = shared.checked_sub(1).map_or(0, |last| self.spans[last].end);
+    debug_assert_eq!(self.text.as_bytes()[..same], body.text.as_bytes()[..same]);
+    self.text.truncate(same);
+    self.text.push_str(&body.text[same..]);
     self.array_start = body.array.start;
     self.object = body.object;
     self.spans.clear();
@@ -97,13 +101,8 @@ impl Outline {
   }
 
   /// The bytes of the text it holds.
-  pub fn len(&self) -> usize {
+  pub fn text_len(&self) -> usize {
     self.text.len()
-  }
-
-  /// Whether it outlines no body.
-  pub fn is_empty(&self) -> bool {
-    self.text.is_empty()
   }
 
   /// How many of its leading messages `text` has at the same place, byte for byte. A message
@@ -233,13 +232,8 @@ impl<'a> Body<'a> {
   }
 
   /// The bytes of its text.
-  pub fn len(&self) -> usize {
+  pub fn text_len(&self) -> usize {
     self.text.len()
-  }
-
-  /// Whether its text is empty (never for a parsed body).
-  pub fn is_empty(&self) -> bool {
-    self.text.is_empty()
   }
 
   /// Each message's JSON text, in order.
@@ -1145,7 +1139,7 @@ mod tests {
   fn a_body_parsed_after_another_is_parsed_as_on_its_own() {
     let outline = |text: &str| {
       let mut o = Outline::default();
-      o.set(&Body::parse(text).unwrap());
+      o.set(&Body::parse(text).unwrap(), 0);
       o
     };
     let m = |i: usize| format!(r#"{{"role":"user","content":"m{i} \"q\" \\"}}"#);
@@ -1210,6 +1204,13 @@ mod tests {
         };
         assert_eq!(again, alone, "{before} then {after}");
         assert!(shared <= known.spans.len());
+        // Outlining the new body over the old one keeps only the text they share.
+        if let Ok(body) = Body::parse(after) {
+          let mut over = known.clone();
+          over.set(&body, shared);
+          assert_eq!(over.text, *after);
+          assert_eq!(over.spans, outline(after).spans);
+        }
       }
     }
     // The messages found in place are the ones before the first difference.

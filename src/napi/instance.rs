@@ -453,18 +453,21 @@ pub(crate) struct Cached {
 pub(crate) struct Admission<K, V> {
   main: GenerationalMap<K, V, rustc_hash::FxBuildHasher>,
   probation: GenerationalMap<K, V, rustc_hash::FxBuildHasher>,
-  ghosts: GenerationalMap<K, (), rustc_hash::FxBuildHasher>,
+  /// `None` for keys that are never stored twice (the identity map's ids).
+  ghosts: Option<GenerationalMap<K, (), rustc_hash::FxBuildHasher>>,
 }
 
 /// The ghosts' share of the entry bound: one part in this many.
 const GHOST_SHARE: usize = 4;
 
 impl<K: std::hash::Hash + Eq + Clone, V: Clone> Admission<K, V> {
-  fn new() -> Self {
+  /// An empty admission; `ghosts` when a key evicted from probation may be stored again (a
+  /// text, a content fingerprint), not for keys made once (ids).
+  fn new(ghosts: bool) -> Self {
     Admission {
       main: GenerationalMap::new(0, 0),
       probation: GenerationalMap::new(0, 0),
-      ghosts: GenerationalMap::new(0, 0),
+      ghosts: ghosts.then(|| GenerationalMap::new(0, 0)),
     }
   }
 
@@ -480,15 +483,17 @@ impl<K: std::hash::Hash + Eq + Clone, V: Clone> Admission<K, V> {
   /// Stores a value; `seen` sends it to the main map (it was read before), else it goes to
   /// probation unless it is too heavy for it. False when nothing was stored.
   fn insert(&mut self, key: K, value: V, weight: usize, seen: bool) -> bool {
-    let seen = seen || self.ghosts.remove(&key).is_some();
+    let seen = seen || self.ghosts.as_mut().is_some_and(|g| g.remove(&key).is_some());
     // A key is held in one map only: a stale value in the other would shadow this one (the
     // main map is looked in first) or come back after it.
     if !seen && self.probation.admits(weight) {
       self.main.remove(&key);
-      let ghosts = &mut self.ghosts;
-      self.probation.insert_evicting(key, value, weight, |k| {
-        ghosts.insert(k, (), 1);
-      })
+      match &mut self.ghosts {
+        Some(ghosts) => self.probation.insert_evicting(key, value, weight, |k| {
+          ghosts.insert(k, (), 1);
+        }),
+        None => self.probation.insert(key, value, weight),
+      }
     } else {
       self.probation.remove(&key);
       self.main.insert(key, value, weight)
@@ -500,8 +505,10 @@ impl<K: std::hash::Hash + Eq + Clone, V: Clone> Admission<K, V> {
       (capacity / PROBATION_SHARE, max_bytes / PROBATION_SHARE);
     self.probation.reset(probation_entries, probation_bytes);
     self.main.reset(capacity - probation_entries, max_bytes - probation_bytes);
-    let ghosts = if max_bytes == 0 { 0 } else { capacity / GHOST_SHARE };
-    self.ghosts.reset(ghosts, ghosts);
+    if let Some(ghosts) = &mut self.ghosts {
+      let bound = if max_bytes == 0 { 0 } else { capacity / GHOST_SHARE };
+      ghosts.reset(bound, bound);
+    }
   }
 
   fn len(&self) -> usize {
@@ -613,10 +620,10 @@ impl MessageCache {
   /// An empty cache holding nothing until [`Instance::reset_cache`] sets its bounds.
   fn new() -> Self {
     MessageCache {
-      entries: Admission::new(),
-      bodies: Admission::new(),
+      entries: Admission::new(false),
+      bodies: Admission::new(true),
       recent: Vec::new(),
-      contents: Admission::new(),
+      contents: Admission::new(true),
       capacity: 0,
       max_bytes: 0,
       next_id: 1,
@@ -727,27 +734,30 @@ impl MessageCache {
     ))
   }
 
-  /// Outlines `body`, whose messages are `messages` and rewritten ones `rewrites`, as the most recent body, in `slot` (the
-  /// one [`MessageCache::parse_body`] took out) or in the least recent one. Nothing is kept
-  /// while the cache is disabled, or for a body over an eighth of its byte bound.
+  /// Outlines `body`, whose messages are `messages` and rewritten ones `rewrites`, as the most
+  /// recent body, in the slot [`MessageCache::parse_body`] took out (with the messages it
+  /// shared) or in the least recent one. Nothing is kept while the cache is disabled, or for a
+  /// body over an eighth of its byte bound.
   pub fn keep_recent(
     &mut self,
     body: &Body<'_>,
     messages: Vec<BodyMessage>,
     rewrites: Vec<Rewrite>,
-    slot: Option<RecentBody>,
+    slot: Option<(RecentBody, usize)>,
   ) {
-    if self.capacity == 0 || body.len() > self.max_bytes / PROBATION_SHARE {
+    if self.capacity == 0 || body.text_len() > self.max_bytes / PROBATION_SHARE {
       return;
     }
-    let mut slot = match slot {
+    let (mut slot, shared) = match slot {
       Some(slot) => slot,
-      None if self.recent.len() >= RECENT_BODIES => self.recent.pop().expect("at least one held"),
+      None if self.recent.len() >= RECENT_BODIES => {
+        (self.recent.pop().expect("at least one held"), 0)
+      }
       None => {
-        RecentBody { outline: Outline::default(), messages: Vec::new(), rewrites: Vec::new() }
+        (RecentBody { outline: Outline::default(), messages: Vec::new(), rewrites: Vec::new() }, 0)
       }
     };
-    slot.outline.set(body);
+    slot.outline.set(body, shared);
     slot.messages = messages;
     slot.rewrites = rewrites;
     self.recent.insert(0, slot);
@@ -768,7 +778,7 @@ impl MessageCache {
       body_misses: self.body_misses,
       recent_body_hits: self.recent_body_hits,
       recent_bodies: self.recent.len(),
-      recent_body_bytes: self.recent.iter().map(|r| r.outline.len()).sum(),
+      recent_body_bytes: self.recent.iter().map(|r| r.outline.text_len()).sum(),
       content_entries: self.contents.len(),
       content_bytes: self.contents.weight(),
       content_hits: self.content_hits,

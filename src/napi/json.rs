@@ -164,7 +164,8 @@ fn trim_json<'env>(
       Ok(())
     })
     .map_err(throw)?;
-  cache.keep_recent(&parsed, messages.clone(), rewrites, slot);
+  drop(refs);
+  cache.keep_recent(&parsed, messages, rewrites, slot.map(|slot| (slot, shared)));
   let indices = |f: fn(&Action) -> bool| -> Vec<u32> {
     (0..plan.actions().len()).filter(|&i| f(plan.action(i))).map(|i| i as u32).collect()
   };

@@ -445,8 +445,8 @@ pub(crate) fn json_stringify<'env>(
 /// A JavaScript string (checked to be one) as UTF-8, converted in one pass into `bytes` (its
 /// allocation reused): napi's usual conversion measures the UTF-8 length first (a pass over
 /// the string), then writes it. The buffer is sized for the worst case (3 bytes per UTF-16
-/// unit), so this is for a string read and dropped within the call (a request body), not one
-/// kept.
+/// unit): this is for a request body, read within the call into a buffer kept for the next one,
+/// not for a string whose bytes are kept.
 pub(crate) fn string_in_one_pass(value: &Unknown<'_>, mut bytes: Vec<u8>) -> Result<String> {
   let env = value.env();
   let mut units = 0usize;
