@@ -100,6 +100,13 @@ impl Plan {
     Plan { actions: vec![Action::Keep; n], inserted: Vec::new() }
   }
 
+  /// Extends the plan to `n` messages, the new ones kept (for a conversation that grew).
+  pub fn extend_kept(&mut self, n: usize) {
+    if n > self.actions.len() {
+      self.actions.resize(n, Action::Keep);
+    }
+  }
+
   /// Adds `message` before input message `i` (after every message before `i` that is
   /// returned), or at the end when `i` is the number of messages or more. A message inserted
   /// before a dropped message stays: it goes where that message would have been.
@@ -148,6 +155,11 @@ impl Plan {
     if let Some(a) = self.actions.get_mut(i) {
       *a = Action::Drop;
     }
+  }
+
+  /// Keeps message `i` as it is (e.g. a dropped one whose unit comes back).
+  pub fn keep(&mut self, i: usize) {
+    self.actions[i] = Action::Keep;
   }
 
   /// Keeps every message of unit `u` as it is.

@@ -27,6 +27,7 @@
 //! policy that rewrites history.
 
 use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
 use crate::analysis::supersession::Supersessions;
 use crate::error::{Error, Result};
@@ -36,7 +37,7 @@ use crate::model::message::{quote, Message, Role};
 use crate::model::tokens::{message_tokens, Encoding};
 use crate::plan::{Action, MetaValue, Plan};
 use crate::strategy::cache_policy::{fit_window, CachePolicy, CachePolicyOptions, Decision};
-use crate::strategy::dedup::{deduplicate, DedupOptions};
+use crate::strategy::dedup::{deduplicate, deduplicate_since, DedupOptions};
 
 /// Prompt-cache prices, in US dollars per million input tokens.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -290,17 +291,18 @@ pub fn simulate(messages: &[&Message], options: &SimulateOptions) -> Result<Simu
     }
     let conv = Conversation::with_layout(messages[..end].to_vec(), options.encoding, &layout)
       .with_format(options.format);
-    let conv = match &mut supersessions {
+    let (conv, revision) = match &mut supersessions {
       Some(known) => {
         while known.len() < end {
           known.push(&conv);
         }
-        conv.with_supersessions(known)
+        let revision = known.revision();
+        (conv.with_supersessions(known), Some(revision))
       }
-      None => conv,
+      None => (conv, None),
     };
     for runner in &mut runners {
-      runner.turn(&conv, &prefix, options);
+      runner.turn(&conv, &prefix, revision, options);
     }
   }
   Ok(Simulation { runs: runners.into_iter().map(|r| r.finish(options)).collect() })
@@ -310,8 +312,9 @@ pub fn simulate(messages: &[&Message], options: &SimulateOptions) -> Result<Simu
 enum Sent {
   /// Every message of the session up to this index, unchanged.
   All(usize),
-  /// Each sent message's key (see [`sent_messages`]).
-  Keys(Vec<u64>),
+  /// Each sent message's key and tokens (see [`sent_messages`]), for the first `covered`
+  /// messages of the session.
+  Keys { sent: Vec<(u64, usize)>, covered: usize },
 }
 
 /// One policy's replay, a turn at a time.
@@ -320,6 +323,9 @@ struct Runner {
   policy: CachePolicy,
   dedup: DedupOptions,
   previous: Sent,
+  /// [`PolicyKind::Dedup`]: the last plan that deduplicated, with the revision of the
+  /// supersessions it was made from ([`Supersessions::revision`]).
+  deduplicated: Option<(usize, Arc<Plan>)>,
   turns: Vec<Turn>,
   totals: Totals,
 }
@@ -335,57 +341,92 @@ impl Runner {
         ..DedupOptions::default()
       },
       previous: Sent::All(0),
+      deduplicated: None,
       turns: Vec::with_capacity(turns),
       totals: Totals::default(),
     })
   }
 
-  /// The request of the turn whose messages are `conv` (`prefix`: the sums of their tokens).
-  fn turn(&mut self, conv: &Conversation<'_>, prefix: &[usize], options: &SimulateOptions) {
+  /// The request of the turn whose messages are `conv` (`prefix`: the sums of their tokens;
+  /// `revision`: that of the supersessions `conv` carries, if any).
+  fn turn(
+    &mut self,
+    conv: &Conversation<'_>,
+    prefix: &[usize],
+    revision: Option<usize>,
+    options: &SimulateOptions,
+  ) {
     let window = options.policy.context_window;
     let budget = options.every_turn_budget.min(window);
-    let (plan, decision) = match self.kind {
-      PolicyKind::None => (None, None),
+    // `extended`: the plan is the previous turn's, new messages added.
+    let (plan, decision, extended) = match self.kind {
+      PolicyKind::None => (None, None, false),
       PolicyKind::EveryTurn => {
         let mut plan = fit_window(conv, options.policy.strategy.plan(conv, budget), window, budget);
         plan.conform(conv);
-        (Some(plan), None)
+        (Some(Arc::new(plan)), None, false)
       }
       PolicyKind::HighLow => {
         let step = self.policy.step(conv);
-        (Some(step.plan), Some(step.decision))
+        (Some(step.plan), Some(step.decision), step.extended)
       }
-      PolicyKind::Dedup => (Some(deduplicate(conv, &self.dedup).plan), None),
+      PolicyKind::Dedup => {
+        // Deduplication applies from a size on, and the conversation only grows: from then on
+        // the plan is carried from turn to turn, and only what the new messages supersede is
+        // decided again.
+        let carried = self.deduplicated.as_mut().and_then(|(made, plan)| {
+          let now = deduplicate_since(conv, &self.dedup, Arc::make_mut(plan), *made)?;
+          let extended = now == *made;
+          *made = now;
+          Some((Arc::clone(plan), extended))
+        });
+        match carried {
+          Some((plan, extended)) => (Some(plan), None, extended),
+          None => {
+            let dedup = deduplicate(conv, &self.dedup);
+            let plan = Arc::new(dedup.plan);
+            self.deduplicated = revision.filter(|_| dedup.applied).map(|r| (r, Arc::clone(&plan)));
+            (Some(plan), None, false)
+          }
+        }
+      }
     };
     let plan = plan.filter(|p| !p.is_identity());
+    let previous = std::mem::replace(&mut self.previous, Sent::All(0));
     let (sent, input_tokens, cached_tokens, now) = match &plan {
       // Everything is sent: its keys are the messages' fingerprints, and the prefix it shares
       // with a request that also sent everything is the shorter one.
       None => {
-        let common = match &self.previous {
+        let common = match &previous {
           Sent::All(n) => (*n).min(conv.len()),
-          Sent::Keys(keys) => (0..conv.len())
-            .zip(keys)
-            .take_while(|(i, key)| conv.message(*i).fingerprint() == **key)
+          Sent::Keys { sent, .. } => (0..conv.len())
+            .zip(sent)
+            .take_while(|(i, (key, _))| conv.message(*i).fingerprint() == *key)
             .count(),
         };
         (conv.len(), conv.total_tokens(), prefix[common], Sent::All(conv.len()))
       }
+      // The previous request with the new messages after it: all of it is read from the cache.
+      Some(plan) if extended && matches!(previous, Sent::Keys { .. }) => {
+        let Sent::Keys { mut sent, covered } = previous else { unreachable!() };
+        let cached = sent.iter().map(|(_, tokens)| tokens).sum();
+        sent.extend(sent_messages(conv, plan, covered..conv.len()));
+        (sent.len(), plan.total_tokens(conv), cached, Sent::Keys { sent, covered: conv.len() })
+      }
       Some(plan) => {
-        let sent = sent_messages(conv, plan);
-        let common = match &self.previous {
+        let sent = sent_messages(conv, plan, 0..conv.len());
+        let common = match &previous {
           Sent::All(n) => sent
             .iter()
             .zip(0..*n)
             .take_while(|((key, _), i)| conv.message(*i).fingerprint() == *key)
             .count(),
-          Sent::Keys(keys) => {
-            sent.iter().zip(keys).take_while(|((key, _), before)| key == *before).count()
+          Sent::Keys { sent: before, .. } => {
+            sent.iter().zip(before).take_while(|((key, _), (was, _))| key == was).count()
           }
         };
         let cached: usize = sent[..common].iter().map(|(_, tokens)| tokens).sum();
-        let keys = sent.iter().map(|(key, _)| *key).collect();
-        (sent.len(), plan.total_tokens(conv), cached, Sent::Keys(keys))
+        (sent.len(), plan.total_tokens(conv), cached, Sent::Keys { sent, covered: conv.len() })
       }
     };
     let written_tokens = input_tokens - cached_tokens.min(input_tokens);
@@ -422,10 +463,14 @@ impl Runner {
   }
 }
 
-/// The messages a plan sends, each as (a key equal for identically serialised messages, its
+/// The messages of `range` a plan sends, each as (a key equal for identically serialised messages, its
 /// tokens).
-fn sent_messages(conv: &Conversation<'_>, plan: &Plan) -> Vec<(u64, usize)> {
-  (0..conv.len())
+fn sent_messages(
+  conv: &Conversation<'_>,
+  plan: &Plan,
+  range: std::ops::Range<usize>,
+) -> Vec<(u64, usize)> {
+  range
     .filter_map(|i| {
       let fingerprint = conv.message(i).fingerprint();
       let key = match plan.action(i) {
@@ -565,16 +610,16 @@ mod tests {
     let mut a = Plan::keep_all(2);
     let msgs = vec![Message::text(Role::User, "q"), Message::text(Role::Tool, "long output")];
     let conv = Conversation::new(&msgs, Encoding::O200kBase);
-    let keep = sent_messages(&conv, &a);
+    let keep = sent_messages(&conv, &a, 0..2);
     a.replace(1, crate::plan::replacement(&conv, 1, "[cut 1 step ago]".into(), vec![]));
-    let one = sent_messages(&conv, &a);
+    let one = sent_messages(&conv, &a, 0..2);
     let mut b = Plan::keep_all(2);
     b.replace(1, crate::plan::replacement(&conv, 1, "[cut 2 steps ago]".into(), vec![]));
-    let two = sent_messages(&conv, &b);
+    let two = sent_messages(&conv, &b, 0..2);
     assert_eq!(keep[0], one[0]);
     assert_ne!(keep[1].0, one[1].0);
     assert_ne!(one[1].0, two[1].0);
-    assert_eq!(one, sent_messages(&conv, &a.clone()));
+    assert_eq!(one, sent_messages(&conv, &a.clone(), 0..2));
   }
 
   /// [`simulate`] with every turn analysed from scratch: a fresh conversation of the turn's
@@ -594,7 +639,7 @@ mod tests {
         prefix.push(prefix[i] + conv.tokens(i));
       }
       for runner in &mut runners {
-        runner.turn(&conv, &prefix, options);
+        runner.turn(&conv, &prefix, None, options);
       }
     }
     Simulation { runs: runners.into_iter().map(|r| r.finish(options)).collect() }
@@ -637,6 +682,40 @@ mod tests {
       }
     }
     assert!(superseded_somewhere, "no transcript has a superseded result");
+  }
+
+  /// The high/low-water policy's turns that keep the previous decisions extend the previous
+  /// request's keys instead of computing them again: every turn's tokens are those computed
+  /// from each turn's whole request, on every shared transcript at windows that make it trim.
+  #[test]
+  fn extended_requests_count_as_whole_ones() {
+    for (name, messages) in crate::testing::transcripts() {
+      let refs = refs(&messages);
+      let total = Conversation::from_refs(refs.clone(), Encoding::O200kBase).total_tokens();
+      for percent in [30, 60] {
+        let window = total * percent / 100;
+        let mut o = options(window, vec![PolicyKind::HighLow]);
+        o.encoding = Encoding::O200kBase;
+        o.policy = CachePolicyOptions::new(window, Strategy::Priority(Default::default()));
+        let sim = simulate(&refs, &o).unwrap();
+        let mut policy = CachePolicy::new(o.policy.clone()).unwrap();
+        let mut before: Vec<(u64, usize)> = Vec::new();
+        let mut expected = Vec::new();
+        for end in turn_ends(&refs) {
+          let conv = Conversation::from_refs(refs[..end].to_vec(), o.encoding);
+          let step = policy.step(&conv);
+          let sent = sent_messages(&conv, &step.plan, 0..end);
+          let common = sent.iter().zip(&before).take_while(|(a, b)| a.0 == b.0).count();
+          let cached: usize = sent[..common].iter().map(|(_, t)| t).sum();
+          let input = step.plan.total_tokens(&conv);
+          expected.push((input, cached, input - cached));
+          before = sent;
+        }
+        let got = tokens(&sim.runs[0]);
+        assert_eq!(got, expected, "{name} at {percent}%");
+        assert!(sim.runs[0].totals.replans > 0, "{name} at {percent}%: nothing trimmed");
+      }
+    }
   }
 
   #[test]

@@ -828,6 +828,8 @@ pub struct Supersessions {
   epochs: Epochs,
   io: Finder<FileAccess>,
   survey: Finder<Listing>,
+  /// Every message found superseded, in the order found ([`Supersessions::revision`]).
+  changed: Vec<usize>,
 }
 
 /// One deduplicator's accesses by location, and per message what supersedes it.
@@ -844,8 +846,15 @@ impl<S> Default for Finder<S> {
 }
 
 impl<S> Finder<S> {
-  /// Reads message `i` (the next one) of `ctx.conv` with `dedup`.
-  fn push<D: Deduplicator<Scope = S>>(&mut self, dedup: &D, ctx: &Context<'_, '_>, i: usize) {
+  /// Reads message `i` (the next one) of `ctx.conv` with `dedup`, adding to `changed` every
+  /// message it finds superseded.
+  fn push<D: Deduplicator<Scope = S>>(
+    &mut self,
+    dedup: &D,
+    ctx: &Context<'_, '_>,
+    i: usize,
+    changed: &mut Vec<usize>,
+  ) {
     self.found.push(None);
     let Some(access) = dedup.access(ctx, i) else { return };
     let older = self.by_key.entry(access.key).or_default();
@@ -853,6 +862,7 @@ impl<S> Finder<S> {
       if dedup.supersedes(&access.scope, scope) {
         self.found[*a] =
           Some(Found { index: *a, by: i, path: access.path.clone(), noun: access.noun });
+        changed.push(*a);
       }
     }
     older.push((i, access.scope));
@@ -868,6 +878,7 @@ impl Supersessions {
       tools,
       io: Finder::default(),
       survey: Finder::default(),
+      changed: Vec::new(),
     }
   }
 
@@ -879,6 +890,31 @@ impl Supersessions {
   /// Whether no message was pushed.
   pub fn is_empty(&self) -> bool {
     self.len() == 0
+  }
+
+  /// A number that grows whenever a push finds a result superseded (or superseded by a newer
+  /// one): while it stays the same, what supersedes what among the messages pushed is the same.
+  pub fn revision(&self) -> usize {
+    self.changed.len()
+  }
+
+  /// The messages found superseded (again) since `revision` ([`Supersessions::revision`]), in
+  /// the order found; a message may be named more than once.
+  pub fn changed_since(&self, revision: usize) -> &[usize] {
+    self.changed.get(revision..).unwrap_or_default()
+  }
+
+  /// What supersedes message `i`, as [`crate::strategy::dedup::deduplicate`] reads it: the file
+  /// access, then the listing (each when asked for).
+  pub(crate) fn found_at(
+    &self,
+    i: usize,
+    io_content: bool,
+    survey_directory: bool,
+  ) -> impl Iterator<Item = &Found> {
+    let io = self.io.found.get(i).and_then(Option::as_ref).filter(|_| io_content);
+    let survey = self.survey.found.get(i).and_then(Option::as_ref).filter(|_| survey_directory);
+    io.into_iter().chain(survey)
   }
 
   /// Reads the next message of `conv`, message [`Supersessions::len`] (`conv` holds every
@@ -893,8 +929,8 @@ impl Supersessions {
       known_epochs: Some(&self.epochs),
       epoch_used: std::cell::Cell::new(None),
     };
-    self.io.push(&IoContentDeduplicator, &ctx, i);
-    self.survey.push(&SurveyDirectoryDeduplicator, &ctx, i);
+    self.io.push(&IoContentDeduplicator, &ctx, i, &mut self.changed);
+    self.survey.push(&SurveyDirectoryDeduplicator, &ctx, i, &mut self.changed);
   }
 
   /// What [`superseded_results`] returns: per result, the file access, else the listing.

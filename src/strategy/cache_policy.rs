@@ -9,8 +9,13 @@
 //!
 //! 1. The decisions of the previous call (which messages are dropped, which are placeholders,
 //!    with their exact text) are applied to the new, longer conversation; new messages are
-//!    kept. A message is recognised by its index and its [`Message::fingerprint`]; when any
-//!    remembered message differs, the history was rewritten and the decisions are forgotten.
+//!    kept, except those joining a unit that was dropped (a new message answering a dropped
+//!    call and a kept one drops both). The last message is always sent: when it answers a call
+//!    that was dropped, that call comes back. A message is recognised by its index and its
+//!    [`Message::fingerprint`]; when any remembered message differs, the history was rewritten
+//!    and the decisions are forgotten. The decisions are carried in place, so a call that keeps
+//!    them costs a fingerprint comparison per message and the new messages, not a copy of
+//!    every placeholder.
 //! 2. If that request is at most `high_water × context_window` tokens, it is returned: its
 //!    prefix is byte for byte the previous call's ([`Decision::Kept`]).
 //! 3. Otherwise the strategy re-plans to `low_water × context_window`. Decisions already made
@@ -32,6 +37,8 @@ use crate::analysis::classify::ClassifyOptions;
 use crate::error::{js_number, Error, Result};
 use crate::model::conversation::Conversation;
 use crate::output::placeholder::PlaceholderTemplate;
+use std::sync::Arc;
+
 use crate::plan::{Action, Plan};
 use crate::strategy::age::{drop_oldest, trim_by_age};
 use crate::strategy::priority::{trim_by_priority, trim_with_placeholders, PriorityOptions};
@@ -260,8 +267,14 @@ impl Decision {
 /// The result of one [`CachePolicy::step`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct PolicyStep {
-  /// The decision for every message of the conversation.
-  pub plan: Plan,
+  /// The decision for every message of the conversation. The policy shares it, and extends it
+  /// in place on its next step unless this one is still held.
+  pub plan: Arc<Plan>,
+  /// Whether `plan` is the previous step's for every message that step covered, the new
+  /// messages added after them: the previous request is then the start of this one. False on
+  /// a re-plan, a reset, and when a new message joined a dropped unit that held a returned
+  /// message.
+  pub extended: bool,
   /// What the policy did.
   pub decision: Decision,
   /// Whether the remembered decisions were forgotten because the history was rewritten (a
@@ -280,19 +293,20 @@ pub struct PolicyStep {
   pub over_window: bool,
 }
 
-/// One remembered message: its fingerprint and what was decided for it.
-#[derive(Debug, Clone, PartialEq)]
-struct Remembered {
-  fingerprint: u64,
-  action: Action,
-}
-
 /// The high/low-water policy (see the [module docs](self)). Call [`step`](Self::step) with the
 /// growing conversation before every model call.
+///
+/// Cost of a call that keeps the previous decisions: one comparison of a memoised fingerprint
+/// per remembered message and one pass over the plan's decisions; the remembered decisions are
+/// extended in place, not copied (the plan is shared with the last [`PolicyStep`] and copied
+/// only while that one is still held).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CachePolicy {
   options: CachePolicyOptions,
-  memory: Vec<Remembered>,
+  /// The fingerprint of every message of the last conversation given, by index.
+  fingerprints: Vec<u64>,
+  /// The decisions returned for them.
+  plan: Arc<Plan>,
 }
 
 impl CachePolicy {
@@ -303,7 +317,7 @@ impl CachePolicy {
   /// The errors of [`CachePolicyOptions::validate`].
   pub fn new(options: CachePolicyOptions) -> Result<Self> {
     options.validate()?;
-    Ok(CachePolicy { options, memory: Vec::new() })
+    Ok(CachePolicy { options, fingerprints: Vec::new(), plan: Arc::new(Plan::keep_all(0)) })
   }
 
   /// The options.
@@ -313,41 +327,47 @@ impl CachePolicy {
 
   /// How many messages the policy remembers decisions for.
   pub fn remembered(&self) -> usize {
-    self.memory.len()
+    self.fingerprints.len()
   }
 
   /// Forgets every decision: the next call starts afresh.
   pub fn reset(&mut self) {
-    self.memory.clear();
+    self.fingerprints.clear();
+    self.plan = Arc::new(Plan::keep_all(0));
   }
 
   /// Decides what to send for `conv`, the conversation so far, and remembers it.
   pub fn step(&mut self, conv: &Conversation<'_>) -> PolicyStep {
+    let remembered = self.fingerprints.len();
     let recalled = self.recall(conv);
-    let reset = recalled.is_none() && !self.memory.is_empty();
-    let current = recalled.unwrap_or_else(|| Plan::keep_all(conv.len()));
-    let estimate = current.total_tokens(conv);
+    let reset = recalled.is_none() && remembered > 0;
+    if recalled.is_none() {
+      self.fingerprints.clear();
+      self.plan = Arc::new(Plan::keep_all(conv.len()));
+    }
+    self
+      .fingerprints
+      .extend((self.fingerprints.len()..conv.len()).map(|i| conv.message(i).fingerprint()));
+    let estimate = self.plan.total_tokens(conv);
     let options = &self.options;
-    let (decision, plan) = if estimate <= options.high_tokens() {
-      (Decision::Kept, current)
+    let decision = if estimate <= options.high_tokens() {
+      Decision::Kept
     } else {
-      let candidate = self.replan(conv, &current);
+      let candidate = self.replan(conv, &self.plan);
       let freed = estimate.saturating_sub(candidate.total_tokens(conv));
-      if freed >= options.clear_at_least {
-        (Decision::Trimmed, candidate)
+      let decision = if freed >= options.clear_at_least {
+        Decision::Trimmed
       } else if estimate <= options.context_window {
-        (Decision::Deferred, current)
+        Decision::Deferred
       } else {
-        (Decision::Forced, candidate)
+        Decision::Forced
+      };
+      if decision.replanned() {
+        self.plan = Arc::new(candidate);
       }
+      decision
     };
-    let total = plan.total_tokens(conv);
-    self.memory = (0..conv.len())
-      .map(|i| Remembered {
-        fingerprint: conv.message(i).fingerprint(),
-        action: plan.action(i).clone(),
-      })
-      .collect();
+    let total = if decision.replanned() { self.plan.total_tokens(conv) } else { estimate };
     PolicyStep {
       decision,
       reset,
@@ -356,24 +376,45 @@ impl CachePolicy {
       total_tokens: total,
       freed_tokens: estimate.saturating_sub(total),
       over_window: total > self.options.context_window,
-      plan,
+      extended: recalled == Some(true) && !decision.replanned(),
+      plan: Arc::clone(&self.plan),
     }
   }
 
-  /// The remembered decisions applied to `conv` (new messages kept, or dropped with a unit
-  /// that was dropped), or `None` when a remembered message is gone or changed.
-  fn recall(&self, conv: &Conversation<'_>) -> Option<Plan> {
-    if self.memory.len() > conv.len() {
+  /// Applies the remembered decisions to `conv` in place: new messages kept, or dropped with a
+  /// unit that was dropped (a new tool result of a dropped call). Returns whether the decisions
+  /// for the remembered messages stayed as they were, or `None`, changing nothing, when a
+  /// remembered message is gone or changed.
+  fn recall(&mut self, conv: &Conversation<'_>) -> Option<bool> {
+    let remembered = self.fingerprints.len();
+    if remembered > conv.len()
+      || !self.fingerprints.iter().enumerate().all(|(i, &f)| conv.message(i).fingerprint() == f)
+    {
       return None;
     }
-    let same =
-      self.memory.iter().enumerate().all(|(i, r)| conv.message(i).fingerprint() == r.fingerprint);
-    if !same {
-      return None;
+    let plan = Arc::make_mut(&mut self.plan);
+    // The strategies a policy runs insert nothing; a remembered insertion would not be kept.
+    plan.take_insertions();
+    plan.extend_kept(conv.len());
+    // Units only grow by new messages: a unit with a dropped member that gained one goes whole
+    // (two units a new message joins may hold a dropped and a returned message).
+    let mut unchanged = true;
+    let mut last_unit = None;
+    for i in remembered..conv.len() {
+      let u = conv.unit_of(i);
+      if last_unit == Some(u) {
+        continue;
+      }
+      last_unit = Some(u);
+      let members = &conv.units()[u].members;
+      if members.iter().any(|&m| plan.is_dropped(m)) {
+        unchanged &= members.iter().all(|&m| m >= remembered || plan.is_dropped(m));
+        plan.drop_unit(conv, u);
+      }
     }
-    let mut plan = Plan::keep_all(conv.len());
-    impose(conv, &mut plan, self.memory.iter().map(|r| &r.action));
-    Some(plan)
+    // The last message is always sent: when it answers a dropped call, that call comes back.
+    unchanged &= !revive_last_unit(conv, plan);
+    Some(unchanged)
   }
 
   /// The strategy's plan down to the low-water mark, with every removal of `current` kept as
@@ -424,6 +465,20 @@ fn impose<'a>(
       plan.drop_unit(conv, conv.unit_of(i));
     }
   }
+}
+
+/// Keeps again the dropped messages of the last message's unit (a new result of a call an
+/// earlier trim dropped brings the call back). Returns whether any was dropped.
+fn revive_last_unit(conv: &Conversation<'_>, plan: &mut Plan) -> bool {
+  let Some(last) = conv.len().checked_sub(1) else { return false };
+  let mut revived = false;
+  for &i in &conv.units()[conv.unit_of(last)].members {
+    if plan.is_dropped(i) {
+      plan.keep(i);
+      revived = true;
+    }
+  }
+  revived
 }
 
 #[cfg(test)]
@@ -582,6 +637,73 @@ mod tests {
       }
     }
     assert!(trims > 1);
+  }
+
+  /// Every step of a policy on every prefix of every shared transcript (each a model call), in
+  /// the three formats, with windows that make it trim, gives what the former, from-scratch
+  /// recall gives: a plan keeping everything with the previous step's decisions imposed on it
+  /// (so a new result of a dropped call goes, and a unit a new message joins to a dropped one
+  /// goes whole). `extended` holds exactly when the previous request is the start of this one.
+  #[test]
+  fn decisions_carried_in_place_are_those_imposed_from_scratch() {
+    use crate::model::format::Format;
+    // Two calls answered only at the end, after the policy dropped them: the first by a result
+    // of its own, last in its request (it joins a dropped unit, which comes back), the second
+    // by a message that also answers a recent call, followed by a user message (it joins a
+    // dropped unit and a returned one, which go).
+    let mut late = vec![Message::text(Role::System, "s"), user(&big("task", 20))];
+    late.push(call("early1", "execute_bash", "{\"command\":\"make\"}"));
+    late.push(user(&big("aside", 10)));
+    late.push(call("early2", "execute_bash", "{\"command\":\"make test\"}"));
+    late.extend(session(30).into_iter().skip(2));
+    late.push(result("early1", &big("build", 10)));
+    late.push(call("recent", "execute_bash", "{\"command\":\"ls\"}"));
+    late.push(Message::text(Role::Assistant, "Waiting for both."));
+    let mut both = Message::text(Role::Tool, big("both", 10));
+    both.answers = vec!["early2".into(), "recent".into()];
+    late.push(both);
+    late.push(user("next"));
+    late.push(Message::text(Role::Assistant, "Done."));
+    let mut sessions = crate::testing::transcripts();
+    sessions.push(("late results".into(), late));
+    let mut extended_somewhere = false;
+    for (name, msgs) in sessions {
+      let total = Conversation::new(&msgs, ENC).total_tokens();
+      for (format, strategy, percent) in [
+        (Format::OpenAi, Strategy::Priority(ClassifyOptions::default()), 40),
+        (Format::Anthropic, Strategy::Placeholders(ClassifyOptions::default(), None), 50),
+        (Format::AiSdk, Strategy::Age, 60),
+      ] {
+        let mut p = policy((total * percent / 100).max(1), strategy);
+        let mut previous: Option<Plan> = None;
+        // Each request ends before a reply, as the simulator's turns do (several messages are
+        // new in one call).
+        let ends = (1..msgs.len()).filter(|&e| msgs[e].role == Role::Assistant);
+        for end in ends.chain([msgs.len()]) {
+          let conv = Conversation::new(&msgs[..end], ENC).with_format(format);
+          let step = p.step(&conv);
+          let mut expected = Plan::keep_all(end);
+          if let Some(before) = &previous {
+            impose(&conv, &mut expected, before.actions().iter());
+            revive_last_unit(&conv, &mut expected);
+          }
+          assert!(!step.plan.is_dropped(end - 1), "{name}: the last message at {end}");
+          let at = format!("{name}, {format:?} at {end}");
+          assert_eq!(step.estimate_tokens, expected.total_tokens(&conv), "{at}");
+          if !step.decision.replanned() {
+            assert_eq!(*step.plan, expected, "{at}");
+          }
+          let prefix = previous.as_ref().is_none_or(|before| {
+            before.actions().iter().zip(step.plan.actions()).all(|(a, b)| a == b)
+          });
+          assert_eq!(step.extended, prefix && !step.decision.replanned(), "{at}");
+          extended_somewhere |=
+            step.extended && previous.as_ref().is_some_and(|b| !b.is_identity());
+          previous = Some((*step.plan).clone());
+        }
+      }
+    }
+    assert!(extended_somewhere, "no call extended a trimmed request");
   }
 
   #[test]

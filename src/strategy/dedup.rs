@@ -34,7 +34,7 @@ use crate::analysis::supersession::{
 };
 use crate::error::{js_number, Error, Result};
 use crate::model::conversation::Conversation;
-use crate::plan::{replacement, MetaValue, Plan};
+use crate::plan::{replacement, Action, MetaValue, Plan, Replacement};
 use crate::strategy::Tally;
 
 /// The default `deduplicationThreshold`: deduplicate once the request reaches 75% of the
@@ -164,29 +164,63 @@ pub fn deduplicate(conv: &Conversation<'_>, options: &DedupOptions) -> Dedup {
   };
   let mut tally = Tally::keep_all(conv);
   let mut superseded = Vec::new();
-  for Found { index: i, by, path, noun } in pairs {
+  for found in pairs {
     // One deduplicator per message: a result is a file or a listing, never both.
-    if !matches!(plan.action(i), crate::plan::Action::Keep) {
+    if !matches!(plan.action(found.index), Action::Keep) {
       continue;
     }
-    let step = conv.step(by);
-    let text = format!("{PLACEHOLDER_PREFIX}{noun} of {path} at step {step}]");
-    let meta = vec![
-      ("_superseded", MetaValue::Bool(true)),
-      ("_supersededBy", MetaValue::Number(by as f64)),
-      ("_originalTokens", MetaValue::Number(conv.tokens(i) as f64)),
-    ];
-    let r = replacement(conv, i, text, meta);
-    if r.tokens >= conv.tokens(i) {
-      continue;
-    }
+    let Some(r) = superseded_placeholder(conv, &found) else { continue };
+    let Found { index: i, by, path, noun } = found;
     let saved_tokens = conv.tokens(i) - r.tokens;
     tally.replace(conv, &mut plan, i, r);
+    let step = conv.step(by);
     superseded.push(Supersession { index: i, superseded_by: by, path, noun, step, saved_tokens });
   }
   let total_tokens = tally.total();
   debug_assert_eq!(total_tokens, plan.total_tokens(conv));
   Dedup { plan, applied: true, superseded, saved_tokens: total - total_tokens, total_tokens }
+}
+
+/// The placeholder of result `found.index`, superseded as `found` says, when it is smaller than
+/// the result.
+fn superseded_placeholder(conv: &Conversation<'_>, found: &Found) -> Option<Replacement> {
+  let (i, by) = (found.index, found.by);
+  let text =
+    format!("{PLACEHOLDER_PREFIX}{} of {} at step {}]", found.noun, found.path, conv.step(by));
+  let meta = vec![
+    ("_superseded", MetaValue::Bool(true)),
+    ("_supersededBy", MetaValue::Number(by as f64)),
+    ("_originalTokens", MetaValue::Number(conv.tokens(i) as f64)),
+  ];
+  let r = replacement(conv, i, text, meta);
+  (r.tokens < conv.tokens(i)).then_some(r)
+}
+
+/// Brings `plan` up to date for `conv`, a longer version of a conversation whose [`deduplicate`]
+/// plan it is, made when the supersessions `conv` carries were at `revision`
+/// ([`crate::analysis::supersession::Supersessions::revision`]): the new messages are kept, and only the results found
+/// superseded since then are decided again, as [`deduplicate`] decides them. Once
+/// [`deduplicate`] has applied (a conversation only grows past its threshold), the plan is then
+/// [`deduplicate`]'s for `conv`, for the work of what changed. Returns the revision now, or
+/// `None`, changing nothing, when `conv` carries no supersessions for `options`' tools.
+pub fn deduplicate_since(
+  conv: &Conversation<'_>,
+  options: &DedupOptions,
+  plan: &mut Plan,
+  revision: usize,
+) -> Option<usize> {
+  let known = conv.supersessions().filter(|k| k.tools == options.tools)?;
+  plan.extend_kept(conv.len());
+  for &i in known.changed_since(revision) {
+    match known
+      .found_at(i, options.io_content, options.survey_directory)
+      .find_map(|found| superseded_placeholder(conv, found))
+    {
+      Some(r) => plan.replace(i, r),
+      None => plan.keep(i),
+    }
+  }
+  Some(known.revision())
 }
 
 /// For each superseding result, the results it supersedes, ascending: the seed's
