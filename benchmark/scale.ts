@@ -6,7 +6,8 @@
  *
  * - Sessions of 1,000, 4,000 and 25,000 messages replayed from the transcripts (benchmark/data.ts),
  *   and the 50 MB run: `openhands-ponyc-4595.json` replayed 556 times with fresh tool-call ids.
- * - Each CLI command (`stats --json`, `trim --budget 50% -o FILE --json`, `simulate --json`) runs
+ * - Each CLI command (`stats --json`, `trim --budget 50% -o FILE --json`, `simulate --json`, and
+ *   `simulate --json --policies none,high-low,dedup`: every policy but `every-turn`) runs
  *   in its own process, as a user runs it: the wall time, and the peak RSS and CPU time (user +
  *   system) that process reports on exit (benchmark/rss.cjs). On a shared machine the CPU time
  *   is the steadier figure: it does not count the time the process waited for a core. Its fixed cost (Node's start, loading the addon and the encoding)
@@ -55,7 +56,11 @@ const COMMANDS: Array<{ name: string; args: (file: string, out: string) => strin
   { name: 'stats', args: (file) => ['stats', file, '--json'] },
   { name: 'trim', args: (file, out) => ['trim', file, '--budget', '50%', '-o', out, '--json'] },
   { name: 'simulate', args: (file) => ['simulate', file, '--json'] },
+  // The policies that carry their state from turn to turn; `every-turn` re-trims the whole
+  // history on every turn (what it simulates), so it alone grows with turns × messages.
+  { name: 'simulate without every-turn', args: (file) => ['simulate', file, '--json', '--policies', 'none,high-low,dedup'] },
 ]
+const isSimulate = (name: string) => name.startsWith('simulate')
 
 interface Run {
   ms: number
@@ -164,7 +169,7 @@ for (const size of sizes) {
     // `stats` and `trim` take seconds at most: the fastest of three runs, as for the fixed cost
     // (one run that waited for a core made a size look slower per message than the next).
     // `simulate` runs once: it takes minutes at 25,000 messages.
-    const tries = c.name === 'simulate' ? 1 : 3
+    const tries = isSimulate(c.name) ? 1 : 3
     const attempts = Array.from({ length: tries }, () => cli(c.args(file, join(dir, 'out.json'))))
     const run = attempts.reduce((best, r) => (!best.finished || (r.finished && r.ms < best.ms) ? r : best))
     runs.set(c.name, run)
@@ -197,7 +202,7 @@ if (!flag('--no-50mb')) {
   const messages = buildReplayRun('openhands-ponyc-4595.json', 556)
   const { file, bytes } = write('run-50mb', messages)
   const runs = new Map<string, Run>()
-  for (const c of COMMANDS.filter((c) => c.name !== 'simulate')) {
+  for (const c of COMMANDS.filter((c) => !isSimulate(c.name))) {
     const run = cli(c.args(file, join(dir, 'out.json')))
     runs.set(c.name, run)
     log(`50 MB ${c.name}: ${run.finished ? `${duration(run.ms)}, ${mb(run.rss)} RSS` : `not finished in ${duration(timeoutMs)}`}`)
@@ -227,7 +232,7 @@ const lines: string[] = [
     .map((l) => l.toFixed(2))
     .join(', ')} at the end (2 cores: a load above 2 means the runs shared them, so read the ratios). Method: [docs/benchmark.md](../docs/benchmark.md#scale-benchmarkscalets).`,
   '',
-  `Each command runs in its own process; \`stats\` and \`trim\` the fastest of three runs (with its CPU time and peak RSS), \`simulate\` once. Fixed cost (the command on 2 messages: Node, the addon, the encoding), wall and CPU: ${COMMANDS.map((c) => `${c.name} ${duration(fixed.get(c.name)!)} / ${duration(fixedCpu.get(c.name)!)}`).join(', ')}; it is taken off before dividing by the messages.`,
+  `Each command runs in its own process; \`stats\` and \`trim\` the fastest of three runs (with its CPU time and peak RSS), \`simulate\` once: with its four policies, and without \`every-turn\` (the policy that runs the strategy on the whole history every turn, so it grows with turns × messages by what it simulates; the others carry their plans from turn to turn). Fixed cost (the command on 2 messages: Node, the addon, the encoding), wall and CPU: ${COMMANDS.map((c) => `${c.name} ${duration(fixed.get(c.name)!)} / ${duration(fixedCpu.get(c.name)!)}`).join(', ')}; it is taken off before dividing by the messages.`,
   '',
   table(
     ['messages', 'JSON', ...COMMANDS.map((c) => `${c.name}`), ...COMMANDS.map((c) => `${c.name} per message`)],
@@ -272,7 +277,7 @@ const lines: string[] = [
   'Largest over smallest time per message across the sizes (target: at most 2×):',
   '',
   table(
-    ['measure', 'stats', 'trim', 'simulate', 'classifyMessages cold', 'classifyMessages warm', 'warm, input held'],
+    ['measure', ...COMMANDS.map((c) => c.name), 'classifyMessages cold', 'classifyMessages warm', 'warm, input held'],
     [
       [
         'wall time',

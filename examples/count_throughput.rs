@@ -33,6 +33,8 @@ use std::time::{Duration, Instant};
 
 use tiktoken_rs::o200k_base_singleton;
 
+mod common;
+
 /// Texts shorter than this are not hashed by the addon's cache (`tokens.rs`).
 const CACHE_MIN_BYTES: usize = 256;
 
@@ -50,13 +52,7 @@ fn parse_args() -> Result<Args, String> {
   while let Some(arg) = it.next() {
     match arg.as_str() {
       "--pieces" => pieces = true,
-      "--runs" => {
-        let n = it.next().ok_or("--runs needs a number")?;
-        runs = n.parse().map_err(|_| format!("--runs: not a positive integer: {n:?}"))?;
-        if runs == 0 {
-          return Err("--runs: must be at least 1".into());
-        }
-      }
+      "--runs" => runs = common::positive(&mut it, "--runs")?,
       _ if file.is_none() => file = Some(arg),
       other => return Err(format!("unexpected argument {other:?}")),
     }
@@ -156,11 +152,5 @@ fn run() -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-  match run() {
-    Ok(()) => ExitCode::SUCCESS,
-    Err(e) => {
-      eprintln!("count_throughput: {e}");
-      ExitCode::FAILURE
-    }
-  }
+  common::exit("count_throughput", run())
 }

@@ -17,7 +17,9 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use context_trim::strategy::priority::{trim_by_priority, PriorityOptions};
-use context_trim::{Conversation, Encoding, Format, Message};
+use context_trim::{Conversation, Encoding, Message};
+
+mod common;
 
 fn run() -> Result<(), String> {
   let mut file = None;
@@ -26,28 +28,14 @@ fn run() -> Result<(), String> {
   let mut it = std::env::args().skip(1);
   while let Some(arg) = it.next() {
     match arg.as_str() {
-      "--runs" => {
-        let n = it.next().ok_or("--runs needs a number")?;
-        runs = n
-          .parse()
-          .ok()
-          .filter(|&r| r > 0)
-          .ok_or_else(|| format!("--runs: not a positive integer: {n:?}"))?;
-      }
-      "--target" => {
-        let n = it.next().ok_or("--target needs a number")?;
-        target =
-          Some(n.parse::<usize>().map_err(|_| format!("--target: not a token count: {n:?}"))?);
-      }
+      "--runs" => runs = common::positive(&mut it, "--runs")?,
+      "--target" => target = Some(common::value(&mut it, "--target", "a token count")?),
       _ if file.is_none() => file = Some(arg),
       other => return Err(format!("unexpected argument {other:?}")),
     }
   }
   let file = file.ok_or("usage: priority_warm <session.json> [--runs N] [--target T]")?;
-  let text = std::fs::read_to_string(&file).map_err(|e| format!("{file}: {e}"))?;
-  let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{file}: {e}"))?;
-  let (format, messages): (Format, Vec<Message>) =
-    context_trim::model::format::parse_messages(&value, None).map_err(|e| e.to_string())?;
+  let (format, messages) = common::read_session(&file)?;
   let refs: Vec<&Message> = messages.iter().collect();
   let call = |target: usize| {
     let conv = Conversation::from_refs(refs.clone(), Encoding::O200kBase).with_format(format);
@@ -79,11 +67,5 @@ fn run() -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-  match run() {
-    Ok(()) => ExitCode::SUCCESS,
-    Err(e) => {
-      eprintln!("priority_warm: {e}");
-      ExitCode::FAILURE
-    }
-  }
+  common::exit("priority_warm", run())
 }

@@ -17,7 +17,9 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use context_trim::strategy::rolling::{rules, truncate_old_tool_outputs, Rule, TruncationConfig};
-use context_trim::{Conversation, Encoding, Format, Message};
+use context_trim::{Conversation, Encoding};
+
+mod common;
 
 fn code(rule: Rule) -> char {
   match rule {
@@ -44,19 +46,13 @@ fn run() -> Result<(), String> {
   while let Some(arg) = it.next() {
     match arg.as_str() {
       "--turns" => turns = true,
-      "--runs" => {
-        let n = it.next().ok_or("--runs needs a number")?;
-        runs = n.parse().map_err(|_| format!("--runs: not a positive integer: {n:?}"))?;
-      }
+      "--runs" => runs = common::positive(&mut it, "--runs")?,
       _ if file.is_none() => file = Some(arg),
       other => return Err(format!("unexpected argument {other:?}")),
     }
   }
   let file = file.ok_or("usage: rolling_warm <session.json> [--runs N] [--turns]")?;
-  let text = std::fs::read_to_string(&file).map_err(|e| format!("{file}: {e}"))?;
-  let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{file}: {e}"))?;
-  let (_, messages): (Format, Vec<Message>) =
-    context_trim::model::format::parse_messages(&value, None).map_err(|e| e.to_string())?;
+  let (_, messages) = common::read_session(&file)?;
   let config = TruncationConfig::default();
   let conv = Conversation::new(&messages, Encoding::O200kBase);
 
@@ -108,11 +104,5 @@ fn run() -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-  match run() {
-    Ok(()) => ExitCode::SUCCESS,
-    Err(e) => {
-      eprintln!("rolling_warm: {e}");
-      ExitCode::FAILURE
-    }
-  }
+  common::exit("rolling_warm", run())
 }

@@ -10,7 +10,9 @@ use std::time::Instant;
 
 use context_trim::simulate::{simulate, PolicyKind, Pricing, SimulateOptions};
 use context_trim::strategy::cache_policy::{CachePolicyOptions, Strategy};
-use context_trim::{Encoding, Format, Message};
+use context_trim::{Encoding, Message};
+
+mod common;
 
 fn run() -> Result<(), String> {
   let mut file = None;
@@ -19,10 +21,7 @@ fn run() -> Result<(), String> {
   let mut it = std::env::args().skip(1);
   while let Some(arg) = it.next() {
     match arg.as_str() {
-      "--window" => {
-        let n = it.next().ok_or("--window needs a number")?;
-        window = n.parse().map_err(|_| format!("--window: not a token count: {n:?}"))?;
-      }
+      "--window" => window = common::positive(&mut it, "--window")?,
       "--policies" => {
         let list = it.next().ok_or("--policies needs a list")?;
         policies = list
@@ -35,10 +34,7 @@ fn run() -> Result<(), String> {
     }
   }
   let file = file.ok_or("usage: simulate_policies <session.json> [--window N] [--policies L]")?;
-  let text = std::fs::read_to_string(&file).map_err(|e| format!("{file}: {e}"))?;
-  let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{file}: {e}"))?;
-  let (format, messages): (Format, Vec<Message>) =
-    context_trim::model::format::parse_messages(&value, None).map_err(|e| e.to_string())?;
+  let (format, messages) = common::read_session(&file)?;
   let refs: Vec<&Message> = messages.iter().collect();
   for kind in policies {
     let options = SimulateOptions {
@@ -65,11 +61,5 @@ fn run() -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-  match run() {
-    Ok(()) => ExitCode::SUCCESS,
-    Err(e) => {
-      eprintln!("simulate_policies: {e}");
-      ExitCode::FAILURE
-    }
-  }
+  common::exit("simulate_policies", run())
 }
