@@ -137,6 +137,31 @@ test('a message truncated once keeps exactly the same placeholder text on every 
   }
 })
 
+test('a late result of a call an earlier trim dropped is sent, with its call', (t) => {
+  // The agent started a build, the user spoke, work went on; the build's result comes at the end,
+  // after trims dropped the call. The request must still end with it, paired.
+  const early = [
+    { role: 'user' as const, content: 'Fix the failing test. '.repeat(40) },
+    { role: 'assistant' as const, content: null, tool_calls: [{ id: 'build', type: 'function' as const, function: { name: 'execute_bash', arguments: '{"command":"make"}' } }] },
+    { role: 'user' as const, content: 'While that builds, look at the parser.' },
+  ]
+  const work = session.slice(2, 200).filter((m) => m.role !== 'system')
+  const history: AnyMessage[] = [session[0], ...early, ...work]
+  const trimmer = new CacheAwareTrimmer({ contextWindow: Math.floor(estimateTokens(history) / 3) })
+  const calls = replay(trimmer, [...history, { role: 'assistant', content: 'waiting' }])
+  t.true(calls.some((c) => c.decision === 'trimmed'))
+  const last = calls[calls.length - 1].sent
+  t.false(last.includes(early[1]), 'the build call was dropped by a trim')
+  const late = { role: 'tool' as const, tool_call_id: 'build', content: 'make: *** [test] Error 2' }
+  const r = trimmer.trim([...history, late])
+  t.is(r.messages[r.messages.length - 1], late)
+  t.true(r.messages.includes(early[1]), 'its call comes back')
+  // Paired: the only issue is the input's own (the result does not follow its call directly).
+  const kinds = (messages: AnyMessage[]) => validateConversation(messages).map((i) => i.kind)
+  t.deepEqual(kinds(r.messages), ['misplaced-result'])
+  t.deepEqual(kinds([...history, late]), ['misplaced-result'])
+})
+
 test('a rewritten history resets the trimmer', (t) => {
   const trimmer = new CacheAwareTrimmer({ contextWindow: window })
   const all = requests(session)

@@ -160,6 +160,13 @@ async function repeat(fn: () => unknown, firstMs: number, beforeEach?: () => voi
   return { p50: r.latency.p50, mean: r.latency.mean, samples: r.latency.samples?.length ?? 0 }
 }
 
+/**
+ * A full garbage collection before a timed series (with `--expose-gc`, as `npm run bench` runs),
+ * so that a series does not pay for the garbage of the one before it (the baselines allocate
+ * far more than the addon).
+ */
+const settle = () => (globalThis as { gc?: () => void }).gc?.()
+
 function timeOnce<T>(fn: () => T): [T, number] {
   const start = performance.now()
   const value = fn()
@@ -401,6 +408,7 @@ for (const s of sessions) {
       }
       const times = new Map<number, number>()
       let allTurns = false
+      settle()
       const check = (k: number, out: unknown) => {
         const input = s.messages.slice(0, k)
         const verdict = w.verdict(input, out)
@@ -510,6 +518,7 @@ if (addonTrim) {
     const expectedAt = agreed.get(`${s.label}|${w.id}`)
     if (!gptLoop || !expectedAt) continue
     emptyCache()
+    settle()
     const turns = [...gptLoop.times.keys()].sort((a, b) => a - b)
     const times: number[] = []
     const jsonTimes: number[] = []
@@ -598,6 +607,7 @@ const WindowClass = (exported.ContextWindow ?? undefined) as typeof ct.ContextWi
 if (WindowClass) {
   for (const s of sessions) {
     emptyCache()
+    settle()
     const n = s.messages.length
     const win = new WindowClass()
     const appendTimes: number[] = []
