@@ -33,12 +33,12 @@
 //!
 //! [`Message::fingerprint`]: crate::model::message::Message::fingerprint
 
+use std::sync::Arc;
+
 use crate::analysis::classify::ClassifyOptions;
 use crate::error::{js_number, Error, Result};
 use crate::model::conversation::Conversation;
 use crate::output::placeholder::PlaceholderTemplate;
-use std::sync::Arc;
-
 use crate::plan::{Action, Plan};
 use crate::strategy::age::{drop_oldest, trim_by_age};
 use crate::strategy::priority::{trim_by_priority, trim_with_placeholders, PriorityOptions};
