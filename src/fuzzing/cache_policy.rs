@@ -73,7 +73,7 @@ fn run(
 /// mark, `deferred` above it but within the window, `trimmed` freeing at least
 /// `clearAtLeast`, `forced` over the window freeing less); a re-plan down to the low-water mark
 /// and within the window unless only what it never drops is left (instruction units, the last
-/// unit, the user message a format wants first); the last message sent after a re-plan;
+/// unit, the user message a format wants first); the last message sent on every step;
 /// earlier decisions standing (a dropped message stays dropped, a placeholder keeps its text)
 /// and, without a re-plan, the previous request's decisions unchanged (a byte-stable prefix);
 /// valid output for a valid prefix; the whole conversation again kept as it was; a shorter
@@ -176,11 +176,12 @@ fn check_step(
       options.clear_at_least
     )
   })?;
-  if step.decision.replanned() {
-    let last = conv.len() - 1;
-    ensure(!plan.is_dropped(last), SUBJECT, "a re-plan sends the last message", || {
+  if let Some(last) = conv.len().checked_sub(1) {
+    ensure(!plan.is_dropped(last), SUBJECT, "every step sends the last message", || {
       format!("dropped {:?}", plan.dropped())
     })?;
+  }
+  if step.decision.replanned() {
     let free = droppable_units_returned(conv, plan);
     let (restored, restored_tokens) = restored_with_tokens(conv, plan);
     let free: Vec<usize> = free.into_iter().filter(|u| !restored.contains(u)).collect();
@@ -212,9 +213,9 @@ fn check_step(
 }
 
 /// Earlier decisions stand: what `before` dropped is dropped, what it replaced keeps its
-/// replacement or is dropped; without a re-plan every earlier decision is the same. A re-plan
+/// replacement or is dropped; without a re-plan every earlier decision is the same. Every step
 /// sends the last message's unit whole (a dropped call whose result arrives last comes back),
-/// and in a format that wants a user message first it may bring back a dropped one.
+/// and in a format that wants a user message first a re-plan may bring back a dropped one.
 fn check_recall(
   conv: &Conversation<'_>,
   plan: &Plan,
@@ -222,17 +223,17 @@ fn check_recall(
   decision: Decision,
 ) -> Result<(), Violation> {
   let common = before.actions().len().min(plan.actions().len());
-  // A re-plan sends the last unit, and the user message a format wants first, whatever was
-  // decided for them before.
-  let mut brought_back: Vec<usize> =
-    conv.len().checked_sub(1).map(|last| conv.unit_of(last)).into_iter().collect();
-  brought_back.extend(restored_units(conv, plan));
+  // Every step sends the last unit, and a re-plan the user message a format wants first,
+  // whatever was decided for them before.
+  let last_unit = conv.len().checked_sub(1).map(|last| conv.unit_of(last));
+  let brought_back = restored_units(conv, plan);
   // A new message answering calls of two units joins them: a message kept with one follows
   // the other's earlier drop (input no provider accepts; see docs/robustness.md).
   let joins_a_drop = |i: usize| {
     conv.units()[conv.unit_of(i)].members.iter().any(|&j| j < common && before.is_dropped(j))
   };
   let broken: Vec<usize> = (0..common)
+    .filter(|&i| Some(conv.unit_of(i)) != last_unit)
     .filter(|&i| !(decision.replanned() && brought_back.contains(&conv.unit_of(i))))
     .filter(|&i| {
       let (was, now) = (before.action(i), plan.action(i));
