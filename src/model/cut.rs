@@ -6,7 +6,9 @@
 //! so it always fits the budget.
 
 use crate::model::message::Message;
-use crate::model::tokens::{count_tokens, prefix_within, suffix_within, Encoding};
+use crate::model::tokens::{
+  count_tokens, count_tokens_uncached, prefix_span, suffix_span, Encoding, WindowMemo,
+};
 
 /// The marker put in place of the cut middle; `{tokens}` is the number of tokens cut.
 pub const CUT_MARKER: &str = "\n\n[... {tokens} tokens cut ...]\n\n";
@@ -20,7 +22,9 @@ pub const MIN_CUT_BUDGET: usize = 32;
 pub struct Cut {
   /// Head, marker and tail.
   pub text: String,
-  /// The tokens of the original text that are not in the head or the tail.
+  /// The tokens of the original text that are not in the head or the tail: the text's tokens
+  /// less those the head and the tail hold whole, as the text's windows tokenise them (counted
+  /// apart without a tokenizer).
   pub cut_tokens: usize,
   /// The tokens of the original text.
   pub original_tokens: usize,
@@ -41,7 +45,32 @@ pub fn marker(tokens: usize) -> String {
 /// Returns `None` when `text` already fits, or when `max_tokens` is too small for the marker
 /// (it never is from [`MIN_CUT_BUDGET`] on).
 pub fn cut_middle(text: &str, max_tokens: usize, encoding: Encoding) -> Option<Cut> {
-  let original_tokens = count_tokens(text, encoding);
+  cut_middle_memo(text, max_tokens, encoding, &mut CutMemo::default())
+}
+
+/// What cutting one text remembers between cuts of different sizes: its tokens and the head and
+/// tail windows tokenised ([`prefix_within_memo`]), in the encoding of the last cut. The cuts
+/// are the same with or without it; with it, a cut of a new size tokenises its result and the
+/// kept head and tail, not the windows again nor the whole text.
+#[derive(Debug, Default, Clone)]
+pub struct CutMemo {
+  encoding: Option<Encoding>,
+  original_tokens: Option<usize>,
+  head: WindowMemo,
+  tail: WindowMemo,
+}
+
+/// [`cut_middle`] of `text` with `memo` (which must only ever see `text`).
+pub fn cut_middle_memo(
+  text: &str,
+  max_tokens: usize,
+  encoding: Encoding,
+  memo: &mut CutMemo,
+) -> Option<Cut> {
+  if memo.encoding != Some(encoding) {
+    *memo = CutMemo { encoding: Some(encoding), ..CutMemo::default() };
+  }
+  let original_tokens = *memo.original_tokens.get_or_insert_with(|| count_tokens(text, encoding));
   if original_tokens <= max_tokens {
     return None;
   }
@@ -49,13 +78,22 @@ pub fn cut_middle(text: &str, max_tokens: usize, encoding: Encoding) -> Option<C
   let marker_tokens = count_tokens(&marker(original_tokens), encoding);
   let mut budget = max_tokens.checked_sub(marker_tokens)?;
   loop {
-    let head_end = prefix_within(text, budget.div_ceil(2), encoding);
-    let tail_start = suffix_within(text, budget / 2, encoding).max(head_end);
+    let (head_end, head_tokens) = prefix_span(text, budget.div_ceil(2), encoding, &mut memo.head);
+    let (suffix_start, tail_tokens) = suffix_span(text, budget / 2, encoding, &mut memo.tail);
+    let tail_start = suffix_start.max(head_end);
     let (head, tail) = (&text[..head_end], &text[tail_start..]);
-    let kept = count_tokens(head, encoding) + count_tokens(tail, encoding);
+    // The text's own tokens in the head and the tail, as its windows tokenise it; counted
+    // apart only without a tokenizer, or where the tail would overlap the head. (A cut of a
+    // new size is made once: its texts are not worth a place in the token cache.)
+    let head_tokens = head_tokens.unwrap_or_else(|| count_tokens_uncached(head, encoding));
+    let tail_tokens = match tail_tokens {
+      Some(n) if tail_start == suffix_start => n,
+      _ => count_tokens_uncached(tail, encoding),
+    };
+    let kept = head_tokens + tail_tokens;
     let cut_tokens = original_tokens.saturating_sub(kept);
     let out = format!("{head}{}{tail}", marker(cut_tokens));
-    let tokens = count_tokens(&out, encoding);
+    let tokens = count_tokens_uncached(&out, encoding);
     if tokens <= max_tokens {
       return Some(Cut { text: out, cut_tokens, original_tokens, tokens });
     }
@@ -68,11 +106,15 @@ pub fn cut_middle(text: &str, max_tokens: usize, encoding: Encoding) -> Option<C
 }
 
 /// [`cut_middle`] of the content text of `m`, memoised in the message: the cut to
-/// [`MIN_CUT_BUDGET`] (for the first encoding asked) and the cut to the first other limit and
-/// encoding asked. A strategy that cuts the same old outputs on every call of a growing
-/// conversation cuts each once.
+/// [`MIN_CUT_BUDGET`] (for the first encoding asked), the cut to the first other limit and
+/// encoding asked, and a [`CutMemo`] for the others. A strategy that cuts the same old outputs
+/// on every call of a growing conversation cuts each once, and one whose budget moves from call
+/// to call tokenises each cut's result, not the text again.
 pub fn cut_content(m: &Message, max_tokens: usize, encoding: Encoding) -> Option<Cut> {
-  let cut = || cut_middle(&m.content_text(), max_tokens, encoding);
+  let cut = || {
+    let mut memo = m.memo.cut_memo.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    cut_middle_memo(&m.content_text(), max_tokens, encoding, &mut memo)
+  };
   if max_tokens == MIN_CUT_BUDGET {
     return match m.memo.min_cut.get_or_init(|| (encoding, cut())) {
       (enc, memo) if *enc == encoding => memo.clone(),
@@ -136,6 +178,23 @@ mod tests {
           cut_middle(&log(500), max, encoding),
           "{max} {encoding:?}"
         );
+      }
+    }
+  }
+
+  /// A memo only saves work: cutting one text to many sizes, growing, shrinking and jumping, in
+  /// three encodings in turn, with one memo, gives at every size the cut made without one.
+  #[test]
+  fn a_cut_is_the_same_whatever_the_memo_holds() {
+    let text = format!("{}{}", log(800), "東京🚀naïve— end of the run\n".repeat(200));
+    let mut memo = CutMemo::default();
+    let sizes = [40, 41, 45, 300, 290, 2_000, 64, 65, 1_500, 33, 700, 701, 5_000];
+    for encoding in [Encoding::O200kBase, Encoding::Cl100kBase, Encoding::Approximate] {
+      for &max in &sizes {
+        let with = cut_middle_memo(&text, max, encoding, &mut memo);
+        assert_eq!(with, cut_middle(&text, max, encoding), "{encoding:?} {max}");
+        let cut = with.expect("the text is longer than every size");
+        assert!(count_tokens(&cut.text, encoding) <= max, "{encoding:?} {max}");
       }
     }
   }

@@ -167,6 +167,8 @@ pub struct Memo {
   /// encoding asked (see `strategy::priority`: every unit it cuts but the last is cut so far).
   pub(crate) min_cut:
     std::sync::OnceLock<(crate::model::tokens::Encoding, Option<crate::model::cut::Cut>)>,
+  /// What cuts of other sizes remember of the content text (see `cut::CutMemo`).
+  pub(crate) cut_memo: std::sync::Mutex<crate::model::cut::CutMemo>,
   /// The length of the content text in UTF-16 code units (JavaScript's `length`).
   utf16_len: std::sync::OnceLock<usize>,
   /// The content's tokens per encoding (the message's, less the overheads).

@@ -281,6 +281,15 @@ pub fn count_tokens(text: &str, encoding: Encoding) -> usize {
   }
 }
 
+/// [`count_tokens`] without the token cache: for a text counted once (a cut of a new size).
+pub fn count_tokens_uncached(text: &str, encoding: Encoding) -> usize {
+  match encoding.bpe() {
+    _ if text.is_empty() => 0,
+    None => text.chars().count().div_ceil(APPROXIMATE_CHARS_PER_TOKEN),
+    Some(bpe) => count_in_pieces(bpe, text),
+  }
+}
+
 /// Whitespace runs longer than this many bytes are counted in pieces of this size.
 ///
 /// tiktoken-rs splits text with a backtracking regex (`\s+(?!\S)`) whose engine gives up on a
@@ -332,25 +341,51 @@ fn whitespace_pieces(text: &str, max: usize) -> impl Iterator<Item = &str> {
 /// Only a window at the start of `text` about as long as the tokens asked for is tokenised,
 /// so the cost does not grow with the length of `text`. Tokens near the window's end are
 /// those of the window, which can differ slightly from those of the whole text: count the
-/// result when an exact bound matters.
+/// result when an exact bound matters. The windows are powers of two bytes long (at least 8
+/// per token asked, doubled until they hold enough tokens), so the result depends on `text`
+/// and `max_tokens` alone, and [`prefix_within_memo`] answers every limit that falls in a
+/// window it tokenised before without tokenising again.
 pub fn prefix_within(text: &str, max_tokens: usize, encoding: Encoding) -> usize {
+  prefix_within_memo(text, max_tokens, encoding, &mut WindowMemo::default())
+}
+
+/// [`prefix_within`] that keeps the windows it tokenises in `memo` (which must only ever see
+/// `text` in `encoding`), and reads them from there when asked again.
+pub fn prefix_within_memo(
+  text: &str,
+  max_tokens: usize,
+  encoding: Encoding,
+  memo: &mut WindowMemo,
+) -> usize {
+  prefix_span(text, max_tokens, encoding, memo).0
+}
+
+/// [`prefix_within_memo`] and how many of the window's tokens the prefix holds whole (`None`
+/// without a tokenizer: [`Encoding::Approximate`]).
+pub(crate) fn prefix_span(
+  text: &str,
+  max_tokens: usize,
+  encoding: Encoding,
+  memo: &mut WindowMemo,
+) -> (usize, Option<usize>) {
   if max_tokens == 0 {
-    return 0;
+    return (0, Some(0));
   }
   let Some(bpe) = encoding.bpe() else {
     let chars = max_tokens.saturating_mul(APPROXIMATE_CHARS_PER_TOKEN);
-    return text.char_indices().nth(chars).map_or(text.len(), |(at, _)| at);
+    return (text.char_indices().nth(chars).map_or(text.len(), |(at, _)| at), None);
   };
-  let mut window = max_tokens.saturating_mul(WINDOW_BYTES_PER_TOKEN).max(64);
+  let mut window = first_window(max_tokens);
   loop {
     let end = floor_char_boundary(text, window.min(text.len()));
-    let tokens = bpe.encode_ordinary(&text[..end]);
-    if end == text.len() && tokens.len() <= max_tokens {
-      return text.len();
+    let ends =
+      memo.get_or_tokenise(end, || cumulative_lengths(bpe, &bpe.encode_ordinary(&text[..end])));
+    if end == text.len() && ends.len() <= max_tokens {
+      return (text.len(), Some(ends.len()));
     }
-    if end == text.len() || tokens.len() > max_tokens + WINDOW_MARGIN_TOKENS {
-      let len: usize = tokens.iter().take(max_tokens).map(|&t| token_len(bpe, t)).sum();
-      return floor_char_boundary(text, len);
+    if end == text.len() || ends.len() > max_tokens + WINDOW_MARGIN_TOKENS {
+      let at = floor_char_boundary(text, ends[max_tokens - 1] as usize);
+      return (at, Some(whole_within(&ends[..max_tokens], at)));
     }
     window = window.saturating_mul(2);
   }
@@ -358,28 +393,113 @@ pub fn prefix_within(text: &str, max_tokens: usize, encoding: Encoding) -> usize
 
 /// The byte offset where the longest suffix of `text` made of at most `max_tokens` of its
 /// tokens starts, on a character boundary. The mirror of [`prefix_within`], with the same
-/// window and the same caveat.
+/// windows and the same caveat.
 pub fn suffix_within(text: &str, max_tokens: usize, encoding: Encoding) -> usize {
+  suffix_within_memo(text, max_tokens, encoding, &mut WindowMemo::default())
+}
+
+/// [`suffix_within`] with a memo, as [`prefix_within_memo`].
+pub fn suffix_within_memo(
+  text: &str,
+  max_tokens: usize,
+  encoding: Encoding,
+  memo: &mut WindowMemo,
+) -> usize {
+  suffix_span(text, max_tokens, encoding, memo).0
+}
+
+/// [`suffix_within_memo`] and how many of the window's tokens the suffix holds whole, as
+/// [`prefix_span`].
+pub(crate) fn suffix_span(
+  text: &str,
+  max_tokens: usize,
+  encoding: Encoding,
+  memo: &mut WindowMemo,
+) -> (usize, Option<usize>) {
   if max_tokens == 0 {
-    return text.len();
+    return (text.len(), Some(0));
   }
   let Some(bpe) = encoding.bpe() else {
     let chars = max_tokens.saturating_mul(APPROXIMATE_CHARS_PER_TOKEN);
-    return text.char_indices().rev().nth(chars - 1).map_or(0, |(at, _)| at);
+    return (text.char_indices().rev().nth(chars - 1).map_or(0, |(at, _)| at), None);
   };
-  let mut window = max_tokens.saturating_mul(WINDOW_BYTES_PER_TOKEN).max(64);
+  let mut window = first_window(max_tokens);
   loop {
     let start = ceil_char_boundary(text, text.len().saturating_sub(window));
-    let tokens = bpe.encode_ordinary(&text[start..]);
-    if start == 0 && tokens.len() <= max_tokens {
-      return 0;
+    let ends = memo.get_or_tokenise(start, || {
+      let mut tokens = bpe.encode_ordinary(&text[start..]);
+      tokens.reverse();
+      cumulative_lengths(bpe, &tokens)
+    });
+    if start == 0 && ends.len() <= max_tokens {
+      return (0, Some(ends.len()));
     }
-    if start == 0 || tokens.len() > max_tokens + WINDOW_MARGIN_TOKENS {
-      let len: usize = tokens.iter().rev().take(max_tokens).map(|&t| token_len(bpe, t)).sum();
-      return ceil_char_boundary(text, text.len().saturating_sub(len));
+    if start == 0 || ends.len() > max_tokens + WINDOW_MARGIN_TOKENS {
+      let len = ends[max_tokens - 1] as usize;
+      let at = ceil_char_boundary(text, text.len().saturating_sub(len));
+      return (at, Some(whole_within(&ends[..max_tokens], text.len() - at)));
     }
     window = window.saturating_mul(2);
   }
+}
+
+/// How many of the tokens whose cumulative byte lengths are `ends` fit whole in `len` bytes.
+fn whole_within(ends: &[u32], len: usize) -> usize {
+  ends.partition_point(|&end| end as usize <= len)
+}
+
+/// The windows [`prefix_within_memo`] or [`suffix_within_memo`] tokenised for one text (one
+/// memo per side): for each, keyed by where it ends (or starts), the byte length of its first
+/// (or last) 1, 2, … tokens. It holds the last [`MEMO_WINDOWS`] windows of at most
+/// [`MEMO_WINDOW_BYTES`] bytes.
+#[derive(Debug, Default, Clone)]
+pub struct WindowMemo {
+  windows: Vec<(usize, Box<[u32]>)>,
+}
+
+/// How many windows a [`WindowMemo`] keeps: a budget that moves a little from call to call
+/// asks for the same window or the next.
+pub const MEMO_WINDOWS: usize = 2;
+/// The longest window a [`WindowMemo`] keeps, in bytes (a longer one is tokenised every time).
+pub const MEMO_WINDOW_BYTES: usize = 1 << 20;
+
+impl WindowMemo {
+  fn get_or_tokenise(&mut self, key: usize, tokenise: impl FnOnce() -> Box<[u32]>) -> &[u32] {
+    let at = match self.windows.iter().position(|(k, _)| *k == key) {
+      Some(at) => at,
+      None => {
+        let ends = tokenise();
+        let big = ends.last().is_some_and(|&len| len as usize > MEMO_WINDOW_BYTES);
+        if big {
+          self.windows.clear();
+        } else if self.windows.len() >= MEMO_WINDOWS {
+          self.windows.remove(0);
+        }
+        self.windows.push((key, ends));
+        self.windows.len() - 1
+      }
+    };
+    &self.windows[at].1
+  }
+}
+
+/// For `tokens`, the byte length of the first 1, 2, … of them.
+fn cumulative_lengths(bpe: &CoreBPE, tokens: &[tiktoken_rs::Rank]) -> Box<[u32]> {
+  let mut sum = 0u32;
+  tokens
+    .iter()
+    .map(|&t| {
+      sum = sum.saturating_add(u32::try_from(token_len(bpe, t)).unwrap_or(u32::MAX));
+      sum
+    })
+    .collect()
+}
+
+/// The first window [`prefix_within`] tokenises for `max_tokens`: a power of two bytes, at
+/// least [`WINDOW_BYTES_PER_TOKEN`] per token and 64.
+fn first_window(max_tokens: usize) -> usize {
+  let least = max_tokens.saturating_mul(WINDOW_BYTES_PER_TOKEN).max(64);
+  least.checked_next_power_of_two().unwrap_or(least)
 }
 
 /// The first window tokenised by [`prefix_within`]/[`suffix_within`], in bytes per token asked
