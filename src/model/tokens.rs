@@ -378,13 +378,12 @@ pub(crate) fn prefix_span(
   let mut window = first_window(max_tokens);
   loop {
     let end = floor_char_boundary(text, window.min(text.len()));
-    let ends =
-      memo.get_or_tokenise(end, || cumulative_lengths(bpe, &bpe.encode_ordinary(&text[..end])));
+    let ends = memo.get_or_tokenise(end, || token_lengths(bpe, &bpe.encode_ordinary(&text[..end])));
     if end == text.len() && ends.len() <= max_tokens {
       return (text.len(), Some(ends.len()));
     }
     if end == text.len() || ends.len() > max_tokens + WINDOW_MARGIN_TOKENS {
-      let at = floor_char_boundary(text, ends[max_tokens - 1] as usize);
+      let at = floor_char_boundary(text, taken_bytes(&ends[..max_tokens]));
       return (at, Some(whole_within(&ends[..max_tokens], at)));
     }
     window = window.saturating_mul(2);
@@ -429,13 +428,13 @@ pub(crate) fn suffix_span(
     let ends = memo.get_or_tokenise(start, || {
       let mut tokens = bpe.encode_ordinary(&text[start..]);
       tokens.reverse();
-      cumulative_lengths(bpe, &tokens)
+      token_lengths(bpe, &tokens)
     });
     if start == 0 && ends.len() <= max_tokens {
       return (0, Some(ends.len()));
     }
     if start == 0 || ends.len() > max_tokens + WINDOW_MARGIN_TOKENS {
-      let len = ends[max_tokens - 1] as usize;
+      let len = taken_bytes(&ends[..max_tokens]);
       let at = ceil_char_boundary(text, text.len().saturating_sub(len));
       return (at, Some(whole_within(&ends[..max_tokens], text.len() - at)));
     }
@@ -443,18 +442,30 @@ pub(crate) fn suffix_span(
   }
 }
 
-/// How many of the tokens whose cumulative byte lengths are `ends` fit whole in `len` bytes.
-fn whole_within(ends: &[u32], len: usize) -> usize {
-  ends.partition_point(|&end| end as usize <= len)
+/// The byte length of the tokens whose lengths are `lengths`.
+fn taken_bytes(lengths: &[u16]) -> usize {
+  lengths.iter().map(|&l| usize::from(l)).sum()
+}
+
+/// How many of the tokens whose byte lengths are `lengths`, in order, fit whole in `len` bytes.
+fn whole_within(lengths: &[u16], len: usize) -> usize {
+  let mut sum = 0;
+  lengths
+    .iter()
+    .take_while(|&&l| {
+      sum += usize::from(l);
+      sum <= len
+    })
+    .count()
 }
 
 /// The windows [`prefix_within_memo`] or [`suffix_within_memo`] tokenised for one text (one
-/// memo per side): for each, keyed by where it ends (or starts), the byte length of its first
-/// (or last) 1, 2, … tokens. It holds the last [`MEMO_WINDOWS`] windows of at most
-/// [`MEMO_WINDOW_BYTES`] bytes.
+/// memo per side): for each, keyed by where it ends (or starts), the byte length of each of its
+/// tokens, from its start (or end). It holds the last [`MEMO_WINDOWS`] windows of at most
+/// [`MEMO_WINDOW_BYTES`] bytes: two bytes a token, about half a byte per byte of text.
 #[derive(Debug, Default, Clone)]
 pub struct WindowMemo {
-  windows: Vec<(usize, Box<[u32]>)>,
+  windows: Vec<(usize, Box<[u16]>)>,
 }
 
 /// How many windows a [`WindowMemo`] keeps: a budget that moves a little from call to call
@@ -464,35 +475,31 @@ pub const MEMO_WINDOWS: usize = 2;
 pub const MEMO_WINDOW_BYTES: usize = 1 << 20;
 
 impl WindowMemo {
-  fn get_or_tokenise(&mut self, key: usize, tokenise: impl FnOnce() -> Box<[u32]>) -> &[u32] {
-    let at = match self.windows.iter().position(|(k, _)| *k == key) {
-      Some(at) => at,
-      None => {
-        let ends = tokenise();
-        let big = ends.last().is_some_and(|&len| len as usize > MEMO_WINDOW_BYTES);
-        if big {
-          self.windows.clear();
-        } else if self.windows.len() >= MEMO_WINDOWS {
-          self.windows.remove(0);
-        }
-        self.windows.push((key, ends));
-        self.windows.len() - 1
-      }
-    };
-    &self.windows[at].1
+  /// The token lengths of the window keyed `key`: kept ones from the memo, a new one from
+  /// `tokenise` (and kept, unless longer than [`MEMO_WINDOW_BYTES`]).
+  fn get_or_tokenise(
+    &mut self,
+    key: usize,
+    tokenise: impl FnOnce() -> Box<[u16]>,
+  ) -> std::borrow::Cow<'_, [u16]> {
+    if let Some(at) = self.windows.iter().position(|(k, _)| *k == key) {
+      return std::borrow::Cow::Borrowed(&self.windows[at].1);
+    }
+    let lengths = tokenise();
+    if taken_bytes(&lengths) > MEMO_WINDOW_BYTES {
+      return std::borrow::Cow::Owned(lengths.into_vec());
+    }
+    if self.windows.len() >= MEMO_WINDOWS {
+      self.windows.remove(0);
+    }
+    self.windows.push((key, lengths));
+    std::borrow::Cow::Borrowed(&self.windows[self.windows.len() - 1].1)
   }
 }
 
-/// For `tokens`, the byte length of the first 1, 2, … of them.
-fn cumulative_lengths(bpe: &CoreBPE, tokens: &[tiktoken_rs::Rank]) -> Box<[u32]> {
-  let mut sum = 0u32;
-  tokens
-    .iter()
-    .map(|&t| {
-      sum = sum.saturating_add(u32::try_from(token_len(bpe, t)).unwrap_or(u32::MAX));
-      sum
-    })
-    .collect()
+/// The byte length of each of `tokens`.
+fn token_lengths(bpe: &CoreBPE, tokens: &[tiktoken_rs::Rank]) -> Box<[u16]> {
+  tokens.iter().map(|&t| u16::try_from(token_len(bpe, t)).unwrap_or(u16::MAX)).collect()
 }
 
 /// The first window [`prefix_within`] tokenises for `max_tokens`: a power of two bytes, at
