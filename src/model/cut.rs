@@ -78,22 +78,27 @@ pub fn cut_middle_memo(
   let marker_tokens = count_tokens(&marker(original_tokens), encoding);
   let mut budget = max_tokens.checked_sub(marker_tokens)?;
   loop {
-    let (head_end, head_tokens) = prefix_span(text, budget.div_ceil(2), encoding, &mut memo.head);
-    let (suffix_start, tail_tokens) = suffix_span(text, budget / 2, encoding, &mut memo.tail);
-    let tail_start = suffix_start.max(head_end);
+    let head_span = prefix_span(text, budget.div_ceil(2), encoding, &mut memo.head);
+    let tail_span = suffix_span(text, budget / 2, encoding, &mut memo.tail);
+    let head_end = head_span.at;
+    let tail_start = tail_span.at.max(head_end);
     let (head, tail) = (&text[..head_end], &text[tail_start..]);
     // The text's own tokens in the head and the tail, as its windows tokenise it; counted
     // apart only without a tokenizer, or where the tail would overlap the head. (A cut of a
     // new size is made once: its texts are not worth a place in the token cache.)
-    let head_tokens = head_tokens.unwrap_or_else(|| count_tokens_uncached(head, encoding));
-    let tail_tokens = match tail_tokens {
-      Some(n) if tail_start == suffix_start => n,
+    let head_tokens = head_span.tokens.unwrap_or_else(|| count_tokens_uncached(head, encoding));
+    let tail_tokens = match tail_span.tokens {
+      Some(n) if tail_start == tail_span.at => n,
       _ => count_tokens_uncached(tail, encoding),
     };
     let kept = head_tokens + tail_tokens;
     let cut_tokens = original_tokens.saturating_sub(kept);
-    let out = format!("{head}{}{tail}", marker(cut_tokens));
-    let tokens = count_tokens_uncached(&out, encoding);
+    let marker = marker(cut_tokens);
+    let out = format!("{head}{marker}{tail}");
+    let joined = Join { text, head_end, tail_start, marker: &marker, encoding };
+    let tokens = joined
+      .tokens(memo, head_span.window, tail_span.window.filter(|_| tail_start == tail_span.at))
+      .unwrap_or_else(|| count_tokens_uncached(&out, encoding));
     if tokens <= max_tokens {
       return Some(Cut { text: out, cut_tokens, original_tokens, tokens });
     }
@@ -103,6 +108,57 @@ pub fn cut_middle_memo(
     // Tokens can merge differently across the joins: give back what overflowed and retry.
     budget = budget.saturating_sub(tokens - max_tokens);
   }
+}
+
+/// A cut's result: the head `text[..head_end]`, the marker and the tail `text[tail_start..]`.
+struct Join<'t> {
+  text: &'t str,
+  head_end: usize,
+  tail_start: usize,
+  marker: &'t str,
+  encoding: Encoding,
+}
+
+impl Join<'_> {
+  /// The tokens of the result without tokenising all of it: the head's tokens before the start
+  /// of its last line and the tail's after the start of its first line are the text's own,
+  /// read from the windows `memo` holds (keys `head_window`, `tail_window`), and only what lies
+  /// between is tokenised. Exact for the encodings that split at line starts
+  /// ([`Encoding::splits_at_line_starts`]); `None` for the others, and where the head or the
+  /// tail has no such line start or the memo no such window (then the whole result is counted).
+  fn tokens(
+    &self,
+    memo: &CutMemo,
+    head_window: Option<usize>,
+    tail_window: Option<usize>,
+  ) -> Option<usize> {
+    if !self.encoding.splits_at_line_starts() {
+      return None;
+    }
+    let text = self.text;
+    let head_line = line_starts(text, 0, self.head_end).last()?;
+    let tail_line = line_starts(text, self.tail_start, text.len()).next()?;
+    let before = memo.head.tokens_within(head_window?, head_line)?;
+    let after = memo.tail.tokens_within(tail_window?, text.len() - tail_line)?;
+    let middle = format!(
+      "{}{}{}",
+      &text[head_line..self.head_end],
+      self.marker,
+      &text[self.tail_start..tail_line]
+    );
+    Some(before + count_tokens_uncached(&middle, self.encoding) + after)
+  }
+}
+
+/// The line starts in `text[from..to]` where every encoding that [splits at line
+/// starts](Encoding::splits_at_line_starts) splits: each offset `p` with a newline before it and,
+/// at `p` (still before `to`), a character other than whitespace and `/`.
+fn line_starts(text: &str, from: usize, to: usize) -> impl DoubleEndedIterator<Item = usize> + '_ {
+  text[from..to].match_indices('\n').filter_map(move |(i, _)| {
+    let p = from + i + 1;
+    let c = text[p..to].chars().next()?;
+    (!c.is_whitespace() && c != '/').then_some(p)
+  })
 }
 
 /// [`cut_middle`] of the content text of `m`, memoised in the message: the cut to
@@ -197,6 +253,86 @@ mod tests {
         assert!(count_tokens(&cut.text, encoding) <= max, "{encoding:?} {max}");
       }
     }
+  }
+
+  /// A cut's tokens, counted in part from the windows ([`Join::tokens`]), are those of its text,
+  /// on every message of every shared transcript and on texts made to test the line starts
+  /// (slashes, carriage returns, tabs, Unicode spaces, punctuation and digits at line ends,
+  /// contractions) and on random texts over what the patterns tell apart, in the encodings that
+  /// split at line starts, at many sizes.
+  #[test]
+  fn a_cut_counted_from_its_windows_counts_its_text() {
+    let mut texts: Vec<String> = crate::testing::transcripts()
+      .into_iter()
+      .flat_map(|(_, messages)| messages.into_iter().map(|m| m.content_text().into_owned()))
+      .filter(|t| t.len() > 400)
+      .collect();
+    let lines = [
+      "/usr/bin/env node",
+      "  indented: yes",
+      "\tTabbed\tcolumns",
+      "it's done; they'll go",
+      "x = 1;",
+      "12345678",
+      "//comment",
+      "\u{3000}ideographic space",
+      "\u{a0}nbsp",
+      "done.\r",
+      "é accent",
+      "🚀 launch",
+      "a/b/c",
+      "   ",
+      "",
+      "-- end --",
+      "<tag>",
+      "'quoted'",
+      "(paren)",
+      "::",
+    ];
+    let mut made = String::new();
+    for k in 0..600 {
+      made.push_str(lines[k % lines.len()]);
+      made.push_str(if k % 7 == 0 {
+        "\r\n"
+      } else if k % 11 == 0 {
+        "\n\n"
+      } else {
+        "\n"
+      });
+    }
+    texts.push(made);
+    texts.push(log(300));
+    // Random texts over an alphabet of what the patterns tell apart: letters of each case,
+    // marks, digits, punctuation, slashes, apostrophes, every kind of space and line end.
+    let alphabet: Vec<char> =
+      "aZé\u{301}ǅʰ中7٣.,;:!?-_/\\'\"()[]{}<>#@ \t\r\n\n\n\u{a0}\u{3000}\u{2028}🚀"
+        .chars()
+        .collect();
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    for _ in 0..24 {
+      let text: String = (0..2_000)
+        .map(|_| {
+          seed ^= seed << 13;
+          seed ^= seed >> 7;
+          seed ^= seed << 17;
+          alphabet[(seed % alphabet.len() as u64) as usize]
+        })
+        .collect();
+      texts.push(text);
+    }
+    let mut joined = 0;
+    for encoding in [Encoding::O200kBase, Encoding::Cl100kBase, Encoding::O200kHarmony] {
+      for text in &texts {
+        let total = count_tokens(text, encoding);
+        let mut memo = CutMemo::default();
+        for max in [MIN_CUT_BUDGET, 40, 57, 100, 160, 333, 700].into_iter().filter(|&m| m < total) {
+          let cut = cut_middle_memo(text, max, encoding, &mut memo).expect("longer than the limit");
+          assert_eq!(cut.tokens, count_tokens(&cut.text, encoding), "{encoding:?} {max}");
+          joined += 1;
+        }
+      }
+    }
+    assert!(joined > 500, "{joined} cuts");
   }
 
   #[test]

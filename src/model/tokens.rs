@@ -281,6 +281,21 @@ pub fn count_tokens(text: &str, encoding: Encoding) -> usize {
   }
 }
 
+impl Encoding {
+  /// Whether the encoding's pre-tokenizer (the `o200k` and `cl100k` patterns) always splits
+  /// after a newline that is followed by a character other than whitespace and `/`, whatever
+  /// comes before and after: the text's pieces up to such a line start are those of any text
+  /// that begins with the same characters and that character, and its pieces after it those
+  /// of the text from there on (no pattern looks behind, and none runs past such a newline:
+  /// letters and digits never include one, punctuation takes the newlines after it and, in
+  /// `o200k`, slashes, and whitespace ends there). A run of whitespace ending with such a
+  /// newline is one piece whether the text ends there or goes on. The legacy `p50k`/`r50k`
+  /// pattern splits a trailing run differently at the end of a text, so it is not one of them.
+  pub(crate) fn splits_at_line_starts(self) -> bool {
+    matches!(self.base(), Encoding::O200kBase | Encoding::Cl100kBase | Encoding::O200kHarmony)
+  }
+}
+
 /// [`count_tokens`] without the token cache: for a text counted once (a cut of a new size).
 pub fn count_tokens_uncached(text: &str, encoding: Encoding) -> usize {
   match encoding.bpe() {
@@ -357,34 +372,45 @@ pub fn prefix_within_memo(
   encoding: Encoding,
   memo: &mut WindowMemo,
 ) -> usize {
-  prefix_span(text, max_tokens, encoding, memo).0
+  prefix_span(text, max_tokens, encoding, memo).at
 }
 
-/// [`prefix_within_memo`] and how many of the window's tokens the prefix holds whole (`None`
-/// without a tokenizer: [`Encoding::Approximate`]).
+/// Where a [`prefix_span`] or [`suffix_span`] ends or starts, and what its window says of it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Span {
+  /// The prefix's end, or the suffix's start.
+  pub at: usize,
+  /// How many of the window's tokens the span holds whole (`None` without a tokenizer).
+  pub tokens: Option<usize>,
+  /// The window's key in its [`WindowMemo`] (`None` without one).
+  pub window: Option<usize>,
+}
+
+/// [`prefix_within_memo`] and how many of the window's tokens the prefix holds whole.
 pub(crate) fn prefix_span(
   text: &str,
   max_tokens: usize,
   encoding: Encoding,
   memo: &mut WindowMemo,
-) -> (usize, Option<usize>) {
+) -> Span {
   if max_tokens == 0 {
-    return (0, Some(0));
+    return Span { at: 0, tokens: Some(0), window: None };
   }
   let Some(bpe) = encoding.bpe() else {
     let chars = max_tokens.saturating_mul(APPROXIMATE_CHARS_PER_TOKEN);
-    return (text.char_indices().nth(chars).map_or(text.len(), |(at, _)| at), None);
+    let at = text.char_indices().nth(chars).map_or(text.len(), |(at, _)| at);
+    return Span { at, tokens: None, window: None };
   };
   let mut window = first_window(max_tokens);
   loop {
     let end = floor_char_boundary(text, window.min(text.len()));
     let ends = memo.get_or_tokenise(end, || token_lengths(bpe, &bpe.encode_ordinary(&text[..end])));
     if end == text.len() && ends.len() <= max_tokens {
-      return (text.len(), Some(ends.len()));
+      return Span { at: text.len(), tokens: Some(ends.len()), window: Some(end) };
     }
     if end == text.len() || ends.len() > max_tokens + WINDOW_MARGIN_TOKENS {
       let at = floor_char_boundary(text, taken_bytes(&ends[..max_tokens]));
-      return (at, Some(whole_within(&ends[..max_tokens], at)));
+      return Span { at, tokens: Some(whole_within(&ends[..max_tokens], at)), window: Some(end) };
     }
     window = window.saturating_mul(2);
   }
@@ -404,7 +430,7 @@ pub fn suffix_within_memo(
   encoding: Encoding,
   memo: &mut WindowMemo,
 ) -> usize {
-  suffix_span(text, max_tokens, encoding, memo).0
+  suffix_span(text, max_tokens, encoding, memo).at
 }
 
 /// [`suffix_within_memo`] and how many of the window's tokens the suffix holds whole, as
@@ -414,13 +440,14 @@ pub(crate) fn suffix_span(
   max_tokens: usize,
   encoding: Encoding,
   memo: &mut WindowMemo,
-) -> (usize, Option<usize>) {
+) -> Span {
   if max_tokens == 0 {
-    return (text.len(), Some(0));
+    return Span { at: text.len(), tokens: Some(0), window: None };
   }
   let Some(bpe) = encoding.bpe() else {
     let chars = max_tokens.saturating_mul(APPROXIMATE_CHARS_PER_TOKEN);
-    return (text.char_indices().rev().nth(chars - 1).map_or(0, |(at, _)| at), None);
+    let at = text.char_indices().rev().nth(chars - 1).map_or(0, |(at, _)| at);
+    return Span { at, tokens: None, window: None };
   };
   let mut window = first_window(max_tokens);
   loop {
@@ -431,12 +458,13 @@ pub(crate) fn suffix_span(
       token_lengths(bpe, &tokens)
     });
     if start == 0 && ends.len() <= max_tokens {
-      return (0, Some(ends.len()));
+      return Span { at: 0, tokens: Some(ends.len()), window: Some(start) };
     }
     if start == 0 || ends.len() > max_tokens + WINDOW_MARGIN_TOKENS {
       let len = taken_bytes(&ends[..max_tokens]);
       let at = ceil_char_boundary(text, text.len().saturating_sub(len));
-      return (at, Some(whole_within(&ends[..max_tokens], text.len() - at)));
+      let tokens = whole_within(&ends[..max_tokens], text.len() - at);
+      return Span { at, tokens: Some(tokens), window: Some(start) };
     }
     window = window.saturating_mul(2);
   }
@@ -475,6 +503,13 @@ pub const MEMO_WINDOWS: usize = 2;
 pub const MEMO_WINDOW_BYTES: usize = 1 << 20;
 
 impl WindowMemo {
+  /// How many tokens of the kept window keyed `window` fit whole in its first (prefix memo) or
+  /// last (suffix memo) `len` bytes; `None` when the memo does not hold it.
+  pub(crate) fn tokens_within(&self, window: usize, len: usize) -> Option<usize> {
+    let (_, lengths) = self.windows.iter().find(|(k, _)| *k == window)?;
+    Some(whole_within(lengths, len))
+  }
+
   /// The token lengths of the window keyed `key`: kept ones from the memo, a new one from
   /// `tokenise` (and kept, unless longer than [`MEMO_WINDOW_BYTES`]).
   fn get_or_tokenise(
