@@ -8,6 +8,8 @@
 //! was dropped: an [`Inserted`] message sits before a given input message (or at the end), is
 //! counted in [`Plan::total_tokens`], and is built by the binding in the format's shape.
 
+use std::sync::Arc;
+
 use crate::model::conversation::Conversation;
 use crate::model::message::{Content, Message, Part, Role};
 use crate::model::tokens::{count_tokens, message_content_tokens, message_tokens, Encoding};
@@ -27,8 +29,9 @@ pub enum MetaValue {
 /// the original message kept.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Replacement {
-  /// The new content (a placeholder, or a shortened text).
-  pub content: String,
+  /// The new content (a placeholder, or a shortened text), shared: a plan copied, or a cut
+  /// memoised and used again, does not copy the text.
+  pub content: Arc<str>,
   /// Metadata fields set on the returned copy, in this order.
   pub meta: Vec<(&'static str, MetaValue)>,
   /// The tokens of the replaced message, overhead included.
@@ -433,10 +436,11 @@ pub fn replacement(
 pub fn replacement_counted(
   conv: &Conversation<'_>,
   i: usize,
-  content: String,
+  content: impl Into<Arc<str>>,
   content_tokens: usize,
   meta: Vec<(&'static str, MetaValue)>,
 ) -> Replacement {
+  let content = content.into();
   let m = &conv.messages()[i];
   let encoding = conv.encoding();
   let new = content_tokens;

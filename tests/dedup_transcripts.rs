@@ -41,7 +41,7 @@ fn the_file_viewed_several_times_in_ponyc_4593_is_superseded_by_its_last_full_vi
   );
   assert_eq!(supersedes(&d.superseded), vec![(34, vec![25, 28, 32])]);
   let Action::Replace(r) = d.plan.action(28) else { panic!("28 is not replaced") };
-  assert_eq!(r.content, format!("[superseded by a newer read of {cli} at step 16]"));
+  assert_eq!(&*r.content, format!("[superseded by a newer read of {cli} at step 16]"));
   assert_eq!(d.saved_tokens, 3054);
   assert_eq!(d.total_tokens, conv.total_tokens() - 3054);
 }

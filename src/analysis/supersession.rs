@@ -1248,7 +1248,7 @@ mod tests {
     let conv = Conversation::new(&msgs, Encoding::O200kBase);
     let d = deduplicate(&conv, &DedupOptions::default());
     let Action::Replace(r) = d.plan.action(2) else { panic!("not replaced") };
-    assert_eq!(r.content, "[superseded by a newer read of src/a.ts at step 4]");
+    assert_eq!(&*r.content, "[superseded by a newer read of src/a.ts at step 4]");
     assert_eq!(
       r.meta,
       vec![
@@ -1615,7 +1615,7 @@ mod tests {
     let conv = Conversation::new(&msgs, Encoding::O200kBase);
     let d = deduplicate(&conv, &DedupOptions::default());
     let Action::Replace(r) = d.plan.action(2) else { panic!("not replaced") };
-    assert_eq!(r.content, "[superseded by a newer listing of /w at step 2]");
+    assert_eq!(&*r.content, "[superseded by a newer listing of /w at step 2]");
   }
 
   #[test]
@@ -1707,7 +1707,7 @@ mod tests {
     let once = plan.apply(
       &msgs,
       |m, r| Message {
-        content: crate::model::message::Content::Text(r.content.clone()),
+        content: crate::model::message::Content::Text(r.content.to_string()),
         ..m.clone()
       },
       |_| unreachable!("deduplicating inserts nothing"),

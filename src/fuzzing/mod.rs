@@ -366,7 +366,7 @@ fn check_strategy(
           Action::Replace(r) => {
             let truncated_before_cut =
               has_meta(r, "_truncatedAt") && last_cut_step.is_some_and(|s| s >= out_conv.step(k));
-            r.content != output[k].content_text() && !truncated_before_cut
+            *r.content != *output[k].content_text() && !truncated_before_cut
           }
         })
         .collect();
@@ -443,7 +443,7 @@ pub fn output_of(messages: &[Message], plan: &Plan) -> Vec<Message> {
     .filter_map(|(m, a)| match a {
       Action::Keep => Some(m.clone()),
       Action::Replace(r) => {
-        Some(Message { content: Content::Text(r.content.clone()), ..m.clone() })
+        Some(Message { content: Content::Text(r.content.to_string()), ..m.clone() })
       }
       Action::Drop => None,
     })

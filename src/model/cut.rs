@@ -20,8 +20,8 @@ pub const MIN_CUT_BUDGET: usize = 32;
 /// A text with its middle cut out.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cut {
-  /// Head, marker and tail.
-  pub text: String,
+  /// Head, marker and tail (shared: a memoised cut used again does not copy it).
+  pub text: std::sync::Arc<str>,
   /// The tokens of the original text that are not in the head or the tail: the text's tokens
   /// less those the head and the tail hold whole, as the text's windows tokenise them (counted
   /// apart without a tokenizer).
@@ -100,7 +100,7 @@ pub fn cut_middle_memo(
       .tokens(memo, head_span.window, tail_span.window.filter(|_| tail_start == tail_span.at))
       .unwrap_or_else(|| count_tokens_uncached(&out, encoding));
     if tokens <= max_tokens {
-      return Some(Cut { text: out, cut_tokens, original_tokens, tokens });
+      return Some(Cut { text: out.into(), cut_tokens, original_tokens, tokens });
     }
     if budget == 0 {
       return None;

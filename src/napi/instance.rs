@@ -582,7 +582,7 @@ pub(crate) struct Rewrite {
   /// The format it was written in.
   pub format: Format,
   /// The replacement's content.
-  pub content: String,
+  pub content: std::sync::Arc<str>,
   /// The message written.
   pub json: String,
 }

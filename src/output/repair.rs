@@ -200,7 +200,7 @@ pub(crate) fn repair_with(messages: &[&Message], rules: &Rules) -> Repaired {
         if let (Some(m), true) = (messages.get(i), replaced[i]) {
           // `null` and `''` both count zero tokens: the message costs what it did.
           let tokens = message_tokens(m, Encoding::default());
-          plan.replace(i, Replacement { content: String::new(), meta: Vec::new(), tokens });
+          plan.replace(i, Replacement { content: "".into(), meta: Vec::new(), tokens });
         }
       }
     }
@@ -425,7 +425,7 @@ mod tests {
     let r = repair(&msgs, Format::OpenAi);
     assert_eq!(r.plan.dropped(), vec![3]);
     match r.plan.action(2) {
-      Action::Replace(rep) => assert_eq!(rep.content, ""),
+      Action::Replace(rep) => assert_eq!(&*rep.content, ""),
       other => panic!("expected a replacement, got {other:?}"),
     }
     assert_eq!(r.repairs[0].action, RepairAction::Replace);

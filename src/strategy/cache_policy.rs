@@ -718,9 +718,9 @@ mod tests {
       for i in step.plan.replaced() {
         let Action::Replace(r) = step.plan.action(i) else { continue };
         match &texts[i] {
-          Some(t) => assert_eq!(t, &r.content, "placeholder {i} changed"),
+          Some(t) => assert_eq!(t.as_str(), &*r.content, "placeholder {i} changed"),
           None => {
-            texts[i] = Some(r.content.clone());
+            texts[i] = Some(r.content.to_string());
             changed += 1;
           }
         }

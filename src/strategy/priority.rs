@@ -997,7 +997,10 @@ mod tests {
     assert_eq!(t.outcome.plan.replaced(), vec![5]);
     assert_eq!(t.outcome.dropped, vec![5]);
     let Action::Replace(r) = t.outcome.plan.action(5) else { panic!("not replaced") };
-    assert_eq!(r.content, format!("[Content truncated - 2 steps ago - {} tokens]", conv.tokens(5)));
+    assert_eq!(
+      &*r.content,
+      format!("[Content truncated - 2 steps ago - {} tokens]", conv.tokens(5))
+    );
     assert_eq!(
       r.meta,
       vec![
@@ -1089,7 +1092,7 @@ mod tests {
     };
     let r = placeholder(&conv, 1, &c, &FileTracker::new(), None);
     assert_eq!(
-      r.content,
+      &*r.content,
       format!("[Content truncated - file: /x - 0 steps ago - {} tokens]", conv.tokens(1))
     );
   }
@@ -1182,7 +1185,7 @@ mod tests {
       let t = trim_with_placeholders(&conv, None, &o);
       (0..msgs.len())
         .filter_map(|i| match t.outcome.plan.action(i) {
-          Action::Replace(r) => Some((i, r.content.clone())),
+          Action::Replace(r) => Some((i, r.content.to_string())),
           _ => None,
         })
         .collect::<Vec<_>>()

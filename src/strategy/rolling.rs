@@ -702,7 +702,7 @@ mod tests {
 
   fn content(plan: &Plan, i: usize) -> Option<&str> {
     match plan.action(i) {
-      Action::Replace(r) => Some(r.content.as_str()),
+      Action::Replace(r) => Some(&*r.content),
       _ => None,
     }
   }
@@ -912,7 +912,7 @@ mod tests {
     let texts = |msgs: &[Message], config: &TruncationConfig| {
       let plan = truncate_old_tool_outputs(&Conversation::new(msgs, ENC), config);
       let Action::Replace(r) = plan.action(2) else { panic!("message 2 is replaced") };
-      (r.content.clone(), r.meta[1].clone())
+      (r.content.to_string(), r.meta[1].clone())
     };
     let at = |steps_n: usize| {
       let msgs = plain(steps_n);
@@ -1050,7 +1050,7 @@ mod tests {
     let conv = Conversation::new(&msgs, ENC);
     let once = truncate_old_tool_outputs(&conv, &config).apply(
       &msgs,
-      |m, r| Message { content: Content::Text(r.content.clone()), ..m.clone() },
+      |m, r| Message { content: Content::Text(r.content.to_string()), ..m.clone() },
       |_| unreachable!("truncation inserts nothing"),
     );
     assert!(!once[2].content_text().contains(quoted));
@@ -1081,7 +1081,7 @@ mod tests {
     assert_eq!(result_rules(&msgs, &config)[..2], [Rule::Consumed, Rule::Placeholder]);
     let once = truncate_old_tool_outputs(&Conversation::new(&msgs, ENC), &config).apply(
       &msgs,
-      |m, r| Message { content: Content::Text(r.content.clone()), ..m.clone() },
+      |m, r| Message { content: Content::Text(r.content.to_string()), ..m.clone() },
       |_| unreachable!("truncation inserts nothing"),
     );
     assert_eq!(once[4].content_text(), "[content truncated - 2 steps ago]");
