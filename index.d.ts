@@ -1349,6 +1349,13 @@ export interface MessageCacheStats {
    * by value), the others read and then found (those are also counted in `misses`).
    */
   contentHits: number
+  /**
+   * Synchronous strategy calls since the last reset whose conversation's layout (token counts,
+   * steps, tool-call pairs, units) was the previous call's extended by the new messages, as an
+   * agent loop's growing history allows (the same message objects first, in order), instead of
+   * built anew. The layout kept holds that conversation's parsed messages until the next call.
+   */
+  layoutExtensions: number
 }
 
 /** Per role, how many of its last messages {@link applyMaxContextTokens} keeps at least. */

@@ -259,6 +259,56 @@ function withMetadata(messages: object[]): unknown[] {
   ])
 }
 
+test.serial('a growing history keeps its layout from call to call, and every call decides as a fresh analysis does', (t) => {
+  const defaults = ct.messageCacheStats()
+  const restore = () => ct.setMessageCacheCapacity(defaults.capacity, { maxBytes: defaults.maxBytes })
+  const calls = [
+    (m: Message[], k: number) => ct.trimByPriority(m, { targetTokens: Math.floor(ct.estimateTokens(m) * 0.4) + k }).messages,
+    (m: Message[]) => ct.trimWithPlaceholders(m, { targetTokens: Math.floor(ct.estimateTokens(m) * 0.5) }).messages,
+    (m: Message[]) => ct.truncateOldToolOutputs(m, { maxAge: 3 }),
+  ]
+  try {
+    for (const [name, messages] of transcripts()) {
+      for (const [format, session] of [['openai', messages], ['anthropic', toAnthropic(messages)]] as const) {
+        const history = session as Message[]
+        // Every turn's request (before each assistant message), then a shorter one (the history
+        // edited back) and the whole again.
+        const ends = history.flatMap((m, i) => (i > 0 && m.role === 'assistant' ? [i] : []))
+        ends.push(Math.max(1, ends[0] ?? 1), history.length)
+        // Without the cache every call reads fresh messages: the layout is built anew each time.
+        ct.setMessageCacheCapacity(0)
+        const expected = ends.map((end, k) => calls.map((call) => withMetadata(call(history.slice(0, end), k))))
+        restore()
+        const before = ct.messageCacheStats().layoutExtensions
+        ends.forEach((end, k) => {
+          calls.forEach((call, c) => {
+            t.deepEqual(withMetadata(call(history.slice(0, end), k)), expected[k][c], `${name} ${format}, call ${c} at ${end}`)
+          })
+        })
+        // Every call after the first of each history extended the kept layout, but the shorter one.
+        t.true(ct.messageCacheStats().layoutExtensions - before >= calls.length * (ends.length - 2), `${name} ${format}`)
+      }
+    }
+    // Another encoding, another conversation, or the same one with a message replaced (as long,
+    // so only the objects tell them apart) builds its own.
+    const history = transcript('openhands-ponyc-4595.json')
+    const options = { targetTokens: 5_000 }
+    const edited = history.map((m, i) => (i === 2 ? { ...m, content: 'The task, said otherwise.' } : m))
+    ct.setMessageCacheCapacity(0)
+    const fresh = withMetadata(ct.trimByPriority(edited, options).messages)
+    restore()
+    ct.trimByPriority(history, options)
+    const held = ct.messageCacheStats().layoutExtensions
+    ct.trimByPriority(history, { ...options, encoding: 'cl100k_base' })
+    ct.trimByPriority(transcript('sweagent-ctf-katy.json'), options)
+    ct.trimByPriority(history, options)
+    t.deepEqual(withMetadata(ct.trimByPriority(edited, options).messages), fresh)
+    t.is(ct.messageCacheStats().layoutExtensions, held)
+  } finally {
+    restore()
+  }
+})
+
 test.serial('a new object with the content of a message read before shares its parse: same decisions, only the reading paid again', (t) => {
   const defaults = ct.messageCacheStats()
   const restore = () => ct.setMessageCacheCapacity(defaults.capacity, { maxBytes: defaults.maxBytes })

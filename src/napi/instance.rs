@@ -861,6 +861,55 @@ pub(crate) struct Instance {
   pub cache: MessageCache,
   /// Buffers of the JSON entry points, kept from call to call.
   pub scratch: Scratch,
+  /// The layout of the last conversation a synchronous strategy analysed.
+  pub layout: LayoutMemo,
+}
+
+/// The layout of the conversation the last synchronous strategy call analysed (its tokens,
+/// steps, tool-call pairs and units), extended in place when the next call's messages start
+/// with the same ones, as an agent loop's growing history does: the history is not paired and
+/// grouped again on every turn. It holds that conversation's parsed messages (shared with the
+/// message cache), so a message matched by pointer is the very message it analysed; emptying
+/// the message cache empties it.
+#[derive(Default)]
+pub(crate) struct LayoutMemo {
+  encoding: Option<crate::model::tokens::Encoding>,
+  messages: Vec<Arc<Cached>>,
+  layout: crate::model::conversation::Layout,
+  /// Calls whose layout was the kept one, extended, since the last [`LayoutMemo::clear`].
+  pub extensions: u64,
+}
+
+impl LayoutMemo {
+  /// The layout of `messages` counted in `encoding`: the kept one extended by the messages
+  /// after those it holds when they are its messages followed by new ones, else built anew.
+  pub fn layout(
+    &mut self,
+    messages: &[Arc<Cached>],
+    encoding: crate::model::tokens::Encoding,
+  ) -> &crate::model::conversation::Layout {
+    let extends = self.encoding == Some(encoding)
+      && self.messages.len() <= messages.len()
+      && self.messages.iter().zip(messages).all(|(held, m)| Arc::ptr_eq(held, m));
+    if extends {
+      self.extensions += 1;
+    } else {
+      self.encoding = Some(encoding);
+      self.messages.clear();
+      self.layout = crate::model::conversation::Layout::default();
+    }
+    for cached in &messages[self.messages.len()..] {
+      let tokens = crate::model::tokens::message_tokens(&cached.message, encoding);
+      self.layout.push(&cached.message, tokens);
+      self.messages.push(Arc::clone(cached));
+    }
+    &self.layout
+  }
+
+  /// Forgets the layout, lets its messages go, and counts from 0.
+  pub fn clear(&mut self) {
+    *self = LayoutMemo::default();
+  }
 }
 
 /// The buffers a JSON body is read into and written to, kept from call to call: a fresh one
@@ -899,6 +948,7 @@ impl Instance {
   /// the cache is disabled.
   pub fn reset_cache(&mut self, env: &Env, capacity: usize, max_bytes: usize) -> Result<()> {
     self.cache.reset(capacity, max_bytes);
+    self.layout.clear();
     let bound = if capacity == 0 { 0.0 } else { (max_bytes / 4) as f64 };
     self.configure.borrow_back(env)?.call(FnArgs::from((bound,)))?;
     Ok(())
@@ -936,6 +986,7 @@ pub(crate) fn instance(env: &Env) -> Result<&'static mut Instance> {
       pick: pick.create_ref()?,
       cache: MessageCache::new(),
       scratch: Scratch::default(),
+      layout: LayoutMemo::default(),
     };
     state.reset_cache(env, DEFAULT_MESSAGE_CACHE_CAPACITY, DEFAULT_MESSAGE_CACHE_BYTES)?;
     env.set_instance_data(state, (), |_| {})?;

@@ -244,6 +244,11 @@ pub struct MessageCacheStats {
   /// read across the boundary at all (a JavaScript index of the content that came back, compared
   /// by value), the others read and then found (those are also counted in `misses`).
   pub content_hits: f64,
+  /// Synchronous strategy calls since the last reset whose conversation's layout (token counts,
+  /// steps, tool-call pairs, units) was the previous call's extended by the new messages, as an
+  /// agent loop's growing history allows (the same message objects first, in order), instead of
+  /// built anew. The layout kept holds that conversation's parsed messages until the next call.
+  pub layout_extensions: f64,
 }
 
 /// Options of {@link setMessageCacheCapacity}.
@@ -263,7 +268,8 @@ pub struct MessageCacheOptions {
 /// every call (a stateless server) never hold more than that eighth nor evict the others.
 #[napi(catch_unwind)]
 pub fn message_cache_stats(env: &Env) -> Result<MessageCacheStats> {
-  let figures = instance::instance(env)?.cache.stats();
+  let state = instance::instance(env)?;
+  let figures = state.cache.stats();
   Ok(MessageCacheStats {
     entries: saturate(figures.entries),
     capacity: saturate(figures.capacity),
@@ -281,6 +287,7 @@ pub fn message_cache_stats(env: &Env) -> Result<MessageCacheStats> {
     content_entries: saturate(figures.content_entries),
     content_bytes: figures.content_bytes as f64,
     content_hits: figures.content_hits as f64,
+    layout_extensions: state.layout.extensions as f64,
   })
 }
 

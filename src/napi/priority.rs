@@ -13,7 +13,7 @@ use napi_derive::napi;
 use crate::analysis::classify::{ClassifyOptions, DEFAULT_PRESERVE_RECENT_TURNS};
 use crate::analysis::file_tracker::FileTracker as CoreTracker;
 use crate::error::{Error as CoreError, ErrorKind, Result as CoreResult};
-use crate::model::conversation::Conversation;
+use crate::model::conversation::{Conversation, Layout};
 use crate::model::format::Format;
 use crate::model::message::Message;
 use crate::model::tokens::Encoding;
@@ -313,6 +313,16 @@ impl task::Operation for TrimOp {
 
   fn compute(&mut self, messages: &[&Message]) -> TrimOutput {
     let conv = Conversation::from_refs(messages.to_vec(), self.encoding).with_format(self.format);
+    task::OnConversation::compute_on(self, &conv)
+  }
+
+  fn counts_in(&self) -> Option<Encoding> {
+    Some(self.encoding)
+  }
+
+  fn compute_with(&mut self, messages: &[&Message], layout: &Layout) -> TrimOutput {
+    let conv =
+      Conversation::with_layout(messages.to_vec(), self.encoding, layout).with_format(self.format);
     task::OnConversation::compute_on(self, &conv)
   }
 

@@ -26,6 +26,27 @@ pub(crate) trait Operation: Send + 'static {
   /// Computes the result from the parsed messages. Runs on the JS thread or on a worker.
   fn compute(&mut self, messages: &[&Message]) -> Self::Output;
 
+  /// The encoding the operation counts in when it analyses the messages as they come
+  /// (`compute` is [`Conversation::from_refs`] then [`OnConversation::compute_on`]): then
+  /// [`run_sync`] hands [`Operation::compute_with`] the layout it keeps from call to call.
+  /// `None` (the default) for the others.
+  ///
+  /// [`Conversation::from_refs`]: crate::model::conversation::Conversation::from_refs
+  fn counts_in(&self) -> Option<crate::model::tokens::Encoding> {
+    None
+  }
+
+  /// [`Operation::compute`] on messages whose layout, in [`Operation::counts_in`]'s encoding, is
+  /// `layout`.
+  fn compute_with(
+    &mut self,
+    messages: &[&Message],
+    layout: &crate::model::conversation::Layout,
+  ) -> Self::Output {
+    let _ = layout;
+    self.compute(messages)
+  }
+
   /// Builds the JavaScript result on the JS thread: `objects` are the caller's messages.
   fn to_js<'env>(
     &mut self,
@@ -50,7 +71,13 @@ pub(crate) fn run_sync<'env, O: Operation>(
   mut op: O,
 ) -> Result<Unknown<'env>> {
   let refs: Vec<&Message> = input.messages.iter().map(|c| &c.message).collect();
-  let output = op.compute(&refs);
+  let output = match op.counts_in() {
+    Some(encoding) => {
+      let layout = super::instance::instance(env)?.layout.layout(&input.messages, encoding);
+      op.compute_with(&refs, layout)
+    }
+    None => op.compute(&refs),
+  };
   op.to_js(env, output, input.view(), input.format)
 }
 
@@ -174,6 +201,24 @@ where
     let conv =
       crate::model::conversation::Conversation::from_refs(messages.to_vec(), self.encoding)
         .with_format(self.format);
+    self.compute_on(&conv)
+  }
+
+  fn counts_in(&self) -> Option<crate::model::tokens::Encoding> {
+    Some(self.encoding)
+  }
+
+  fn compute_with(
+    &mut self,
+    messages: &[&Message],
+    layout: &crate::model::conversation::Layout,
+  ) -> crate::plan::Plan {
+    let conv = crate::model::conversation::Conversation::with_layout(
+      messages.to_vec(),
+      self.encoding,
+      layout,
+    )
+    .with_format(self.format);
     self.compute_on(&conv)
   }
 
