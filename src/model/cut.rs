@@ -49,9 +49,10 @@ pub fn cut_middle(text: &str, max_tokens: usize, encoding: Encoding) -> Option<C
 }
 
 /// What cutting one text remembers between cuts of different sizes: its tokens and the head and
-/// tail windows tokenised ([`prefix_within_memo`]), in the encoding of the last cut. The cuts
-/// are the same with or without it; with it, a cut of a new size tokenises its result and the
-/// kept head and tail, not the windows again nor the whole text.
+/// tail windows tokenised ([`crate::model::tokens::prefix_within_memo`]), in the encoding of the
+/// last cut. The cuts are the same with or without it; with it, a cut of a new size tokenises
+/// the lines around its marker (its whole result in the encodings that do not split at line
+/// starts), not the windows again nor the whole text.
 #[derive(Debug, Default, Clone)]
 pub struct CutMemo {
   encoding: Option<Encoding>,
@@ -136,7 +137,7 @@ impl Join<'_> {
       return None;
     }
     let text = self.text;
-    let head_line = line_starts(text, 0, self.head_end).last()?;
+    let head_line = line_starts(text, 0, self.head_end).next_back()?;
     let tail_line = line_starts(text, self.tail_start, text.len()).next()?;
     let before = memo.head.tokens_within(head_window?, head_line)?;
     let after = memo.tail.tokens_within(tail_window?, text.len() - tail_line)?;
@@ -165,7 +166,7 @@ fn line_starts(text: &str, from: usize, to: usize) -> impl DoubleEndedIterator<I
 /// [`MIN_CUT_BUDGET`] (for the first encoding asked), the cut to the first other limit and
 /// encoding asked, and a [`CutMemo`] for the others. A strategy that cuts the same old outputs
 /// on every call of a growing conversation cuts each once, and one whose budget moves from call
-/// to call tokenises each cut's result, not the text again.
+/// to call tokenises little more than the lines around each new cut's marker.
 pub fn cut_content(m: &Message, max_tokens: usize, encoding: Encoding) -> Option<Cut> {
   let cut = || {
     let mut memo = m.memo.cut_memo.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
