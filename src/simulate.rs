@@ -291,18 +291,17 @@ pub fn simulate(messages: &[&Message], options: &SimulateOptions) -> Result<Simu
     }
     let conv = Conversation::with_layout(messages[..end].to_vec(), options.encoding, &layout)
       .with_format(options.format);
-    let (conv, revision) = match &mut supersessions {
+    let conv = match &mut supersessions {
       Some(known) => {
         while known.len() < end {
           known.push(&conv);
         }
-        let revision = known.revision();
-        (conv.with_supersessions(known), Some(revision))
+        conv.with_supersessions(known)
       }
-      None => (conv, None),
+      None => conv,
     };
     for runner in &mut runners {
-      runner.turn(&conv, &prefix, revision, options);
+      runner.turn(&conv, &prefix, options);
     }
   }
   Ok(Simulation { runs: runners.into_iter().map(|r| r.finish(options)).collect() })
@@ -347,15 +346,8 @@ impl Runner {
     })
   }
 
-  /// The request of the turn whose messages are `conv` (`prefix`: the sums of their tokens;
-  /// `revision`: that of the supersessions `conv` carries, if any).
-  fn turn(
-    &mut self,
-    conv: &Conversation<'_>,
-    prefix: &[usize],
-    revision: Option<usize>,
-    options: &SimulateOptions,
-  ) {
+  /// The request of the turn whose messages are `conv` (`prefix`: the sums of their tokens).
+  fn turn(&mut self, conv: &Conversation<'_>, prefix: &[usize], options: &SimulateOptions) {
     let window = options.policy.context_window;
     let budget = options.every_turn_budget.min(window);
     // `extended`: the plan is the previous turn's, new messages added.
@@ -385,6 +377,7 @@ impl Runner {
           None => {
             let dedup = deduplicate(conv, &self.dedup);
             let plan = Arc::new(dedup.plan);
+            let revision = conv.supersessions().map(Supersessions::revision);
             self.deduplicated = revision.filter(|_| dedup.applied).map(|r| (r, Arc::clone(&plan)));
             (Some(plan), None, false)
           }
@@ -639,7 +632,7 @@ mod tests {
         prefix.push(prefix[i] + conv.tokens(i));
       }
       for runner in &mut runners {
-        runner.turn(&conv, &prefix, None, options);
+        runner.turn(&conv, &prefix, options);
       }
     }
     Simulation { runs: runners.into_iter().map(|r| r.finish(options)).collect() }

@@ -49,7 +49,7 @@ pub fn cut_middle(text: &str, max_tokens: usize, encoding: Encoding) -> Option<C
 }
 
 /// What cutting one text remembers between cuts of different sizes: its tokens and the head and
-/// tail windows tokenised ([`crate::model::tokens::prefix_within_memo`]), in the encoding of the
+/// tail windows tokenised ([`crate::model::tokens::WindowMemo`]), in the encoding of the
 /// last cut. The cuts are the same with or without it; with it, a cut of a new size tokenises
 /// the lines around its marker (its whole result in the encodings that do not split at line
 /// starts), not the windows again nor the whole text.

@@ -358,21 +358,10 @@ fn whitespace_pieces(text: &str, max: usize) -> impl Iterator<Item = &str> {
 /// those of the window, which can differ slightly from those of the whole text: count the
 /// result when an exact bound matters. The windows are powers of two bytes long (at least 8
 /// per token asked, doubled until they hold enough tokens), so the result depends on `text`
-/// and `max_tokens` alone, and [`prefix_within_memo`] answers every limit that falls in a
+/// and `max_tokens` alone, and a [`WindowMemo`] answers every limit that falls in a
 /// window it tokenised before without tokenising again.
 pub fn prefix_within(text: &str, max_tokens: usize, encoding: Encoding) -> usize {
-  prefix_within_memo(text, max_tokens, encoding, &mut WindowMemo::default())
-}
-
-/// [`prefix_within`] that keeps the windows it tokenises in `memo` (which must only ever see
-/// `text` in `encoding`), and reads them from there when asked again.
-pub fn prefix_within_memo(
-  text: &str,
-  max_tokens: usize,
-  encoding: Encoding,
-  memo: &mut WindowMemo,
-) -> usize {
-  prefix_span(text, max_tokens, encoding, memo).at
+  prefix_span(text, max_tokens, encoding, &mut WindowMemo::default()).at
 }
 
 /// Where a [`prefix_span`] or [`suffix_span`] ends or starts, and what its window says of it.
@@ -386,7 +375,8 @@ pub(crate) struct Span {
   pub window: Option<usize>,
 }
 
-/// [`prefix_within_memo`] and how many of the window's tokens the prefix holds whole.
+/// [`prefix_within`] that keeps the windows it tokenises in `memo` (which must only ever see
+/// `text` in `encoding`), with how many of the window's tokens the prefix holds whole.
 pub(crate) fn prefix_span(
   text: &str,
   max_tokens: usize,
@@ -420,21 +410,11 @@ pub(crate) fn prefix_span(
 /// tokens starts, on a character boundary. The mirror of [`prefix_within`], with the same
 /// windows and the same caveat.
 pub fn suffix_within(text: &str, max_tokens: usize, encoding: Encoding) -> usize {
-  suffix_within_memo(text, max_tokens, encoding, &mut WindowMemo::default())
+  suffix_span(text, max_tokens, encoding, &mut WindowMemo::default()).at
 }
 
-/// [`suffix_within`] with a memo, as [`prefix_within_memo`].
-pub fn suffix_within_memo(
-  text: &str,
-  max_tokens: usize,
-  encoding: Encoding,
-  memo: &mut WindowMemo,
-) -> usize {
-  suffix_span(text, max_tokens, encoding, memo).at
-}
-
-/// [`suffix_within_memo`] and how many of the window's tokens the suffix holds whole, as
-/// [`prefix_span`].
+/// [`suffix_within`] with a memo, and how many of the window's tokens the suffix holds whole,
+/// as [`prefix_span`].
 pub(crate) fn suffix_span(
   text: &str,
   max_tokens: usize,
@@ -487,7 +467,7 @@ fn whole_within(lengths: &[u16], len: usize) -> usize {
     .count()
 }
 
-/// The windows [`prefix_within_memo`] or [`suffix_within_memo`] tokenised for one text (one
+/// The windows the crate's cuts tokenised for one text (one
 /// memo per side): for each, keyed by where it ends (or starts), the byte length of each of its
 /// tokens, from its start (or end). It holds the last [`MEMO_WINDOWS`] windows of at most
 /// [`MEMO_WINDOW_BYTES`] bytes: two bytes a token, about half a byte per byte of text.
