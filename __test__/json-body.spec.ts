@@ -107,6 +107,42 @@ test('a Buffer is read as UTF-8 without JSON.parse, and the body comes back as a
   t.true(fromString.dropped.length > 0)
 })
 
+// In a `u` pattern a surrogate pair is one code point: this matches lone surrogates only.
+const LONE_SURROGATE = /[\ud800-\udfff]/u
+
+test('a string body is read and written unit for unit: ASCII, Latin-1, astral characters at every offset, lone surrogates as U+FFFD', (t) => {
+  // The string path copies UTF-16 units across and transcodes them 16 at a time where they are
+  // ASCII: characters on each side of a chunk's edge, in kept and in cut messages.
+  const pieces = ['é', '€', '🚀', '\u0080', '\u00ff', '\uffff', '\u{10000}']
+  const texts = pieces.flatMap((p, k) => [0, 1, 14, 15, 16, 17, 31, 33].map((lead) => 'x'.repeat(lead) + p + 'y'.repeat(k) + pieces[(k + 2) % pieces.length]))
+  const long = (seed: string) => Array.from({ length: 300 }, (_, i) => `${seed} line ${i} ${texts[i % texts.length]}`).join('\n')
+  const bodies: Array<[string, string]> = [
+    ['ASCII only', JSON.stringify([{ role: 'user', content: 'read it' }, { role: 'assistant', content: 'a'.repeat(3000) }, { role: 'user', content: 'go on' }])],
+    ['characters at every offset', JSON.stringify([{ role: 'system', content: texts.join(' ') }, ...texts.map((c) => ({ role: 'user', content: c })), { role: 'assistant', content: long('cut me') }, { role: 'user', content: texts[5] }])],
+    // A raw lone surrogate, and escaped ones (as JSON.stringify writes them): the objects'
+    // reader reads U+FFFD for them, as V8's UTF-8 writes them.
+    ['lone surrogates', `[{"role":"user","content":"a\ud800b \udc00 ${'z'.repeat(20)}\ud83d"},{"role":"assistant","content":${JSON.stringify(long('\ud800 cut'))}},{"role":"user","content":"end\udfff"}]`],
+  ]
+  for (const [what, text] of bodies) {
+    const total = ct.estimateTokens(JSON.parse(text))
+    for (const share of [1, 0.5, 0.2]) {
+      const options = { targetTokens: Math.floor(total * share) }
+      const fromString = ct.trimByPriorityJson(text, options)
+      const fromBuffer = ct.trimByPriorityJson(Buffer.from(text), options)
+      const where = `${what} at ${share}`
+      t.is(fromString.body, new TextDecoder().decode(fromBuffer.body), where)
+      t.false(LONE_SURROGATE.test(fromString.body), where)
+      // Counted as the objects JSON.parse makes of it (a lone surrogate as U+FFFD).
+      if (share === 1) t.is(fromString.totalTokens, total, where)
+      const parsed = JSON.parse(text) as unknown[]
+      const removed = ct.trimByPriority(parsed as never, options).droppedMessages.map((c) => parsed.indexOf(c.message))
+      t.deepEqual([...fromString.dropped, ...fromString.replaced].sort((a, b) => a - b), removed.sort((a, b) => a - b), where)
+      if (share === 1) t.is(fromString.body, text.replace(new RegExp(LONE_SURROGATE, 'gu'), '\ufffd'), where)
+      else t.true(fromString.replaced.length + fromString.dropped.length > 0, where)
+    }
+  }
+})
+
 test('arguments objects are counted from their JSON.stringify text, key order and number spelling included', (t) => {
   const body = `[{"role":"user","content":"go"},{"role":"assistant","content":[{"type":"tool-call","toolCallId":"c1","toolName":"edit",
     "input":{"z":1.0,"2":[1e2,-0.0,1.5e-7],"a":"x","1":true,"a":"last"}}]},
@@ -165,7 +201,8 @@ test('bad bodies are coded errors naming the body, the message index or the fiel
     const err = t.throws(() => ct.trimByPriority(JSON.parse(body), options)) as CodedError
     t.is(code(() => ct.trimByPriorityJson(body, options)), `${err.code}: ${err.message}`, body)
   }
-  t.regex(code(() => ct.trimByPriorityJson('[{"role":"user","content":"\\ud800"}]', options)), /^INVALID_MESSAGE: messages\[0\]\.content: could not be read: .*escape/)
+  // A lone surrogate escape, which JSON.parse takes, is no error: counted as U+FFFD (below).
+  t.is(ct.trimByPriorityJson('[{"role":"user","content":"\\ud800"}]', options).totalTokens, ct.estimateTokens([{ role: 'user', content: '\ufffd' }]))
   t.regex(code(() => ct.trimByPriorityJson('[]', {} as never)), /^INVALID_OPTION: .*targetTokens/)
   t.regex(code(() => ct.trimByPriorityJson('[]', { targetTokens: 10, summarizer: async () => 's' } as never)), /summarizer/)
 })

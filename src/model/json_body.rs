@@ -583,8 +583,14 @@ fn json_type_name(raw: &[u8]) -> &'static str {
 ///
 /// When `raw` is not a JSON object (never for a message the reader accepted).
 pub fn rewrite(raw: &str, r: &Replacement, format: Format, index: usize) -> Result<String> {
-  let Entries(entries) = serde_json::from_str(raw)
-    .map_err(|e| Error::message(index, "", format!("could not be rewritten: {e}")))?;
+  let Entries(entries) = match serde_json::from_str(raw) {
+    Ok(entries) => entries,
+    // A key spelled with a lone surrogate: the message is rewritten with U+FFFD for it.
+    Err(e) => match lone_surrogates_replaced(raw) {
+      Some(repaired) => return rewrite(&repaired, r, format, index),
+      None => return Err(Error::message(index, "", format!("could not be rewritten: {e}"))),
+    },
+  };
   let mut text = String::new();
   push_json_string(&mut text, &r.content);
   let content = entries.iter().find(|(k, _)| k == "content").map(|(_, v)| v.get());
@@ -695,6 +701,17 @@ fn part_type<'e>(entries: &'e [(String, &RawValue)]) -> Option<&'e str> {
 /// `INVALID_MESSAGE` naming the message and field when the text is not an object or is nested
 /// deeper than `MAX_DEPTH`.
 pub fn message_view(raw: &str, index: usize) -> Result<Value> {
+  match message_view_strict(raw, index) {
+    Err(e) => match lone_surrogates_replaced(raw) {
+      Some(repaired) => message_view_strict(&repaired, index),
+      None => Err(e),
+    },
+    view => view,
+  }
+}
+
+/// [`message_view`] of a text without lone surrogate escapes (serde_json rejects them).
+fn message_view_strict(raw: &str, index: usize) -> Result<Value> {
   let unreadable =
     |e: serde_json::Error| Error::message(index, "", format!("could not be read: {e}"));
   if !raw.trim_start().starts_with('{') {
@@ -836,6 +853,56 @@ fn array_index(key: &str) -> Option<u32> {
     return None;
   }
   key.parse::<u64>().ok().filter(|&n| n < u64::from(u32::MAX)).map(|n| n as u32)
+}
+
+/// `raw` (JSON text) with every escaped lone surrogate (`\ud800` not followed by a low
+/// surrogate's escape, or a low one not after a high one) spelled `\ufffd`, or `None` when it
+/// has none. `JSON.parse` takes a lone surrogate into the string, and the binding reads such a
+/// string's UTF-8 with U+FFFD for it, as V8 writes it; serde_json rejects the escape.
+fn lone_surrogates_replaced(raw: &str) -> Option<String> {
+  let bytes = raw.as_bytes();
+  let unit_at = |at: usize| -> Option<u16> {
+    let hex = bytes.get(at..at + 6)?;
+    if hex[0] != b'\\' || hex[1] != b'u' {
+      return None;
+    }
+    u16::from_str_radix(std::str::from_utf8(&hex[2..]).ok()?, 16).ok()
+  };
+  let mut out = String::new();
+  let mut copied = 0;
+  let mut i = 0;
+  while i < bytes.len() {
+    if bytes[i] != b'\\' {
+      i += 1;
+      continue;
+    }
+    let Some(unit) = unit_at(i) else {
+      i += 2; // an escape of one character (`\\` included)
+      continue;
+    };
+    let lone = match unit {
+      0xd800..=0xdbff => match unit_at(i + 6) {
+        Some(0xdc00..=0xdfff) => {
+          i += 12;
+          continue;
+        }
+        _ => true,
+      },
+      0xdc00..=0xdfff => true,
+      _ => false,
+    };
+    if lone {
+      out.push_str(&raw[copied..i]);
+      out.push_str("\\ufffd");
+      copied = i + 6;
+    }
+    i += 6;
+  }
+  if copied == 0 {
+    return None;
+  }
+  out.push_str(&raw[copied..]);
+  Some(out)
 }
 
 /// Appends a string as JSON, escaped as `JSON.stringify` escapes it.
@@ -1015,6 +1082,27 @@ mod tests {
     let mut s = String::new();
     push_js_number(&mut s, x);
     s
+  }
+
+  #[test]
+  fn lone_surrogate_escapes_read_as_the_replacement_character() {
+    let cases = [
+      (r#"{"content":"a\ud800b"}"#, Some(r#"{"content":"a\ufffdb"}"#)),
+      (
+        r#"{"content":"\udc00\ud83d\ude00\ud83d"}"#,
+        Some(r#"{"content":"\ufffd\ud83d\ude00\ufffd"}"#),
+      ),
+      (r#"{"content":"\\ud800 \\\ud800"}"#, Some(r#"{"content":"\\ud800 \\\ufffd"}"#)),
+      (r#"{"\uDBFF":"\uDBFF\u0041"}"#, Some(r#"{"\ufffd":"\ufffd\u0041"}"#)),
+      (r#"{"content":"\ud83d\ude00 \u00e9 \\"}"#, None),
+    ];
+    for (raw, want) in cases {
+      assert_eq!(lone_surrogates_replaced(raw).as_deref(), want, "{raw}");
+    }
+    let view = message_view(r#"{"role":"user","content":"x\ud800y"}"#, 3).expect("read");
+    assert_eq!(view["content"], "x\u{fffd}y");
+    let bad = message_view(r#"{"role":"user","content":"x\ud800y}"#, 3).expect_err("unterminated");
+    assert!(bad.to_string().contains("messages[3]"), "{bad}");
   }
 
   #[test]
