@@ -7,4 +7,5 @@ pub mod generations;
 pub mod json_body;
 pub mod message;
 pub mod tokens;
+pub mod utf16;
 pub mod window;

@@ -921,6 +921,8 @@ pub(crate) struct Scratch {
   pub input: Vec<u8>,
   /// The trimmed body.
   pub output: String,
+  /// A string body's UTF-16 code units, read or written.
+  pub units: Vec<u16>,
 }
 
 /// The largest buffer [`Scratch`] keeps, in bytes.
@@ -938,6 +940,13 @@ impl Scratch {
   pub fn keep_output(&mut self, text: String) {
     if text.capacity() <= SCRATCH_BYTES {
       self.output = text;
+    }
+  }
+
+  /// Frees the UTF-16 buffer if it is over [`SCRATCH_BYTES`].
+  pub fn bound_units(&mut self) {
+    if self.units.capacity() * std::mem::size_of::<u16>() > SCRATCH_BYTES {
+      self.units = Vec::new();
     }
   }
 }

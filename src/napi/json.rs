@@ -113,8 +113,10 @@ fn trim_json<'env>(
   let as_string = matches!(body.get_type(), Ok(ValueType::String));
   let text: &str = match body.get_type() {
     Ok(ValueType::String) => {
-      owned = super::read::string_in_one_pass(&body, std::mem::take(&mut scratch.input))
+      let bytes = std::mem::take(&mut scratch.input);
+      owned = super::read::large_string(&body, bytes, &mut scratch.units)
         .map_err(|e| bad_body(format!("could not be read as UTF-8: {}", e.reason)))?;
+      scratch.bound_units();
       &owned
     }
     Ok(ValueType::Object) if body.is_typedarray().unwrap_or(false) => {
@@ -173,7 +175,9 @@ fn trim_json<'env>(
   // Node runs on a later turn of the event loop, so a loop of calls that never yields held
   // every body it returned (8 GB after 60,000 calls on a 130 KB body).
   let body = if as_string {
-    Either::A(env.create_string(&written)?)
+    let string = super::read::new_large_string(env, &written, &mut scratch.units);
+    scratch.bound_units();
+    Either::A(string?)
   } else {
     Either::B(BufferSlice::copy_from(env, written.as_bytes())?)
   };
