@@ -51,7 +51,7 @@ pub fn cut_middle(text: &str, max_tokens: usize, encoding: Encoding) -> Option<C
 /// What cutting one text remembers between cuts of different sizes: its tokens and the head and
 /// tail windows tokenised ([`crate::model::tokens::WindowMemo`]), in the encoding of the
 /// last cut. The cuts are the same with or without it; with it, a cut of a new size tokenises
-/// the lines around its marker (its whole result in the encodings that do not split at line
+/// the words around its marker (its whole result in the encodings that do not split at piece
 /// starts), not the windows again nor the whole text.
 #[derive(Debug, Default, Clone)]
 pub struct CutMemo {
@@ -121,44 +121,48 @@ struct Join<'t> {
 }
 
 impl Join<'_> {
-  /// The tokens of the result without tokenising all of it: the head's tokens before the start
-  /// of its last line and the tail's after the start of its first line are the text's own,
-  /// read from the windows `memo` holds (keys `head_window`, `tail_window`), and only what lies
-  /// between is tokenised. Exact for the encodings that split at line starts
-  /// ([`Encoding::splits_at_line_starts`]); `None` for the others, and where the head or the
-  /// tail has no such line start or the memo no such window (then the whole result is counted).
+  /// The tokens of the result without tokenising all of it: the head's tokens before its last
+  /// piece start and the tail's after its first ([`piece_starts`]) are the text's own, read
+  /// from the windows `memo` holds (keys `head_window`, `tail_window`), and only what lies
+  /// between is tokenised. Exact for the encodings that split at piece starts
+  /// ([`Encoding::splits_at_piece_starts`]); `None` for the others, and where the head or the
+  /// tail has no such piece start or the memo no such window (then the whole result is
+  /// counted).
   fn tokens(
     &self,
     memo: &CutMemo,
     head_window: Option<usize>,
     tail_window: Option<usize>,
   ) -> Option<usize> {
-    if !self.encoding.splits_at_line_starts() {
+    if !self.encoding.splits_at_piece_starts() {
       return None;
     }
     let text = self.text;
-    let head_line = line_starts(text, 0, self.head_end).next_back()?;
-    let tail_line = line_starts(text, self.tail_start, text.len()).next()?;
-    let before = memo.head.tokens_within(head_window?, head_line)?;
-    let after = memo.tail.tokens_within(tail_window?, text.len() - tail_line)?;
+    let head_piece = piece_starts(text, 0, self.head_end).next_back()?;
+    let tail_piece = piece_starts(text, self.tail_start, text.len()).next()?;
+    let before = memo.head.tokens_within(head_window?, head_piece)?;
+    let after = memo.tail.tokens_within(tail_window?, text.len() - tail_piece)?;
     let middle = format!(
       "{}{}{}",
-      &text[head_line..self.head_end],
+      &text[head_piece..self.head_end],
       self.marker,
-      &text[self.tail_start..tail_line]
+      &text[self.tail_start..tail_piece]
     );
     Some(before + count_tokens_uncached(&middle, self.encoding) + after)
   }
 }
 
-/// The line starts in `text[from..to]` where every encoding that [splits at line
-/// starts](Encoding::splits_at_line_starts) splits: each offset `p` with a newline before it and,
-/// at `p` (still before `to`), a character other than whitespace and `/`.
-fn line_starts(text: &str, from: usize, to: usize) -> impl DoubleEndedIterator<Item = usize> + '_ {
-  text[from..to].match_indices('\n').filter_map(move |(i, _)| {
-    let p = from + i + 1;
-    let c = text[p..to].chars().next()?;
-    (!c.is_whitespace() && c != '/').then_some(p)
+/// The offsets in `text[from..to]` where every encoding that [splits at piece
+/// starts](Encoding::splits_at_piece_starts) starts a piece, with the character before each
+/// also in that range: line starts (a newline before, and at the offset a character other than
+/// whitespace and `/`) and spaces after anything but whitespace.
+fn piece_starts(text: &str, from: usize, to: usize) -> impl DoubleEndedIterator<Item = usize> + '_ {
+  let range = &text[from..to];
+  range.char_indices().filter_map(move |(i, c)| {
+    let before = range[..i].chars().next_back()?;
+    let line_start = before == '\n' && !c.is_whitespace() && c != '/';
+    let space = c == ' ' && !before.is_whitespace();
+    (line_start || space).then_some(from + i)
   })
 }
 
@@ -166,7 +170,7 @@ fn line_starts(text: &str, from: usize, to: usize) -> impl DoubleEndedIterator<I
 /// [`MIN_CUT_BUDGET`] (for the first encoding asked), the cut to the first other limit and
 /// encoding asked, and a [`CutMemo`] for the others. A strategy that cuts the same old outputs
 /// on every call of a growing conversation cuts each once, and one whose budget moves from call
-/// to call tokenises little more than the lines around each new cut's marker.
+/// to call tokenises little more than the words around each new cut's marker.
 pub fn cut_content(m: &Message, max_tokens: usize, encoding: Encoding) -> Option<Cut> {
   let cut = || {
     let mut memo = m.memo.cut_memo.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -257,10 +261,11 @@ mod tests {
   }
 
   /// A cut's tokens, counted in part from the windows ([`Join::tokens`]), are those of its text,
-  /// on every message of every shared transcript and on texts made to test the line starts
+  /// on every message of every shared transcript and on texts made to test the piece starts
   /// (slashes, carriage returns, tabs, Unicode spaces, punctuation and digits at line ends,
-  /// contractions) and on random texts over what the patterns tell apart, in the encodings that
-  /// split at line starts, at many sizes.
+  /// contractions, spaces after each kind of character and before marks) and on random texts
+  /// over what the patterns tell apart, in the encodings that split at piece starts, at many
+  /// sizes.
   #[test]
   fn a_cut_counted_from_its_windows_counts_its_text() {
     let mut texts: Vec<String> = crate::testing::transcripts()
@@ -289,6 +294,15 @@ mod tests {
       "'quoted'",
       "(paren)",
       "::",
+      "word 's and 'LL then 't",
+      "a  double  spaced   line",
+      "x .y ,z !w /v",
+      "trailing space ",
+      "a 123 4567 89",
+      "x \u{301}mark \u{301}",
+      "nbsp\u{a0} space \u{3000} ideographic",
+      "tab\t space \t",
+      "{\"k\": [1, 2], \"v\": \"a b\"}",
     ];
     let mut made = String::new();
     for k in 0..600 {

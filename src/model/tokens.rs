@@ -282,16 +282,26 @@ pub fn count_tokens(text: &str, encoding: Encoding) -> usize {
 }
 
 impl Encoding {
-  /// Whether the encoding's pre-tokenizer (the `o200k` and `cl100k` patterns) always splits
-  /// after a newline that is followed by a character other than whitespace and `/`, whatever
-  /// comes before and after: the text's pieces up to such a line start are those of any text
-  /// that begins with the same characters and that character, and its pieces after it those
-  /// of the text from there on (no pattern looks behind, and none runs past such a newline:
-  /// letters and digits never include one, punctuation takes the newlines after it and, in
-  /// `o200k`, slashes, and whitespace ends there). A run of whitespace ending with such a
-  /// newline is one piece whether the text ends there or goes on. The legacy `p50k`/`r50k`
-  /// pattern splits a trailing run differently at the end of a text, so it is not one of them.
-  pub(crate) fn splits_at_line_starts(self) -> bool {
+  /// Whether the encoding's pre-tokenizer (the `o200k` and `cl100k` patterns) always starts a
+  /// piece at these two places, whatever comes before and after, so that a text's pieces up to
+  /// there are those of any text that begins with the same characters and the one there, and
+  /// its pieces from there those of the text from there on:
+  ///
+  /// - **a line start**: after a newline, a character other than whitespace and `/`. No
+  ///   pattern looks behind, and none runs past such a newline: letters and digits never
+  ///   include one, punctuation takes the newlines after it and, in `o200k`, slashes, and
+  ///   whitespace ends there. A run of whitespace ending with such a newline is one piece
+  ///   whether the text ends there or goes on.
+  /// - **a space after anything but whitespace**. A space can only open a piece (the optional
+  ///   first character of a word or of punctuation) or be whitespace, and a whitespace piece
+  ///   cannot hold the character before it. Deciding the pieces before it reads at most the
+  ///   space itself: a run of letters, digits or punctuation ends there, the contraction
+  ///   suffixes (`'s`…) need an apostrophe there, and the whitespace patterns before it end
+  ///   at the non-whitespace character before it.
+  ///
+  /// The legacy `p50k`/`r50k` pattern splits a trailing run differently at the end of a text,
+  /// so it is not one of them.
+  pub(crate) fn splits_at_piece_starts(self) -> bool {
     matches!(self.base(), Encoding::O200kBase | Encoding::Cl100kBase | Encoding::O200kHarmony)
   }
 }
