@@ -38,7 +38,7 @@
 
 use crate::analysis::file_ops::{file_operations, FileOp, FileOpKind};
 use crate::analysis::file_tracker::FileTracker;
-use crate::analysis::supersession::{superseded_results, ToolNames};
+use crate::analysis::supersession::{superseded_pairs, ToolNames};
 use crate::model::conversation::Conversation;
 use crate::model::message::{Message, Role};
 
@@ -369,15 +369,15 @@ pub fn classify_with_operations(
     }
   }
   // A result that a newer one supersedes shows what is no longer so: stale, whatever its file.
-  for found in superseded_results(conv, &ToolNames::default()) {
-    if let Some(c) = classes.get_mut(found.index) {
+  for (index, by) in superseded_pairs(conv, &ToolNames::default()) {
+    if let Some(c) = classes.get_mut(index) {
       if c.priority > ContentPriority::StaleToolOutputs
         && c.priority <= ContentPriority::ModifiedFiles
       {
         c.priority = ContentPriority::StaleToolOutputs;
-        c.metadata.age = Some(conv.age(found.index));
+        c.metadata.age = Some(conv.age(index));
       }
-      c.metadata.superseded_by = Some(found.by);
+      c.metadata.superseded_by = Some(by);
     }
   }
   for unit in conv.units() {

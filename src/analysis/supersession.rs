@@ -762,6 +762,16 @@ impl Accesses {
 /// The longest call arguments (bytes) an `Accesses` memo copies.
 const MAX_MEMOISED_ARGUMENTS: usize = 4096;
 
+/// [`superseded_results`] as `(superseded, by)` index pairs, in order: what the classification
+/// reads, without copying the paths of the supersessions the conversation carries (a long
+/// history's classification runs on every call).
+pub fn superseded_pairs(conv: &Conversation<'_>, tools: &ToolNames) -> Vec<(usize, usize)> {
+  if let Some(known) = conv.supersessions().filter(|k| k.tools == *tools) {
+    return known.merged().map(|f| (f.index, f.by)).collect();
+  }
+  superseded_results(conv, tools).into_iter().map(|f| (f.index, f.by)).collect()
+}
+
 /// Every tool result of `conv` that a newer result supersedes, with the newest result
 /// superseding it, by index: the one rule of supersession ([`IoContentDeduplicator`] and
 /// [`SurveyDirectoryDeduplicator`] with their default tool names), shared by
