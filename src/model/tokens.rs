@@ -263,13 +263,8 @@ impl Encoding {
 /// Counts the tokens of `text` in `encoding`, treating special-token strings such as
 /// `<|endoftext|>` as ordinary text (as the chat APIs do with user content).
 pub fn count_tokens(text: &str, encoding: Encoding) -> usize {
-  if text.is_empty() {
-    return 0;
-  }
   match encoding.bpe() {
-    None => text.chars().count().div_ceil(APPROXIMATE_CHARS_PER_TOKEN),
-    Some(bpe) if text.len() < CACHE_MIN_BYTES => bpe.count_ordinary(text),
-    Some(bpe) => {
+    Some(bpe) if text.len() >= CACHE_MIN_BYTES => {
       let key = CacheKey::new(text, encoding.base());
       if let Some(n) = cache_get(key) {
         return n;
@@ -278,6 +273,7 @@ pub fn count_tokens(text: &str, encoding: Encoding) -> usize {
       cache_put(key, n);
       n
     }
+    _ => count_tokens_uncached(text, encoding),
   }
 }
 
@@ -752,6 +748,31 @@ pub fn set_cache_capacity(capacity: usize) {
 #[cfg(test)]
 mod tests {
   use super::*;
+
+  #[test]
+  fn a_window_memo_keeps_its_last_windows_under_its_byte_bound() {
+    let mut memo = WindowMemo::default();
+    let mut made = 0;
+    let mut tokenise = |lengths: Vec<u16>| {
+      made += 1;
+      move || lengths.into_boxed_slice()
+    };
+    // Over the bound (a window of a text cut at 130,000 tokens and more): answered, not kept.
+    let large = vec![u16::MAX; MEMO_WINDOW_BYTES / usize::from(u16::MAX) + 1];
+    assert!(taken_bytes(&large) > MEMO_WINDOW_BYTES);
+    assert_eq!(memo.get_or_tokenise(1, tokenise(large.clone())).len(), large.len());
+    assert_eq!(memo.tokens_within(1, usize::MAX), None);
+    // Under it: kept, the last MEMO_WINDOWS of them, and answered without tokenising again.
+    for key in 2..2 + MEMO_WINDOWS + 1 {
+      assert_eq!(memo.get_or_tokenise(key, tokenise(vec![3; key])).len(), key);
+    }
+    assert_eq!(memo.tokens_within(2, usize::MAX), None, "the oldest window gave way");
+    for key in 3..2 + MEMO_WINDOWS + 1 {
+      assert_eq!(memo.tokens_within(key, 7), Some(2));
+      assert_eq!(memo.get_or_tokenise(key, || unreachable!("kept")).len(), key);
+    }
+    assert_eq!(made, 1 + MEMO_WINDOWS + 1);
+  }
 
   #[test]
   fn without_framing_a_message_is_its_content_and_calls() {
