@@ -1351,9 +1351,9 @@ export interface MessageCacheStats {
   contentHits: number
   /**
    * Synchronous strategy calls since the last reset whose conversation's layout (token counts,
-   * steps, tool-call pairs, units) was the previous call's extended by the new messages, as an
-   * agent loop's growing history allows (the same message objects first, in order), instead of
-   * built anew. The layout kept holds that conversation's parsed messages until the next call.
+   * steps, tool-call pairs, units) was a kept one extended by the new messages, as an agent
+   * loop's growing history allows (the same message objects first, in order), instead of built
+   * anew. The layouts of the last four conversations are kept, each with its parsed messages.
    */
   layoutExtensions: number
 }

@@ -290,7 +290,7 @@ test.serial('a growing history keeps its layout from call to call, and every cal
       }
     }
     // Another encoding, another conversation, or the same one with a message replaced (as long,
-    // so only the objects tell them apart) builds its own.
+    // so only the objects tell them apart) builds its own; the first one's is still kept.
     const history = transcript('openhands-ponyc-4595.json')
     const options = { targetTokens: 5_000 }
     const edited = history.map((m, i) => (i === 2 ? { ...m, content: 'The task, said otherwise.' } : m))
@@ -301,9 +301,45 @@ test.serial('a growing history keeps its layout from call to call, and every cal
     const held = ct.messageCacheStats().layoutExtensions
     ct.trimByPriority(history, { ...options, encoding: 'cl100k_base' })
     ct.trimByPriority(transcript('sweagent-ctf-katy.json'), options)
-    ct.trimByPriority(history, options)
     t.deepEqual(withMetadata(ct.trimByPriority(edited, options).messages), fresh)
     t.is(ct.messageCacheStats().layoutExtensions, held)
+    ct.trimByPriority(history, options)
+    t.is(ct.messageCacheStats().layoutExtensions, held + 1)
+  } finally {
+    restore()
+  }
+})
+
+test.serial('conversations answered in turn keep their layouts, the last four, and decide as a fresh analysis does', (t) => {
+  const defaults = ct.messageCacheStats()
+  const restore = () => ct.setMessageCacheCapacity(defaults.capacity, { maxBytes: defaults.maxBytes })
+  const call = (m: Message[]) => ct.trimByPriority(m, { targetTokens: Math.floor(ct.estimateTokens(m) * 0.4) }).messages
+  try {
+    // Five conversations, each grown a message a turn, answered one after the other as a server
+    // with five chats does. A request after at most three others extends its conversation's layout.
+    const histories = transcripts().slice(0, 5).map(([, m]) => m as Message[])
+    t.is(histories.length, 5)
+    // Each request ends before an assistant message, as an agent's requests do.
+    const ends = histories.map((h) => h.flatMap((m, i) => (i > 0 && m.role === 'assistant' ? [i] : [])))
+    const turns = Math.min(...ends.map((e) => e.length))
+    t.true(turns >= 3)
+    const requests: Array<[number, number]> = []
+    for (let k = 0; k < turns; k++) for (const c of [0, 1, 2, 3]) requests.push([c, ends[c][k]])
+    const whole = (c: number): [number, number] => [c, histories[c].length]
+    requests.push(whole(4), whole(1), whole(0))
+    ct.setMessageCacheCapacity(0)
+    const expected = requests.map(([c, end]) => withMetadata(call(histories[c].slice(0, end))))
+    restore()
+    const before = ct.messageCacheStats().layoutExtensions
+    requests.forEach(([c, end], k) => {
+      t.deepEqual(withMetadata(call(histories[c].slice(0, end))), expected[k], `conversation ${c} at ${end}`)
+      const extended = ct.messageCacheStats().layoutExtensions - before
+      // The first request of each of the four is built; then every one extends its own. A fifth
+      // conversation takes the place of the least recently used (0): 1 extends its own, 0 is built.
+      if (k === 3) t.is(extended, 0)
+      if (k === requests.length - 3) t.is(extended, requests.length - 3 - 4, 'four conversations in turn')
+    })
+    t.is(ct.messageCacheStats().layoutExtensions - before, requests.length - 3 - 4 + 1, 'the fifth evicted the first, not the second')
   } finally {
     restore()
   }

@@ -861,52 +861,75 @@ pub(crate) struct Instance {
   pub cache: MessageCache,
   /// Buffers of the JSON entry points, kept from call to call.
   pub scratch: Scratch,
-  /// The layout of the last conversation a synchronous strategy analysed.
+  /// The layouts of the last conversations the synchronous strategies analysed.
   pub layout: LayoutMemo,
 }
 
-/// The layout of the conversation the last synchronous strategy call analysed (its tokens,
-/// steps, tool-call pairs and units), extended in place when the next call's messages start
-/// with the same ones, as an agent loop's growing history does: the history is not paired and
-/// grouped again on every turn. It holds that conversation's parsed messages (shared with the
-/// message cache), so a message matched by pointer is the very message it analysed; emptying
-/// the message cache empties it.
+/// The layouts of the conversations the last synchronous strategy calls analysed (their
+/// tokens, steps, tool-call pairs and units), the last used first, one extended in place when
+/// the next call's messages start with its messages, as an agent loop's growing history does:
+/// the history is not paired and grouped again on every turn, and a server answering a few
+/// conversations in turn keeps each one's. Each holds its conversation's parsed messages (shared
+/// with the message cache), so a message matched by pointer is the very message it analysed;
+/// emptying the message cache empties it.
 #[derive(Default)]
 pub(crate) struct LayoutMemo {
-  encoding: Option<crate::model::tokens::Encoding>,
-  messages: Vec<Arc<Cached>>,
-  layout: crate::model::conversation::Layout,
-  /// Calls whose layout was the kept one, extended, since the last [`LayoutMemo::clear`].
+  kept: Vec<KeptLayout>,
+  /// Calls whose layout was a kept one, extended, since the last [`LayoutMemo::clear`].
   pub extensions: u64,
 }
 
+/// How many conversations' layouts a [`LayoutMemo`] keeps (as many as the recent JSON bodies).
+pub(crate) const LAYOUT_MEMO_CONVERSATIONS: usize = 4;
+
+/// One conversation's layout, with the messages it was made of.
+struct KeptLayout {
+  encoding: crate::model::tokens::Encoding,
+  messages: Vec<Arc<Cached>>,
+  layout: crate::model::conversation::Layout,
+}
+
+impl KeptLayout {
+  /// Whether `messages` are this layout's messages (the same ones), then maybe more.
+  fn extends_to(&self, messages: &[Arc<Cached>], encoding: crate::model::tokens::Encoding) -> bool {
+    self.encoding == encoding
+      && self.messages.len() <= messages.len()
+      && self.messages.iter().zip(messages).all(|(held, m)| Arc::ptr_eq(held, m))
+  }
+}
+
 impl LayoutMemo {
-  /// The layout of `messages` counted in `encoding`: the kept one extended by the messages
-  /// after those it holds when they are its messages followed by new ones, else built anew.
+  /// The layout of `messages` counted in `encoding`: the longest kept one that they extend,
+  /// extended by the messages after it, else one built anew (in place of the least recently
+  /// used when [`LAYOUT_MEMO_CONVERSATIONS`] are kept).
   pub fn layout(
     &mut self,
     messages: &[Arc<Cached>],
     encoding: crate::model::tokens::Encoding,
   ) -> &crate::model::conversation::Layout {
-    let extends = self.encoding == Some(encoding)
-      && self.messages.len() <= messages.len()
-      && self.messages.iter().zip(messages).all(|(held, m)| Arc::ptr_eq(held, m));
-    if extends {
-      self.extensions += 1;
-    } else {
-      self.encoding = Some(encoding);
-      self.messages.clear();
-      self.layout = crate::model::conversation::Layout::default();
-    }
-    for cached in &messages[self.messages.len()..] {
+    let extended = (0..self.kept.len())
+      .filter(|&k| self.kept[k].extends_to(messages, encoding))
+      .max_by_key(|&k| self.kept[k].messages.len());
+    let mut kept = match extended {
+      Some(k) => {
+        self.extensions += 1;
+        self.kept.remove(k)
+      }
+      None => {
+        self.kept.truncate(LAYOUT_MEMO_CONVERSATIONS - 1);
+        KeptLayout { encoding, messages: Vec::new(), layout: Default::default() }
+      }
+    };
+    for cached in &messages[kept.messages.len()..] {
       let tokens = crate::model::tokens::message_tokens(&cached.message, encoding);
-      self.layout.push(&cached.message, tokens);
-      self.messages.push(Arc::clone(cached));
+      kept.layout.push(&cached.message, tokens);
+      kept.messages.push(Arc::clone(cached));
     }
-    &self.layout
+    self.kept.insert(0, kept);
+    &self.kept[0].layout
   }
 
-  /// Forgets the layout, lets its messages go, and counts from 0.
+  /// Forgets the layouts, lets their messages go, and counts from 0.
   pub fn clear(&mut self) {
     *self = LayoutMemo::default();
   }

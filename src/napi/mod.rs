@@ -245,9 +245,9 @@ pub struct MessageCacheStats {
   /// by value), the others read and then found (those are also counted in `misses`).
   pub content_hits: f64,
   /// Synchronous strategy calls since the last reset whose conversation's layout (token counts,
-  /// steps, tool-call pairs, units) was the previous call's extended by the new messages, as an
-  /// agent loop's growing history allows (the same message objects first, in order), instead of
-  /// built anew. The layout kept holds that conversation's parsed messages until the next call.
+  /// steps, tool-call pairs, units) was a kept one extended by the new messages, as an agent
+  /// loop's growing history allows (the same message objects first, in order), instead of built
+  /// anew. The layouts of the last four conversations are kept, each with its parsed messages.
   pub layout_extensions: f64,
 }
 
