@@ -61,6 +61,35 @@ pub fn utf8_to_utf16(text: &str, out: &mut Vec<u16>) {
 #[cfg(test)]
 mod tests {
   use super::*;
+  use proptest::prelude::*;
+
+  /// Code units, mostly ASCII (so that 16 in a row often are, but for one), of every other kind
+  /// too: Latin-1, the rest of the plane, and surrogates, paired or not.
+  fn units() -> impl Strategy<Value = Vec<u16>> {
+    let unit = prop_oneof![
+      12 => 0u16..0x80,
+      1 => 0x80u16..0x100,
+      1 => 0x100u16..0xd800,
+      2 => 0xd800u16..0xe000,
+      1 => 0xe000u16..=0xffff,
+    ];
+    proptest::collection::vec(unit, 0..300)
+  }
+
+  proptest! {
+    /// Any code units (lone surrogates and all) read as the standard library decodes them,
+    /// with U+FFFD for each lone surrogate; any text goes to the units it encodes to.
+    #[test]
+    fn any_units_and_any_text_cross_as_the_standard_library_has_them(
+      units in units(),
+      text in "[a-z ]{0,40}\\PC{0,3}[a-z]{0,20}\\PC{0,100}",
+    ) {
+      let std: String =
+        char::decode_utf16(units.iter().copied()).map(|c| c.unwrap_or('\u{fffd}')).collect();
+      prop_assert_eq!(to_utf8(&units), std);
+      prop_assert_eq!(to_utf16(&text), text.encode_utf16().collect::<Vec<_>>());
+    }
+  }
 
   fn to_utf8(units: &[u16]) -> String {
     let mut out = Vec::new();
