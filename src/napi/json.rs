@@ -114,9 +114,9 @@ fn trim_json<'env>(
   let text: &str = match body.get_type() {
     Ok(ValueType::String) => {
       let bytes = std::mem::take(&mut scratch.input);
-      owned = super::read::large_string(&body, bytes, &mut scratch.units)
-        .map_err(|e| bad_body(format!("could not be read as UTF-8: {}", e.reason)))?;
+      let read = super::read::large_string(&body, bytes, &mut scratch.units);
       scratch.bound_units();
+      owned = read.map_err(|e| bad_body(format!("could not be read as UTF-8: {}", e.reason)))?;
       &owned
     }
     Ok(ValueType::Object) if body.is_typedarray().unwrap_or(false) => {
