@@ -122,6 +122,15 @@ test('a string body is read and written unit for unit: ASCII, Latin-1, astral ch
     // A raw lone surrogate, and escaped ones (as JSON.stringify writes them): the objects'
     // reader reads U+FFFD for them, as V8's UTF-8 writes them.
     ['lone surrogates', `[{"role":"user","content":"a\ud800b \udc00 ${'z'.repeat(20)}\ud83d"},{"role":"assistant","content":${JSON.stringify(long('\ud800 cut'))}},{"role":"user","content":"end\udfff"}]`],
+    // In an arguments object, which the objects' reader counts as its JSON.stringify text (the
+    // escape itself), and in an arguments string (U+FFFD).
+    ['lone surrogates in arguments', JSON.stringify([
+      { role: 'user', content: 'read them' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read', arguments: { path: 'a\ud800b\udfff' } } }, { id: 'c2', type: 'function', function: { name: 'read', arguments: '{"path":"\ud800"}' } }] },
+      { role: 'tool', tool_call_id: 'c1', content: long('first') },
+      { role: 'tool', tool_call_id: 'c2', content: long('second') },
+      { role: 'user', content: 'go on' },
+    ])],
   ]
   for (const [what, text] of bodies) {
     const total = ct.estimateTokens(JSON.parse(text))

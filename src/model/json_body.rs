@@ -10,6 +10,7 @@
 //! original bytes, a shortened one is rewritten in its format's shape, and every byte of the
 //! body outside the messages array is kept.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use serde::de::{Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -586,7 +587,7 @@ pub fn rewrite(raw: &str, r: &Replacement, format: Format, index: usize) -> Resu
   let Entries(entries) = match serde_json::from_str(raw) {
     Ok(entries) => entries,
     // A key spelled with a lone surrogate: the message is rewritten with U+FFFD for it.
-    Err(e) => match lone_surrogates_replaced(raw) {
+    Err(e) => match lone_surrogates_replaced(raw, LoneAs::Replacement) {
       Some(repaired) => return rewrite(&repaired, r, format, index),
       None => return Err(Error::message(index, "", format!("could not be rewritten: {e}"))),
     },
@@ -701,17 +702,18 @@ fn part_type<'e>(entries: &'e [(String, &RawValue)]) -> Option<&'e str> {
 /// `INVALID_MESSAGE` naming the message and field when the text is not an object or is nested
 /// deeper than `MAX_DEPTH`.
 pub fn message_view(raw: &str, index: usize) -> Result<Value> {
-  match message_view_strict(raw, index) {
-    Err(e) => match lone_surrogates_replaced(raw) {
-      Some(repaired) => message_view_strict(&repaired, index),
+  match message_view_strict(raw, index, false) {
+    Err(e) => match lone_surrogates_replaced(raw, LoneAs::Mark) {
+      Some(marked) => message_view_strict(&marked, index, true),
       None => Err(e),
     },
     view => view,
   }
 }
 
-/// [`message_view`] of a text without lone surrogate escapes (serde_json rejects them).
-fn message_view_strict(raw: &str, index: usize) -> Result<Value> {
+/// [`message_view`] of a text without lone surrogate escapes (serde_json rejects them), or
+/// with them marked (`marked`: see [`LoneAs::Mark`]).
+fn message_view_strict(raw: &str, index: usize, marked: bool) -> Result<Value> {
   let unreadable =
     |e: serde_json::Error| Error::message(index, "", format!("could not be read: {e}"));
   if !raw.trim_start().starts_with('{') {
@@ -727,7 +729,7 @@ fn message_view_strict(raw: &str, index: usize) -> Result<Value> {
     let js = Seed::READ
       .deserialize(&mut serde_json::Deserializer::from_str(v.get()))
       .map_err(|e| Error::message(index, key, format!("could not be read: {e}")))?;
-    let value = view(&js, 1)
+    let value = view(&js, 1, marked)
       .map_err(|(path, detail)| Error::message(index, format!("{key}{path}"), detail))?;
     map.insert(key.to_string(), value);
   }
@@ -735,8 +737,8 @@ fn message_view_strict(raw: &str, index: usize) -> Result<Value> {
 }
 
 /// A nested value as the reader reads it; an error is the path below the value and what went
-/// wrong there.
-fn view(v: &Js, depth: usize) -> std::result::Result<Value, (String, String)> {
+/// wrong there. With `marked`, its strings hold marked lone surrogates ([`LoneAs::Mark`]).
+fn view(v: &Js, depth: usize, marked: bool) -> std::result::Result<Value, (String, String)> {
   if depth > MAX_DEPTH {
     return Err((String::new(), format!("is nested more than {MAX_DEPTH} levels deep")));
   }
@@ -744,12 +746,13 @@ fn view(v: &Js, depth: usize) -> std::result::Result<Value, (String, String)> {
     Js::Null => Value::Null,
     Js::Bool(b) => Value::Bool(*b),
     Js::Num(n) => serde_json::Number::from_f64(*n).map(Value::Number).unwrap_or(Value::Null),
+    Js::Str(s) if marked => Value::String(unmarked(s, false).into_owned()),
     Js::Str(s) => Value::String(s.clone()),
     Js::Arr(items) => Value::Array(
       items
         .iter()
         .enumerate()
-        .map(|(i, item)| view(item, depth + 1).map_err(|(p, d)| (format!("[{i}]{p}"), d)))
+        .map(|(i, item)| view(item, depth + 1, marked).map_err(|(p, d)| (format!("[{i}]{p}"), d)))
         .collect::<std::result::Result<_, _>>()?,
     ),
     Js::Obj(entries) => {
@@ -762,9 +765,9 @@ fn view(v: &Js, depth: usize) -> std::result::Result<Value, (String, String)> {
           Js::Obj(_) | Js::Arr(_) if SERIALISED_FIELDS.contains(&key.as_str()) => {
             let mut s = String::new();
             item.stringify(&mut s);
-            Value::String(s)
+            Value::String(if marked { unmarked(&s, true).into_owned() } else { s })
           }
-          _ => view(item, depth + 1).map_err(|(p, d)| (format!(".{key}{p}"), d))?,
+          _ => view(item, depth + 1, marked).map_err(|(p, d)| (format!(".{key}{p}"), d))?,
         };
         map.insert(key.clone(), value);
       }
@@ -855,11 +858,27 @@ fn array_index(key: &str) -> Option<u32> {
   key.parse::<u64>().ok().filter(|&n| n < u64::from(u32::MAX)).map(|n| n as u32)
 }
 
+/// How [`lone_surrogates_replaced`] spells a lone surrogate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LoneAs {
+  /// `\ufffd`: what the binding's reader reads for one in a string.
+  Replacement,
+  /// A mark, one character of U+10F800..=U+10FFFF per surrogate (the last 2,048 code points
+  /// of the last private-use plane), that [`unmarked`] turns into U+FFFD in a string read, or
+  /// back into its escape in a `JSON.stringify` text: an object's lone surrogate is written
+  /// escaped there (`{"a":"\ud800"}`), and counted so. A character of that range already in a
+  /// message that also has a lone surrogate would be taken for one.
+  Mark,
+}
+
+/// The first code point of [`LoneAs::Mark`]'s range.
+const LONE_MARK_BASE: u32 = 0x10_F800;
+
 /// `raw` (JSON text) with every escaped lone surrogate (`\ud800` not followed by a low
-/// surrogate's escape, or a low one not after a high one) spelled `\ufffd`, or `None` when it
-/// has none. `JSON.parse` takes a lone surrogate into the string, and the binding reads such a
-/// string's UTF-8 with U+FFFD for it, as V8 writes it; serde_json rejects the escape.
-fn lone_surrogates_replaced(raw: &str) -> Option<String> {
+/// surrogate's escape, or a low one not after a high one) spelled as `lone` says, or `None`
+/// when it has none. `JSON.parse` takes a lone surrogate into the string, and the binding reads
+/// such a string's UTF-8 with U+FFFD for it, as V8 writes it; serde_json rejects the escape.
+fn lone_surrogates_replaced(raw: &str, lone: LoneAs) -> Option<String> {
   let bytes = raw.as_bytes();
   let unit_at = |at: usize| -> Option<u16> {
     let hex = bytes.get(at..at + 6)?;
@@ -880,7 +899,7 @@ fn lone_surrogates_replaced(raw: &str) -> Option<String> {
       i += 2; // an escape of one character (`\\` included)
       continue;
     };
-    let lone = match unit {
+    let lone_unit = match unit {
       0xd800..=0xdbff => match unit_at(i + 6) {
         Some(0xdc00..=0xdfff) => {
           i += 12;
@@ -891,9 +910,17 @@ fn lone_surrogates_replaced(raw: &str) -> Option<String> {
       0xdc00..=0xdfff => true,
       _ => false,
     };
-    if lone {
+    if lone_unit {
       out.push_str(&raw[copied..i]);
-      out.push_str("\\ufffd");
+      match lone {
+        LoneAs::Replacement => out.push_str("\\ufffd"),
+        LoneAs::Mark => {
+          // The mark's own escape, a surrogate pair.
+          let offset = LONE_MARK_BASE + u32::from(unit - 0xd800) - 0x1_0000;
+          let (high, low) = (0xd800 + (offset >> 10), 0xdc00 + (offset & 0x3ff));
+          out.push_str(&format!("\\u{high:04x}\\u{low:04x}"));
+        }
+      }
       copied = i + 6;
     }
     i += 6;
@@ -903,6 +930,24 @@ fn lone_surrogates_replaced(raw: &str) -> Option<String> {
   }
   out.push_str(&raw[copied..]);
   Some(out)
+}
+
+/// `text` with each mark of [`LoneAs::Mark`] as U+FFFD, or with `escaped` as the escape
+/// `JSON.stringify` writes for its lone surrogate (`\ud800`).
+fn unmarked(text: &str, escaped: bool) -> Cow<'_, str> {
+  let is_mark = |c: char| u32::from(c) >= LONE_MARK_BASE;
+  if !text.chars().any(is_mark) {
+    return Cow::Borrowed(text);
+  }
+  let mut out = String::with_capacity(text.len());
+  for c in text.chars() {
+    match u32::from(c).checked_sub(LONE_MARK_BASE) {
+      Some(offset) if escaped => out.push_str(&format!("\\u{:04x}", 0xd800 + offset)),
+      Some(_) => out.push('\u{fffd}'),
+      None => out.push(c),
+    }
+  }
+  Cow::Owned(out)
 }
 
 /// Appends a string as JSON, escaped as `JSON.stringify` escapes it.
@@ -1097,10 +1142,17 @@ mod tests {
       (r#"{"content":"\ud83d\ude00 \u00e9 \\"}"#, None),
     ];
     for (raw, want) in cases {
-      assert_eq!(lone_surrogates_replaced(raw).as_deref(), want, "{raw}");
+      assert_eq!(lone_surrogates_replaced(raw, LoneAs::Replacement).as_deref(), want, "{raw}");
     }
     let view = message_view(r#"{"role":"user","content":"x\ud800y"}"#, 3).expect("read");
     assert_eq!(view["content"], "x\u{fffd}y");
+    // In an arguments object, as JSON.stringify writes it: the escape, lower-case; in a string,
+    // U+FFFD; every surrogate of the range.
+    let call = r#"{"role":"assistant","content":"\uDFFF a","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":{"a":"x\uD800\udbff\ud83d\ude00\udc00"}}}]}"#;
+    let view = message_view(call, 0).expect("read");
+    assert_eq!(view["content"], "\u{fffd} a");
+    let arguments = &view["tool_calls"][0]["function"]["arguments"];
+    assert_eq!(arguments, r#"{"a":"x\ud800\udbff😀\udc00"}"#);
     let bad = message_view(r#"{"role":"user","content":"x\ud800y}"#, 3).expect_err("unterminated");
     assert!(bad.to_string().contains("messages[3]"), "{bad}");
   }
