@@ -266,6 +266,7 @@ test.serial('a growing history keeps its layout from call to call, and every cal
     (m: Message[], k: number) => ct.trimByPriority(m, { targetTokens: Math.floor(ct.estimateTokens(m) * 0.4) + k }).messages,
     (m: Message[]) => ct.trimWithPlaceholders(m, { targetTokens: Math.floor(ct.estimateTokens(m) * 0.5) }).messages,
     (m: Message[]) => ct.truncateOldToolOutputs(m, { maxAge: 3 }),
+    (m: Message[]) => ct.deduplicateToolResults(m, { deduplicationThreshold: 0 }).messages,
   ]
   try {
     for (const [name, messages] of transcripts()) {

@@ -86,10 +86,12 @@ pub fn cut_middle_memo(
     let (head, tail) = (&text[..head_end], &text[tail_start..]);
     // The text's own tokens in the head and the tail, as its windows tokenise it; counted
     // apart only without a tokenizer, or where the tail would overlap the head. (A cut of a
-    // new size is made once: its texts are not worth a place in the token cache.)
+    // new size is made once: its texts are not worth a place in the token cache.) The tail's
+    // window says nothing of a tail moved up to the head's end.
+    let tail_in_place = tail_start == tail_span.at;
     let head_tokens = head_span.tokens.unwrap_or_else(|| count_tokens_uncached(head, encoding));
     let tail_tokens = match tail_span.tokens {
-      Some(n) if tail_start == tail_span.at => n,
+      Some(n) if tail_in_place => n,
       _ => count_tokens_uncached(tail, encoding),
     };
     let kept = head_tokens + tail_tokens;
@@ -98,7 +100,7 @@ pub fn cut_middle_memo(
     let out = format!("{head}{marker}{tail}");
     let joined = Join { text, head_end, tail_start, marker: &marker, encoding };
     let tokens = joined
-      .tokens(memo, head_span.window, tail_span.window.filter(|_| tail_start == tail_span.at))
+      .tokens(memo, head_span.window, tail_span.window.filter(|_| tail_in_place))
       .unwrap_or_else(|| count_tokens_uncached(&out, encoding));
     if tokens <= max_tokens {
       return Some(Cut { text: out.into(), cut_tokens, original_tokens, tokens });
@@ -348,6 +350,35 @@ mod tests {
       }
     }
     assert!(joined > 500, "{joined} cuts");
+  }
+
+  /// The windows answer the count of a cut of a single-line output (no line start: JSON, a
+  /// log line) through its spaces, and of a text with line starts through those: only the
+  /// words around the marker are tokenised. Without a space or line start near the marker the
+  /// whole result is counted.
+  #[test]
+  fn the_windows_count_a_cut_at_its_spaces_and_line_starts() {
+    let json = format!(
+      "{{\"files\": [{}]}}",
+      (0..400).map(|i| format!("\"src/f{i}.rs\"")).collect::<Vec<_>>().join(", ")
+    );
+    let lines = (0..400).map(|i| format!("line{i}")).collect::<Vec<_>>().join("\n");
+    let solid = "x".repeat(4_000);
+    for (text, windowed) in [(json.as_str(), true), (lines.as_str(), true), (solid.as_str(), false)]
+    {
+      let encoding = Encoding::O200kBase;
+      let mut memo = CutMemo { encoding: Some(encoding), ..CutMemo::default() };
+      let head = prefix_span(text, 50, encoding, &mut memo.head);
+      let tail = suffix_span(text, 50, encoding, &mut memo.tail);
+      let marker = marker(count_tokens(text, encoding));
+      let join = Join { text, head_end: head.at, tail_start: tail.at, marker: &marker, encoding };
+      let counted = join.tokens(&memo, head.window, tail.window);
+      let whole = format!("{}{marker}{}", &text[..head.at], &text[tail.at..]);
+      assert_eq!(counted.is_some(), windowed, "{}", &text[..20]);
+      if let Some(n) = counted {
+        assert_eq!(n, count_tokens(&whole, encoding), "{}", &text[..20]);
+      }
+    }
   }
 
   #[test]

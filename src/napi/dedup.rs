@@ -258,9 +258,12 @@ pub(crate) struct DedupOutput {
 impl task::Operation for DedupOp {
   type Output = DedupOutput;
 
-  fn compute(&mut self, messages: &[&Message]) -> DedupOutput {
-    let conv =
-      crate::model::conversation::Conversation::from_refs(messages.to_vec(), self.encoding);
+  fn compute(
+    &mut self,
+    messages: &[&Message],
+    layout: Option<&crate::model::conversation::Layout>,
+  ) -> DedupOutput {
+    let conv = task::conversation(messages, self.encoding, layout);
     let dedup = dedup::deduplicate(&conv, &self.options);
     let mut call_ids = BTreeMap::new();
     for s in &dedup.superseded {
@@ -271,6 +274,10 @@ impl task::Operation for DedupOp {
       }
     }
     DedupOutput { dedup, call_ids }
+  }
+
+  fn counts_in(&self) -> Option<Encoding> {
+    Some(self.encoding)
   }
 
   fn to_js<'env>(

@@ -114,7 +114,7 @@ fn trim_json<'env>(
   let text: &str = match body.get_type() {
     Ok(ValueType::String) => {
       let bytes = std::mem::take(&mut scratch.input);
-      let read = super::read::large_string(&body, bytes, &mut scratch.units);
+      let read = super::strings::large_string(&body, bytes, &mut scratch.units);
       scratch.bound_units();
       owned = read.map_err(|e| bad_body(format!("could not be read as UTF-8: {}", e.reason)))?;
       &owned
@@ -139,7 +139,7 @@ fn trim_json<'env>(
   let (messages, format) = read_body(&parsed, in_place, cache, format).map_err(throw)?;
   op.format = format;
   let refs: Vec<&Message> = messages.iter().map(|m| &m.cached.message).collect();
-  let output = op.compute(&refs);
+  let output = op.compute(&refs, None);
   let plan = &output.trim.outcome.plan;
   // A message found in place that was rewritten the same way last time is written as then.
   // Both are in the order of the messages.
@@ -175,7 +175,7 @@ fn trim_json<'env>(
   // Node runs on a later turn of the event loop, so a loop of calls that never yields held
   // every body it returned (8 GB after 60,000 calls on a 130 KB body).
   let body = if as_string {
-    let string = super::read::new_large_string(env, &written, &mut scratch.units);
+    let string = super::strings::new_large_string(env, &written, &mut scratch.units);
     scratch.bound_units();
     Either::A(string?)
   } else {

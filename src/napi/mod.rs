@@ -24,6 +24,7 @@ mod read;
 mod roles;
 mod rolling;
 mod simulate;
+mod strings;
 mod summary;
 mod task;
 mod validate;

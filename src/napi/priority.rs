@@ -311,19 +311,13 @@ impl TrimOp {
 impl task::Operation for TrimOp {
   type Output = TrimOutput;
 
-  fn compute(&mut self, messages: &[&Message]) -> TrimOutput {
-    let conv = Conversation::from_refs(messages.to_vec(), self.encoding).with_format(self.format);
+  fn compute(&mut self, messages: &[&Message], layout: Option<&Layout>) -> TrimOutput {
+    let conv = task::conversation(messages, self.encoding, layout).with_format(self.format);
     task::OnConversation::compute_on(self, &conv)
   }
 
   fn counts_in(&self) -> Option<Encoding> {
     Some(self.encoding)
-  }
-
-  fn compute_with(&mut self, messages: &[&Message], layout: &Layout) -> TrimOutput {
-    let conv =
-      Conversation::with_layout(messages.to_vec(), self.encoding, layout).with_format(self.format);
-    task::OnConversation::compute_on(self, &conv)
   }
 
   fn to_js<'env>(

@@ -184,7 +184,11 @@ impl SimulateOp {
 impl task::Operation for SimulateOp {
   type Output = CoreResult<SimulationResult>;
 
-  fn compute(&mut self, messages: &[&Message]) -> Self::Output {
+  fn compute(
+    &mut self,
+    messages: &[&Message],
+    _layout: Option<&crate::model::conversation::Layout>,
+  ) -> Self::Output {
     SimulateOp::compute(self, messages)
   }
 

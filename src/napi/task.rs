@@ -24,27 +24,19 @@ pub(crate) trait Operation: Send + 'static {
   type Output: Send + 'static;
 
   /// Computes the result from the parsed messages. Runs on the JS thread or on a worker.
-  fn compute(&mut self, messages: &[&Message]) -> Self::Output;
-
-  /// The encoding the operation counts in when it analyses the messages as they come
-  /// (`compute` is [`Conversation::from_refs`] then [`OnConversation::compute_on`]): then
-  /// [`run_sync`] hands [`Operation::compute_with`] the layout it keeps from call to call.
-  /// `None` (the default) for the others.
-  ///
-  /// [`Conversation::from_refs`]: crate::model::conversation::Conversation::from_refs
-  fn counts_in(&self) -> Option<crate::model::tokens::Encoding> {
-    None
-  }
-
-  /// [`Operation::compute`] on messages whose layout, in [`Operation::counts_in`]'s encoding, is
-  /// `layout`.
-  fn compute_with(
+  /// `layout` is theirs in [`Operation::counts_in`]'s encoding when [`run_sync`] kept it from an
+  /// earlier call (see [`conversation`]); `None` otherwise.
+  fn compute(
     &mut self,
     messages: &[&Message],
-    layout: &crate::model::conversation::Layout,
-  ) -> Self::Output {
-    let _ = layout;
-    self.compute(messages)
+    layout: Option<&crate::model::conversation::Layout>,
+  ) -> Self::Output;
+
+  /// The encoding the operation analyses the messages in, as they come: then [`run_sync`]
+  /// hands [`Operation::compute`] the layout it keeps from call to call. `None` (the default)
+  /// for the others, which get none.
+  fn counts_in(&self) -> Option<crate::model::tokens::Encoding> {
+    None
   }
 
   /// Builds the JavaScript result on the JS thread: `objects` are the caller's messages.
@@ -64,6 +56,20 @@ pub(crate) trait OnConversation: Operation {
   fn compute_on(&mut self, conv: &crate::model::conversation::Conversation<'_>) -> Self::Output;
 }
 
+/// The conversation of `messages` counted in `encoding`: on `layout` when one was kept for them
+/// (see [`Operation::compute`]), else analysed anew.
+pub(crate) fn conversation<'a>(
+  messages: &[&'a Message],
+  encoding: crate::model::tokens::Encoding,
+  layout: Option<&'a crate::model::conversation::Layout>,
+) -> crate::model::conversation::Conversation<'a> {
+  use crate::model::conversation::Conversation;
+  match layout {
+    Some(layout) => Conversation::with_layout(messages.to_vec(), encoding, layout),
+    None => Conversation::from_refs(messages.to_vec(), encoding),
+  }
+}
+
 /// Runs `op` now, on the JS thread.
 pub(crate) fn run_sync<'env, O: Operation>(
   env: &'env Env,
@@ -71,13 +77,13 @@ pub(crate) fn run_sync<'env, O: Operation>(
   mut op: O,
 ) -> Result<Unknown<'env>> {
   let refs: Vec<&Message> = input.messages.iter().map(|c| &c.message).collect();
-  let output = match op.counts_in() {
+  let layout = match op.counts_in() {
     Some(encoding) => {
-      let layout = super::instance::instance(env)?.layout.layout(&input.messages, encoding);
-      op.compute_with(&refs, layout)
+      Some(super::instance::instance(env)?.layout.layout(&input.messages, encoding))
     }
-    None => op.compute(&refs),
+    None => None,
   };
+  let output = op.compute(&refs, layout);
   op.to_js(env, output, input.view(), input.format)
 }
 
@@ -151,7 +157,7 @@ impl<O: Operation> Task for PlanTask<O> {
   fn compute(&mut self) -> Result<Self::Output> {
     let refs: Vec<&Message> = self.messages.iter().map(|c| &c.message).collect();
     // A panic here would take down a libuv worker: turn it into a rejection instead.
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.op.compute(&refs))).map_err(
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.op.compute(&refs, None))).map_err(
       |_| {
         Error::new(
           Status::GenericFailure,
@@ -197,29 +203,17 @@ where
 {
   type Output = crate::plan::Plan;
 
-  fn compute(&mut self, messages: &[&Message]) -> crate::plan::Plan {
-    let conv =
-      crate::model::conversation::Conversation::from_refs(messages.to_vec(), self.encoding)
-        .with_format(self.format);
+  fn compute(
+    &mut self,
+    messages: &[&Message],
+    layout: Option<&crate::model::conversation::Layout>,
+  ) -> crate::plan::Plan {
+    let conv = conversation(messages, self.encoding, layout).with_format(self.format);
     self.compute_on(&conv)
   }
 
   fn counts_in(&self) -> Option<crate::model::tokens::Encoding> {
     Some(self.encoding)
-  }
-
-  fn compute_with(
-    &mut self,
-    messages: &[&Message],
-    layout: &crate::model::conversation::Layout,
-  ) -> crate::plan::Plan {
-    let conv = crate::model::conversation::Conversation::with_layout(
-      messages.to_vec(),
-      self.encoding,
-      layout,
-    )
-    .with_format(self.format);
-    self.compute_on(&conv)
   }
 
   fn to_js<'env>(
