@@ -78,7 +78,8 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache(FIELDS, NESTED,
   const seen = new WeakMap();
   // Calls `f(value, acc)` on each message field the reader reads, in its order, and returns the
   // last `acc`. Each field is loaded at its own site rather than by a key from a list: V8
-  // caches each site's lookup. The list is checked against the reader's once, here.
+  // caches each site's lookup. The list is checked against the reader's once, here; `same` and
+  // `sameContent`, the checks made on every message of every call, write the same loads out.
   const LOADED = 'role,content,tool_calls,tool_call_id,name,is_error,isError,_summary,isSummary';
   if (FIELDS.join(',') !== LOADED) throw new Error(`the cache helpers load ${LOADED}, the reader reads ${FIELDS}`);
   function fields(m, f, acc) {
@@ -139,8 +140,18 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache(FIELDS, NESTED,
     }
     return at;
   }
+  // `fields` with `check`, written out (as `sameContent` below): no closure per message.
   function same(m, snap) {
-    return fields(m, (v, at) => check(v, 0, snap, at), 0) === snap.length;
+    let at = check(m.role, 0, snap, 0);
+    at = check(m.content, 0, snap, at);
+    at = check(m.tool_calls, 0, snap, at);
+    at = check(m.tool_call_id, 0, snap, at);
+    at = check(m.name, 0, snap, at);
+    at = check(m.is_error, 0, snap, at);
+    at = check(m.isError, 0, snap, at);
+    at = check(m._summary, 0, snap, at);
+    at = check(m.isSummary, 0, snap, at);
+    return at === snap.length;
   }
   // The content index: messages whose content came back (a server parses the same history
   // afresh on every request), found by what the reader reads from them, compared here (strings
@@ -199,18 +210,13 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache(FIELDS, NESTED,
   function compare(v, depth, snap, at, serialised) {
     if (depth > MAX_DEPTH) return -1;
     const r = snap[at];
+    // Each kind tested on its own (typeof compared with a literal compiles to a type check;
+    // a switch on typeof calls a builtin), strings first: most values are.
+    if (typeof v === 'string') return r === v ? at + 1 : -1;
     if (v === undefined || v === null) return r === null ? at + 1 : -1;
-    switch (typeof v) {
-      case 'boolean':
-      case 'string':
-        return r === v ? at + 1 : -1;
-      case 'number':
-        return typeof r === 'number' && Object.is(r, v) ? at + 1 : -1;
-      case 'object':
-        break;
-      default:
-        return r === null ? at + 1 : -1;
-    }
+    if (typeof v === 'boolean') return r === v ? at + 1 : -1;
+    if (typeof v === 'number') return typeof r === 'number' && Object.is(r, v) ? at + 1 : -1;
+    if (typeof v !== 'object') return r === null ? at + 1 : -1;
     if (serialised) return r === TEXT && snap[at + 1] === (JSON.stringify(v) ?? '') ? at + 2 : -1;
     if (Array.isArray(v)) {
       if (r !== ARRAY || snap[at + 1] !== v.length) return -1;
@@ -244,9 +250,9 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache(FIELDS, NESTED,
   }
   function compareField(v, snap, at) {
     if (at < 0) return -1;
+    if (typeof v === 'string') return snap[at] === v ? at + 1 : -1;
     if (v === undefined) return at < snap.length && snap[at] === undefined ? at + 1 : -1;
-    const t = typeof v;
-    if (t === 'function' || t === 'symbol' || t === 'bigint') return -1;
+    if (typeof v === 'function' || typeof v === 'symbol' || typeof v === 'bigint') return -1;
     return compare(v, 1, snap, at, false);
   }
   function recordMessage(m) {
@@ -254,8 +260,19 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache(FIELDS, NESTED,
     const bytes = fields(m, (v, sum) => sum + recordField(v, out), 0);
     return { out, bytes };
   }
+  // `fields` with `compareField`, written out: no closure per message, and each call site
+  // sees one function.
   function sameContent(m, snap) {
-    return fields(m, (v, at) => compareField(v, snap, at), 0) === snap.length;
+    let at = compareField(m.role, snap, 0);
+    at = compareField(m.content, snap, at);
+    at = compareField(m.tool_calls, snap, at);
+    at = compareField(m.tool_call_id, snap, at);
+    at = compareField(m.name, snap, at);
+    at = compareField(m.is_error, snap, at);
+    at = compareField(m.isError, snap, at);
+    at = compareField(m._summary, snap, at);
+    at = compareField(m.isSummary, snap, at);
+    return at === snap.length;
   }
   // Where to look a message up: its first string of 8 or more characters (its text, a tool
   // result's output), else an id it carries, else its role; a long text by its length, head
