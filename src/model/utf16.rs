@@ -38,6 +38,18 @@ pub fn utf16_to_utf8(units: &[u16], out: &mut Vec<u8>) {
   }
 }
 
+/// `units` as a `String`, made in `buf` (cleared, its allocation reused), each lone surrogate
+/// as U+FFFD: [`utf16_to_utf8`] without checking its output again.
+pub fn utf16_to_string(units: &[u16], mut buf: Vec<u8>) -> String {
+  buf.clear();
+  utf16_to_utf8(units, &mut buf);
+  debug_assert!(std::str::from_utf8(&buf).is_ok());
+  // SAFETY: `utf16_to_utf8` appends only bytes below 0x80 (each a whole UTF-8 sequence) and
+  // whole `char::encode_utf8` encodings, so `buf`, emptied first, is a concatenation of valid
+  // UTF-8 sequences, which is valid UTF-8.
+  unsafe { String::from_utf8_unchecked(buf) }
+}
+
 /// Appends `text` to `out` as UTF-16 code units.
 pub fn utf8_to_utf16(text: &str, out: &mut Vec<u16>) {
   let bytes = text.as_bytes();
@@ -91,10 +103,15 @@ mod tests {
     }
   }
 
+  /// Through [`utf16_to_string`] with a buffer holding something already (it must be cleared),
+  /// checked against [`utf16_to_utf8`]'s bytes, checked to be UTF-8.
   fn to_utf8(units: &[u16]) -> String {
-    let mut out = Vec::new();
-    utf16_to_utf8(units, &mut out);
-    String::from_utf8(out).expect("valid UTF-8")
+    let mut bytes = Vec::new();
+    utf16_to_utf8(units, &mut bytes);
+    let checked = String::from_utf8(bytes).expect("valid UTF-8");
+    let made = utf16_to_string(units, b"left over \xff".to_vec());
+    assert_eq!(made, checked);
+    made
   }
 
   fn to_utf16(text: &str) -> Vec<u16> {

@@ -5,16 +5,16 @@
 use napi::bindgen_prelude::*;
 use napi::{Env, JsValue};
 
-use crate::model::utf16::{utf16_to_utf8, utf8_to_utf16};
+use crate::model::utf16::{utf16_to_string, utf8_to_utf16};
 
 /// A JavaScript string (checked to be one) as UTF-8 in `bytes` (its allocation reused), read
 /// through `units` (a buffer kept from call to call): V8 copies the UTF-16 code units out, and
-/// [`utf16_to_utf8`] transcodes them, 16 ASCII units at a time. napi's own UTF-8 read measures
+/// [`utf16_to_string`] transcodes them, 16 ASCII units at a time. napi's own UTF-8 read measures
 /// the string in one pass of V8's codec and writes it in another (docs/benchmark.md, "Seventh
 /// round"). This is for a request body, read within the call.
 pub(crate) fn large_string(
   value: &Unknown<'_>,
-  mut bytes: Vec<u8>,
+  bytes: Vec<u8>,
   units: &mut Vec<u16>,
 ) -> Result<String> {
   let env = value.env();
@@ -47,10 +47,7 @@ pub(crate) fn large_string(
   }
   // SAFETY: napi initialised the first `written` units, at most `capacity - 1`.
   unsafe { units.set_len(written.min(capacity - 1)) };
-  bytes.clear();
-  utf16_to_utf8(units, &mut bytes);
-  // Lone surrogates were written as U+FFFD, so the bytes are UTF-8; checked all the same.
-  String::from_utf8(bytes).map_err(|e| napi::Error::new(Status::InvalidArg, e.to_string()))
+  Ok(utf16_to_string(units, bytes))
 }
 
 /// `text` as a new JavaScript string, made through `units` (a buffer kept from call to call):
