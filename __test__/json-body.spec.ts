@@ -299,3 +299,31 @@ test('a body that starts as a recent one is trimmed as on its own: every transcr
   t.is(ct.messageCacheStats().recentBodies, 0)
   ct.setMessageCacheCapacity(100_000)
 })
+
+test('the bodies of a growing conversation extend its layout from call to call, and decide as on their own', (t) => {
+  // One conversation grown a message a request, as a server gets its bodies: each request after
+  // the first extends the layout kept for the one before (its messages are found in place).
+  for (const [file, messages] of transcripts().slice(0, 3)) {
+    const requests = messages.slice(2, 60).map((_, k) => {
+      const history = messages.slice(0, k + 3)
+      return { text: JSON.stringify(history), options: { targetTokens: Math.floor(ct.estimateTokens(history) * 0.4) } }
+    })
+    const run = (asBuffer: boolean) =>
+      requests.map(({ text, options }) => {
+        const input = asBuffer ? Buffer.from(text) : text
+        const r = ct.trimByPriorityJson(input, options)
+        const w = ct.trimWithPlaceholdersJson(input, options)
+        return [{ ...r, body: Buffer.from(r.body).toString() }, { ...w, body: Buffer.from(w.body).toString() }]
+      })
+    ct.setMessageCacheCapacity(0)
+    const alone = run(false)
+    ct.setMessageCacheCapacity(100_000)
+    for (const asBuffer of [false, true]) {
+      const before = ct.messageCacheStats().layoutExtensions
+      const got = run(asBuffer)
+      requests.forEach((_, i) => t.deepEqual(got[i], alone[i], `${file} request ${i} ${asBuffer ? 'Buffer' : 'string'}`))
+      // Two calls a request, each extending the layout of the call before but the first.
+      t.true(ct.messageCacheStats().layoutExtensions - before >= 2 * requests.length - 1, `${file} ${asBuffer ? 'Buffer' : 'string'}`)
+    }
+  }
+})

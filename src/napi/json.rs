@@ -139,7 +139,15 @@ fn trim_json<'env>(
   let (messages, format) = read_body(&parsed, in_place, cache, format).map_err(throw)?;
   op.format = format;
   let refs: Vec<&Message> = messages.iter().map(|m| &m.cached.message).collect();
-  let output = op.compute(&refs, None);
+  // The messages found in place are the previous body's parsed ones: its kept layout extends.
+  let layout = match op.counts_in() {
+    Some(encoding) => {
+      let cached: Vec<Arc<Cached>> = messages.iter().map(|m| Arc::clone(&m.cached)).collect();
+      Some(state.layout.layout(&cached, encoding))
+    }
+    None => None,
+  };
+  let output = op.compute(&refs, layout);
   let plan = &output.trim.outcome.plan;
   // A message found in place that was rewritten the same way last time is written as then.
   // Both are in the order of the messages.

@@ -247,8 +247,9 @@ pub struct MessageCacheStats {
   pub content_hits: f64,
   /// Synchronous strategy calls since the last reset whose conversation's layout (token counts,
   /// steps, tool-call pairs, units) was a kept one extended by the new messages, as an agent
-  /// loop's growing history allows (the same message objects first, in order), instead of built
-  /// anew. The layouts of the last four conversations are kept, each with its parsed messages.
+  /// loop's growing history allows (the same message objects first, in order; for a JSON body,
+  /// the messages found in place in the previous body), instead of built anew. The layouts of
+  /// the last four conversations are kept, each with its parsed messages.
   pub layout_extensions: f64,
 }
 
