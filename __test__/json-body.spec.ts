@@ -258,6 +258,16 @@ test('bodies seen once hold at most the probation eighth and leave a body that c
   ct.setMessageCacheCapacity(100_000, { maxBytes: 64 << 20 })
 })
 
+/** Each request trimmed by both JSON entry points, as a string or a Buffer, bodies as text. */
+function trimEach(requests: Array<{ text: string; options: { targetTokens: number } }>, asBuffer: boolean) {
+  return requests.map(({ text, options }) => {
+    const input = asBuffer ? Buffer.from(text) : text
+    const r = ct.trimByPriorityJson(input, options)
+    const w = ct.trimWithPlaceholdersJson(input, options)
+    return [{ ...r, body: Buffer.from(r.body).toString() }, { ...w, body: Buffer.from(w.body).toString() }]
+  })
+}
+
 test('a body that starts as a recent one is trimmed as on its own: every transcript grown a message at a time, interleaved, as strings and Buffers', (t) => {
   // Five conversations interleaved (one more than the bodies outlined), each request one
   // message longer, some with a field after the messages, some with a message changed on the
@@ -277,18 +287,12 @@ test('a body that starts as a recent one is trimmed as on its own: every transcr
       requests.push({ where: `${file} ${n}`, text: body(history, k), options: { targetTokens } })
     }
   }
-  const run = (asBuffer: boolean) =>
-    requests.map(({ text, options }) => {
-      const r = ct.trimByPriorityJson(asBuffer ? Buffer.from(text) : text, options)
-      const w = ct.trimWithPlaceholdersJson(asBuffer ? Buffer.from(text) : text, options)
-      return [{ ...r, body: Buffer.from(r.body).toString() }, { ...w, body: Buffer.from(w.body).toString() }]
-    })
   ct.setMessageCacheCapacity(0)
-  const alone = run(false)
+  const alone = trimEach(requests, false)
   ct.setMessageCacheCapacity(100_000)
   for (const asBuffer of [false, true]) {
     const before = ct.messageCacheStats().recentBodyHits
-    const got = run(asBuffer)
+    const got = trimEach(requests, asBuffer)
     for (let i = 0; i < requests.length; i++) t.deepEqual(got[i], alone[i], `${requests[i].where} ${asBuffer ? 'Buffer' : 'string'}`)
     t.true(ct.messageCacheStats().recentBodyHits - before > requests.length, 'messages were found in place')
   }
@@ -308,19 +312,12 @@ test('the bodies of a growing conversation extend its layout from call to call, 
       const history = messages.slice(0, k + 3)
       return { text: JSON.stringify(history), options: { targetTokens: Math.floor(ct.estimateTokens(history) * 0.4) } }
     })
-    const run = (asBuffer: boolean) =>
-      requests.map(({ text, options }) => {
-        const input = asBuffer ? Buffer.from(text) : text
-        const r = ct.trimByPriorityJson(input, options)
-        const w = ct.trimWithPlaceholdersJson(input, options)
-        return [{ ...r, body: Buffer.from(r.body).toString() }, { ...w, body: Buffer.from(w.body).toString() }]
-      })
     ct.setMessageCacheCapacity(0)
-    const alone = run(false)
+    const alone = trimEach(requests, false)
     ct.setMessageCacheCapacity(100_000)
     for (const asBuffer of [false, true]) {
       const before = ct.messageCacheStats().layoutExtensions
-      const got = run(asBuffer)
+      const got = trimEach(requests, asBuffer)
       requests.forEach((_, i) => t.deepEqual(got[i], alone[i], `${file} request ${i} ${asBuffer ? 'Buffer' : 'string'}`))
       // Two calls a request, each extending the layout of the call before but the first.
       t.true(ct.messageCacheStats().layoutExtensions - before >= 2 * requests.length - 1, `${file} ${asBuffer ? 'Buffer' : 'string'}`)
