@@ -131,6 +131,14 @@ test('a string body is read and written unit for unit: ASCII, Latin-1, astral ch
       { role: 'tool', tool_call_id: 'c2', content: long('second') },
       { role: 'user', content: 'go on' },
     ])],
+    // Characters of the last private-use plane beside escaped lone surrogates: the marks the
+    // reader uses for the lone ones are never taken for them.
+    ['private-use characters beside lone surrogates', JSON.stringify([
+      { role: 'user', content: `\u{10f800}\u{10ffff} then \ud800 ${'\u{10f8ff}'.repeat(30)}` },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read', arguments: { path: '\u{10fc00}\udbff.txt' } } }] },
+      { role: 'tool', tool_call_id: 'c1', content: long('\u{10f800}\udc00 read') },
+      { role: 'user', content: 'go on' },
+    ])],
   ]
   for (const [what, text] of bodies) {
     const total = ct.estimateTokens(JSON.parse(text))

@@ -702,9 +702,11 @@ fn part_type<'e>(entries: &'e [(String, &RawValue)]) -> Option<&'e str> {
 /// `INVALID_MESSAGE` naming the message and field when the text is not an object or is nested
 /// deeper than `MAX_DEPTH`.
 pub fn message_view(raw: &str, index: usize) -> Result<Value> {
-  match message_view_strict(raw, index, false) {
-    Err(e) => match lone_surrogates_replaced(raw, LoneAs::Mark) {
-      Some(marked) => message_view_strict(&marked, index, true),
+  match message_view_strict(raw, index, None) {
+    Err(e) => match Marks::free_in(raw)
+      .and_then(|m| lone_surrogates_replaced(raw, LoneAs::Mark(m)).map(|t| (t, m)))
+    {
+      Some((marked, marks)) => message_view_strict(&marked, index, Some(marks)),
       None => Err(e),
     },
     view => view,
@@ -713,7 +715,7 @@ pub fn message_view(raw: &str, index: usize) -> Result<Value> {
 
 /// [`message_view`] of a text without lone surrogate escapes (serde_json rejects them), or
 /// with them marked (`marked`: see [`LoneAs::Mark`]).
-fn message_view_strict(raw: &str, index: usize, marked: bool) -> Result<Value> {
+fn message_view_strict(raw: &str, index: usize, marked: Option<Marks>) -> Result<Value> {
   let unreadable =
     |e: serde_json::Error| Error::message(index, "", format!("could not be read: {e}"));
   if !raw.trim_start().starts_with('{') {
@@ -738,7 +740,11 @@ fn message_view_strict(raw: &str, index: usize, marked: bool) -> Result<Value> {
 
 /// A nested value as the reader reads it; an error is the path below the value and what went
 /// wrong there. With `marked`, its strings hold marked lone surrogates ([`LoneAs::Mark`]).
-fn view(v: &Js, depth: usize, marked: bool) -> std::result::Result<Value, (String, String)> {
+fn view(
+  v: &Js,
+  depth: usize,
+  marked: Option<Marks>,
+) -> std::result::Result<Value, (String, String)> {
   if depth > MAX_DEPTH {
     return Err((String::new(), format!("is nested more than {MAX_DEPTH} levels deep")));
   }
@@ -746,7 +752,7 @@ fn view(v: &Js, depth: usize, marked: bool) -> std::result::Result<Value, (Strin
     Js::Null => Value::Null,
     Js::Bool(b) => Value::Bool(*b),
     Js::Num(n) => serde_json::Number::from_f64(*n).map(Value::Number).unwrap_or(Value::Null),
-    Js::Str(s) if marked => Value::String(unmarked(s, false).into_owned()),
+    Js::Str(s) if marked.is_some() => Value::String(unmarked(s, false, marked).into_owned()),
     Js::Str(s) => Value::String(s.clone()),
     Js::Arr(items) => Value::Array(
       items
@@ -765,7 +771,7 @@ fn view(v: &Js, depth: usize, marked: bool) -> std::result::Result<Value, (Strin
           Js::Obj(_) | Js::Arr(_) if SERIALISED_FIELDS.contains(&key.as_str()) => {
             let mut s = String::new();
             item.stringify(&mut s);
-            Value::String(if marked { unmarked(&s, true).into_owned() } else { s })
+            Value::String(unmarked(&s, true, marked).into_owned())
           }
           _ => view(item, depth + 1, marked).map_err(|(p, d)| (format!(".{key}{p}"), d))?,
         };
@@ -863,16 +869,81 @@ fn array_index(key: &str) -> Option<u32> {
 enum LoneAs {
   /// `\ufffd`: what the binding's reader reads for one in a string.
   Replacement,
-  /// A mark, one character of U+10F800..=U+10FFFF per surrogate (the last 2,048 code points
-  /// of the last private-use plane), that [`unmarked`] turns into U+FFFD in a string read, or
-  /// back into its escape in a `JSON.stringify` text: an object's lone surrogate is written
-  /// escaped there (`{"a":"\ud800"}`), and counted so. A character of that range already in a
-  /// message that also has a lone surrogate would be taken for one.
-  Mark,
+  /// A mark ([`Marks`]), one character per surrogate, that [`unmarked`] turns into U+FFFD in a
+  /// string read, or back into its escape in a `JSON.stringify` text: an object's lone
+  /// surrogate is written escaped there (`{"a":"\ud800"}`), and counted so.
+  Mark(Marks),
 }
 
-/// The first code point of [`LoneAs::Mark`]'s range.
-const LONE_MARK_BASE: u32 = 0x10_F800;
+/// Where [`LoneAs::Mark`] puts its marks: the 2,048 code points from `base`, one per
+/// surrogate, in a range of the supplementary private-use planes (15 and 16) that no character
+/// of the message falls in, so that a mark is never taken for a character of the message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Marks {
+  base: u32,
+}
+
+impl Marks {
+  /// The first code point of the private-use planes.
+  const PLANES: u32 = 0xF_0000;
+  /// How many code points a range holds: one per surrogate.
+  const RANGE: u32 = 0x800;
+
+  /// The highest range that no character of `raw` (JSON text: written as it is or escaped,
+  /// in keys and values alike) falls in; `None` when one falls in each of the 64.
+  fn free_in(raw: &str) -> Option<Marks> {
+    let mut used = [false; 64];
+    let mut note = |code: u32| {
+      if let Some(k) = code.checked_sub(Self::PLANES) {
+        used[(k / Self::RANGE) as usize] = true;
+      }
+    };
+    let bytes = raw.as_bytes();
+    let mut chars = raw.char_indices();
+    while let Some((i, c)) = chars.next() {
+      if c != '\\' {
+        note(u32::from(c));
+        continue;
+      }
+      // An escape is ASCII: `\uXXXX\uXXXX` (a pair), `\uXXXX`, or `\` and one character.
+      let skip = match (escaped_unit(bytes, i), escaped_unit(bytes, i + 6)) {
+        (Some(high @ 0xd800..=0xdbff), Some(low @ 0xdc00..=0xdfff)) => {
+          note(0x1_0000 + ((u32::from(high) - 0xd800) << 10) + (u32::from(low) - 0xdc00));
+          11
+        }
+        (Some(_), _) => 5,
+        _ => 1,
+      };
+      for _ in 0..skip {
+        chars.next();
+      }
+    }
+    (0..64u32)
+      .rev()
+      .find(|&k| !used[k as usize])
+      .map(|k| Marks { base: Self::PLANES + k * Self::RANGE })
+  }
+
+  /// The mark of surrogate `unit`.
+  fn of(self, unit: u16) -> u32 {
+    self.base + u32::from(unit - 0xd800)
+  }
+
+  /// The surrogate `c` marks, if it is a mark.
+  fn unit(self, c: char) -> Option<u16> {
+    let offset = u32::from(c).checked_sub(self.base).filter(|&o| o < Self::RANGE)?;
+    u16::try_from(0xd800 + offset).ok()
+  }
+}
+
+/// The code unit of the `\uXXXX` escape at `at` in `bytes`, if there is one.
+fn escaped_unit(bytes: &[u8], at: usize) -> Option<u16> {
+  let hex = bytes.get(at..at + 6)?;
+  if hex[0] != b'\\' || hex[1] != b'u' {
+    return None;
+  }
+  u16::from_str_radix(std::str::from_utf8(&hex[2..]).ok()?, 16).ok()
+}
 
 /// `raw` (JSON text) with every escaped lone surrogate (`\ud800` not followed by a low
 /// surrogate's escape, or a low one not after a high one) spelled as `lone` says, or `None`
@@ -880,13 +951,7 @@ const LONE_MARK_BASE: u32 = 0x10_F800;
 /// such a string's UTF-8 with U+FFFD for it, as V8 writes it; serde_json rejects the escape.
 fn lone_surrogates_replaced(raw: &str, lone: LoneAs) -> Option<String> {
   let bytes = raw.as_bytes();
-  let unit_at = |at: usize| -> Option<u16> {
-    let hex = bytes.get(at..at + 6)?;
-    if hex[0] != b'\\' || hex[1] != b'u' {
-      return None;
-    }
-    u16::from_str_radix(std::str::from_utf8(&hex[2..]).ok()?, 16).ok()
-  };
+  let unit_at = |at: usize| escaped_unit(bytes, at);
   let mut out = String::new();
   let mut copied = 0;
   let mut i = 0;
@@ -914,9 +979,9 @@ fn lone_surrogates_replaced(raw: &str, lone: LoneAs) -> Option<String> {
       out.push_str(&raw[copied..i]);
       match lone {
         LoneAs::Replacement => out.push_str("\\ufffd"),
-        LoneAs::Mark => {
+        LoneAs::Mark(marks) => {
           // The mark's own escape, a surrogate pair.
-          let offset = LONE_MARK_BASE + u32::from(unit - 0xd800) - 0x1_0000;
+          let offset = marks.of(unit) - 0x1_0000;
           let (high, low) = (0xd800 + (offset >> 10), 0xdc00 + (offset & 0x3ff));
           out.push_str(&format!("\\u{high:04x}\\u{low:04x}"));
         }
@@ -932,17 +997,16 @@ fn lone_surrogates_replaced(raw: &str, lone: LoneAs) -> Option<String> {
   Some(out)
 }
 
-/// `text` with each mark of [`LoneAs::Mark`] as U+FFFD, or with `escaped` as the escape
-/// `JSON.stringify` writes for its lone surrogate (`\ud800`).
-fn unmarked(text: &str, escaped: bool) -> Cow<'_, str> {
-  let is_mark = |c: char| u32::from(c) >= LONE_MARK_BASE;
-  if !text.chars().any(is_mark) {
+/// `text` with each of `marks`' marks ([`LoneAs::Mark`]) as U+FFFD, or with `escaped` as the
+/// escape `JSON.stringify` writes for its lone surrogate (`\ud800`); as it is without `marks`.
+fn unmarked(text: &str, escaped: bool, marks: Option<Marks>) -> Cow<'_, str> {
+  let Some(marks) = marks.filter(|m| text.chars().any(|c| m.unit(c).is_some())) else {
     return Cow::Borrowed(text);
-  }
+  };
   let mut out = String::with_capacity(text.len());
   for c in text.chars() {
-    match u32::from(c).checked_sub(LONE_MARK_BASE) {
-      Some(offset) if escaped => out.push_str(&format!("\\u{:04x}", 0xd800 + offset)),
+    match marks.unit(c) {
+      Some(unit) if escaped => out.push_str(&format!("\\u{unit:04x}")),
       Some(_) => out.push('\u{fffd}'),
       None => out.push(c),
     }
@@ -1155,6 +1219,26 @@ mod tests {
     assert_eq!(arguments, r#"{"a":"x\ud800\udbff😀\udc00"}"#);
     let bad = message_view(r#"{"role":"user","content":"x\ud800y}"#, 3).expect_err("unterminated");
     assert!(bad.to_string().contains("messages[3]"), "{bad}");
+  }
+
+  #[test]
+  fn marks_are_never_taken_for_the_message_s_own_private_use_characters() {
+    // Characters of the last private-use range, written and escaped (U+10F801 as a pair),
+    // beside a lone surrogate: they stay what they are; the lone one reads as U+FFFD in a
+    // string and as its escape in an arguments object's text.
+    let raw = "{\"role\":\"assistant\",\"content\":\"\u{10f800}\\udbfe\\udc01 \\ud800\",\"tool_calls\":[{\"id\":\"c\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":{\"a\":\"\u{10ffff}\\udbff\"}}}]}";
+    let view = message_view(raw, 0).expect("read");
+    assert_eq!(view["content"], "\u{10f800}\u{10f801} \u{fffd}");
+    assert_eq!(view["tool_calls"][0]["function"]["arguments"], "{\"a\":\"\u{10ffff}\\udbff\"}");
+    let marks = Marks::free_in(raw).expect("a free range");
+    assert_eq!(marks.base, 0x10_F000, "the highest range without a character of the message");
+    // With a character in each of the 64 ranges, nothing is free: the message is an error, as
+    // serde_json has it.
+    let crowded: String =
+      (0..64u32).filter_map(|k| char::from_u32(0xF_0000 + k * 0x800 + 5)).collect();
+    let raw = format!("{{\"role\":\"user\",\"content\":\"{crowded}\\ud800\"}}");
+    assert_eq!(Marks::free_in(&raw), None);
+    assert!(message_view(&raw, 2).is_err());
   }
 
   #[test]
