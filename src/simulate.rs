@@ -29,6 +29,7 @@
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
+use crate::analysis::file_ops::{file_operation, FileOp};
 use crate::analysis::supersession::Supersessions;
 use crate::error::{Error, Result};
 use crate::model::conversation::{Conversation, Layout};
@@ -281,6 +282,9 @@ pub fn simulate(messages: &[&Message], options: &SimulateOptions) -> Result<Simu
     .iter()
     .any(|&kind| kind != PolicyKind::None)
     .then(|| Supersessions::new(DedupOptions::default().tools));
+  // Each message's file operation, found once (it depends on the message and the call it
+  // answers alone): the strategies' classification reads them every turn.
+  let mut operations: Vec<Option<FileOp>> = Vec::new();
   // prefix[i]: the tokens of messages[..i].
   let mut prefix = vec![0];
   for &end in &ends {
@@ -291,6 +295,8 @@ pub fn simulate(messages: &[&Message], options: &SimulateOptions) -> Result<Simu
     }
     let conv = Conversation::with_layout(messages[..end].to_vec(), options.encoding, &layout)
       .with_format(options.format);
+    operations.extend((operations.len()..end).map(|i| file_operation(&conv, i)));
+    let conv = conv.with_file_operations(&operations);
     let conv = match &mut supersessions {
       Some(known) => {
         while known.len() < end {

@@ -55,6 +55,8 @@
 //! found` or ``Invalid `path` parameter`` (the OpenHands editor) — keeps its kind, so callers can
 //! tell an attempted edit from a read.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 use crate::analysis::supersession::{DEFAULT_SHELL_COMMAND_KEYS, DEFAULT_SHELL_TOOLS};
@@ -563,9 +565,16 @@ impl ResultFacts {
   }
 }
 
-/// The file operation of every message, by index.
-pub fn file_operations(conv: &Conversation<'_>) -> Vec<Option<FileOp>> {
-  (0..conv.len()).map(|i| file_operation(conv, i)).collect()
+/// The file operation of every message, by index: those the conversation was given
+/// ([`Conversation::with_file_operations`]), else found now.
+pub fn file_operations<'c>(conv: &Conversation<'c>) -> Cow<'c, [Option<FileOp>]> {
+  match conv.given_file_operations() {
+    Some(operations) => {
+      debug_assert!(operations.iter().enumerate().all(|(i, op)| *op == file_operation(conv, i)));
+      Cow::Borrowed(operations)
+    }
+    None => Cow::Owned((0..conv.len()).map(|i| file_operation(conv, i)).collect()),
+  }
 }
 
 /// The kind of file operation a tool's name implies, if any (rule 2 of the module docs).

@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
+use crate::analysis::file_ops::FileOp;
 use crate::analysis::supersession::Supersessions;
 use crate::model::format::Format;
 use crate::model::message::Message;
@@ -38,6 +39,8 @@ pub struct Conversation<'a> {
   layout: Cow<'a, Layout>,
   /// The supersessions of exactly these messages, when a caller kept them up to date.
   supersessions: Option<&'a Supersessions>,
+  /// The file operation of each of these messages, when a caller kept them up to date.
+  file_operations: Option<&'a [Option<FileOp>]>,
 }
 
 /// What a conversation's structure is, apart from its messages: per-message tokens, steps,
@@ -271,6 +274,7 @@ impl<'a> Conversation<'a> {
       format: Format::default(),
       layout: Cow::Owned(layout),
       supersessions: None,
+      file_operations: None,
     }
   }
 
@@ -289,6 +293,7 @@ impl<'a> Conversation<'a> {
       format: Format::default(),
       layout: Cow::Borrowed(layout),
       supersessions: None,
+      file_operations: None,
     }
   }
 
@@ -316,6 +321,27 @@ impl<'a> Conversation<'a> {
   /// The supersessions given with [`Conversation::with_supersessions`].
   pub fn supersessions(&self) -> Option<&'a Supersessions> {
     self.supersessions
+  }
+
+  /// The same conversation with each message's file operation already found
+  /// ([`crate::analysis::file_ops::file_operation`], found once per message as the conversation
+  /// grew, as the simulator does: a message's operation depends on it and the call it answers
+  /// alone, which a growing layout never changes): [`crate::analysis::file_ops::file_operations`]
+  /// reads them instead of finding them again.
+  ///
+  /// # Panics
+  ///
+  /// Never on input data; `operations` must be those of exactly these messages (a caller bug
+  /// otherwise, caught in debug builds).
+  pub fn with_file_operations(mut self, operations: &'a [Option<FileOp>]) -> Self {
+    debug_assert_eq!(operations.len(), self.len());
+    self.file_operations = Some(operations);
+    self
+  }
+
+  /// The file operations given with [`Conversation::with_file_operations`].
+  pub fn given_file_operations(&self) -> Option<&'a [Option<FileOp>]> {
+    self.file_operations
   }
 
   /// The format the messages were read in (OpenAI unless set with [`Conversation::with_format`]).
