@@ -587,7 +587,22 @@ impl Shorten<'_, '_> {
   /// [`Shortening`] says, its plain user messages cut) when that fits. Returns whether it did.
   fn restore(&self, u: usize, plan: &mut Plan, tally: &mut Tally) -> bool {
     let conv = self.conv;
-    let fits = tally.total_with_whole(conv, plan, u) <= self.target;
+    let whole = tally.total_with_whole(conv, plan, u);
+    let fits = whole <= self.target;
+    // With cuts alone, a unit that even its smallest cuts could not bring within the budget
+    // stays dropped, untouched (what `cut_within` below would refuse without cutting): most
+    // dropped units of a long history, tried every call.
+    if !fits && matches!(self.shortening, Shortening::Cuts) {
+      let most: usize = conv.units()[u]
+        .members
+        .iter()
+        .filter(|&&i| cuttable_message(conv.message(i), true))
+        .map(|&i| conv.tokens(i).saturating_sub(MIN_CUT_BUDGET))
+        .sum();
+      if most < whole - self.target {
+        return false;
+      }
+    }
     tally.keep_unit(conv, plan, u);
     if fits {
       return true;
