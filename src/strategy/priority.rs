@@ -109,10 +109,7 @@ pub fn trim_by_priority_keeping(
   let mut order = trim_order_keeping(conv, &classification, keep);
   let priorities = unit_priorities(conv, &classification);
   let (mut plan, mut tally) = match removal {
-    Removal::Request => {
-      let shortening = Shortening::Cuts;
-      Shorten { conv, order: &order, priorities: &priorities, target, shortening }.run()
-    }
+    Removal::Request => Shorten::new(conv, &order, &priorities, target, Shortening::Cuts).run(),
     Removal::Archive => {
       order.retain(|&u| !priorities[u].is_protected());
       let mut plan = Plan::keep_all(conv.len());
@@ -362,8 +359,7 @@ pub fn trim_with_placeholders(
     keep: options.keep_placeholders,
   };
   let priorities = unit_priorities(conv, &classification);
-  let (mut plan, mut tally) =
-    Shorten { conv, order: &order, priorities: &priorities, target, shortening }.run();
+  let (mut plan, mut tally) = Shorten::new(conv, &order, &priorities, target, shortening).run();
   fit_opening(conv, &order, &mut plan, &mut tally, target);
   cut_anchors_to_fit(conv, &order, &priorities, &mut plan, &mut tally, target);
   debug_assert_eq!(tally.total(), plan.total_tokens(conv));
@@ -395,9 +391,23 @@ struct Shorten<'s, 'c> {
   priorities: &'s [ContentPriority],
   target: usize,
   shortening: Shortening<'s>,
+  /// Whether [`Shorten::from`] drops the tiers that go whole anyway without shortening them
+  /// first ([`Shorten::hopeless_tier`]): always, but in the test that checks it changes nothing.
+  skip_hopeless: bool,
 }
 
-impl Shorten<'_, '_> {
+impl<'s, 'c> Shorten<'s, 'c> {
+  /// The ladder of `conv` down `order` to `target`.
+  fn new(
+    conv: &'s Conversation<'c>,
+    order: &'s [usize],
+    priorities: &'s [ContentPriority],
+    target: usize,
+    shortening: Shortening<'s>,
+  ) -> Self {
+    Shorten { conv, order, priorities, target, shortening, skip_hopeless: true }
+  }
+
   /// 1. Down the order, each unit's tool results are shortened until the request fits. A unit
   ///    without any is cut instead when that alone makes the request fit, else dropped, unless
   ///    it is of a tier the seed never drops ([`ContentPriority::is_protected`], e.g. the task):
@@ -502,11 +512,13 @@ impl Shorten<'_, '_> {
     }
     // The units of `rest` before this one are of lower tiers and not yet dropped whole.
     let mut lower = 0;
-    for (k, &u) in rest.iter().enumerate() {
+    let mut k = 0;
+    while let Some(&u) = rest.get(k) {
       if tally.total() <= self.target {
         break;
       }
       let tier = self.priorities[u];
+      let first_of_tier = k == 0 || self.priorities[rest[k - 1]] < tier;
       if k > 0 && self.priorities[rest[k - 1]] < tier && !tier.is_protected() {
         for &v in &rest[lower..k] {
           if tally.total() <= self.target {
@@ -521,11 +533,48 @@ impl Shorten<'_, '_> {
           break;
         }
       }
+      if first_of_tier && self.skip_hopeless {
+        if let Some(end) = self.hopeless_tier(rest, k, &tally) {
+          for &v in &rest[k..end] {
+            tally.drop_unit(conv, &mut plan, v);
+          }
+          (lower, k) = (end, end);
+          continue;
+        }
+      }
       if !self.shorten(u, &mut plan, &mut tally) && !tier.is_protected() {
         tally.drop_unit(conv, &mut plan, u);
       }
+      k += 1;
     }
     (plan, tally)
+  }
+
+  /// When the tier starting at `rest[k]` (all of it kept whole) goes whole in [`Shorten::from`]
+  /// whatever is done to it first, the end of the tier in `rest`; else `None`. That is when the
+  /// request is still over the budget without any of it, and a higher tier that may be dropped
+  /// follows: shortening its units could not bring the request within the budget (a cut unit
+  /// still takes something), and on reaching the next tier its units go whole, oldest first, as
+  /// far as needed, which is all of them. Deciding it from the sums skips cutting every unit of
+  /// a long history's lower tiers only to drop them all.
+  fn hopeless_tier(&self, rest: &[usize], k: usize, tally: &Tally) -> Option<usize> {
+    let tier = self.priorities[rest[k]];
+    if tier.is_protected() {
+      return None;
+    }
+    let len = rest[k..].iter().take_while(|&&v| self.priorities[v] == tier).count();
+    let end = k + len;
+    let next = self.priorities[*rest.get(end)?];
+    if next <= tier || next.is_protected() {
+      return None;
+    }
+    let conv = self.conv;
+    let whole: usize = rest[k..end]
+      .iter()
+      .flat_map(|&v| conv.units()[v].members.iter())
+      .map(|&i| conv.tokens(i))
+      .sum();
+    (tally.total().saturating_sub(whole) > self.target).then_some(end)
   }
 
   /// Shortens unit `u`: its tool results as [`Shortening`] says or, for a unit without any,
@@ -765,6 +814,52 @@ mod tests {
       result("4", &"export const c = 3;\n".repeat(40)),
       Message::text(Role::Assistant, "Fixed."),
     ]
+  }
+
+  /// Dropping a tier that goes whole anyway without shortening it first changes nothing: on
+  /// every transcript and on all of them in one history, at budgets from 2% to 90%, with cuts
+  /// and with placeholders, the ladder gives the same plan with the shortcut as without, and
+  /// the shortcut is taken somewhere.
+  #[test]
+  fn dropping_hopeless_tiers_at_once_changes_nothing() {
+    let mut sessions = crate::testing::transcripts();
+    let all: Vec<Message> = sessions
+      .iter()
+      .enumerate()
+      .flat_map(|(k, (_, m))| m.iter().filter(move |m| k == 0 || m.role != Role::System).cloned())
+      .collect();
+    sessions.push(("all".into(), all));
+    let mut taken = 0;
+    for (name, messages) in &sessions {
+      let conv = Conversation::from_refs(messages.iter().collect(), Encoding::O200kBase);
+      let classification = classify_conversation(&conv, None, &ClassifyOptions::default());
+      let tracker = FileTracker::from_conversation(&conv, 0.0);
+      let order = trim_order(&conv, &classification);
+      let priorities = unit_priorities(&conv, &classification);
+      let placeholders = Shortening::Placeholders {
+        classification: &classification,
+        tracker: &tracker,
+        template: None,
+        keep: false,
+      };
+      for percent in [2, 5, 10, 20, 35, 50, 70, 90] {
+        let target = conv.total_tokens() * percent / 100;
+        for shortening in [Shortening::Cuts, placeholders] {
+          let shorten = Shorten::new(&conv, &order, &priorities, target, shortening);
+          let ladder = |skip_hopeless| {
+            let (plan, tally) = Shorten {
+              skip_hopeless,
+              ..Shorten::new(&conv, &order, &priorities, target, shortening)
+            }
+            .run();
+            (plan, tally.total())
+          };
+          assert_eq!(ladder(true), ladder(false), "{name} at {percent}%");
+          taken += usize::from(shorten.hopeless_tier(&order, 0, &Tally::keep_all(&conv)).is_some());
+        }
+      }
+    }
+    assert!(taken > 0, "no tier was ever dropped at once");
   }
 
   #[test]
