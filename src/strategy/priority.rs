@@ -716,13 +716,18 @@ pub fn trim_order_keeping(
 ) -> Vec<usize> {
   let priorities = unit_priorities(conv, classification);
   let anchored = anchored_units(conv);
-  let mut order: Vec<usize> = (0..priorities.len())
+  let order: Vec<usize> = (0..priorities.len())
     .filter(|&u| !anchored[u] && !keep.get(u).copied().unwrap_or(false))
     .filter(|&u| priorities[u] != ContentPriority::System)
     .collect();
-  // Units are numbered by their first message, so the index breaks ties oldest first.
-  order.sort_by_key(|&u| (priorities[u], u));
-  order
+  // Units are numbered by their first message, so index order is oldest first within a tier:
+  // a pass per tier, lowest first, sorts by (tier, index) in linear time.
+  let mut sorted = Vec::with_capacity(order.len());
+  for tier in ContentPriority::ALL {
+    sorted.extend(order.iter().copied().filter(|&u| priorities[u] == tier));
+  }
+  debug_assert_eq!(sorted.len(), order.len());
+  sorted
 }
 
 /// The placeholder that replaces tool result `i`, with `_truncated: true` and
@@ -860,6 +865,25 @@ mod tests {
       }
     }
     assert!(taken > 0, "no tier was ever dropped at once");
+  }
+
+  /// The trimming order is the units (anchored and system ones aside) sorted by tier, then
+  /// index, on every transcript.
+  #[test]
+  fn the_trimming_order_is_sorted_by_tier_then_age() {
+    for (name, messages) in crate::testing::transcripts() {
+      let conv = Conversation::from_refs(messages.iter().collect(), Encoding::O200kBase);
+      let classification = classify_conversation(&conv, None, &ClassifyOptions::default());
+      let priorities = unit_priorities(&conv, &classification);
+      let anchored = crate::strategy::anchored_units(&conv);
+      let mut want: Vec<usize> = (0..priorities.len())
+        .filter(|&u| !anchored[u] && priorities[u] != ContentPriority::System)
+        .collect();
+      want.sort_by_key(|&u| (priorities[u], u));
+      let order = trim_order(&conv, &classification);
+      assert_eq!(order, want, "{name}");
+      assert!(order.windows(2).any(|w| priorities[w[0]] < priorities[w[1]]), "{name}: one tier");
+    }
   }
 
   #[test]
