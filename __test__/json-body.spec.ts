@@ -2,7 +2,7 @@
 // is trimmed as trimByPriority / trimWithPlaceholders trim JSON.parse of it, on every transcript
 // in the three formats; kept messages are their original bytes; the body's other fields are
 // kept byte for byte; messages seen before are found by their text.
-import test from 'ava'
+import test, { type ExecutionContext } from 'ava'
 
 import type { Message } from '../index.js'
 import { toAiSdk, toAnthropic } from './convert.js'
@@ -276,6 +276,27 @@ function trimEach(requests: Array<{ text: string; options: { targetTokens: numbe
   })
 }
 
+/**
+ * `requests` trimmed with the message cache disabled, then with it, as strings and as Buffers:
+ * every cached result equals the uncached one. Returns how much the cache statistic `grew`
+ * rose in each cached run (strings, then Buffers).
+ */
+function decideAsUncached(
+  t: ExecutionContext,
+  requests: Array<{ where: string; text: string; options: { targetTokens: number } }>,
+  grew: 'recentBodyHits' | 'layoutExtensions',
+): number[] {
+  ct.setMessageCacheCapacity(0)
+  const alone = trimEach(requests, false)
+  ct.setMessageCacheCapacity(100_000)
+  return [false, true].map((asBuffer) => {
+    const before = ct.messageCacheStats()[grew]
+    const got = trimEach(requests, asBuffer)
+    requests.forEach((r, i) => t.deepEqual(got[i], alone[i], `${r.where} ${asBuffer ? 'Buffer' : 'string'}`))
+    return ct.messageCacheStats()[grew] - before
+  })
+}
+
 test('a body that starts as a recent one is trimmed as on its own: every transcript grown a message at a time, interleaved, as strings and Buffers', (t) => {
   // Five conversations interleaved (one more than the bodies outlined), each request one
   // message longer, some with a field after the messages, some with a message changed on the
@@ -295,15 +316,7 @@ test('a body that starts as a recent one is trimmed as on its own: every transcr
       requests.push({ where: `${file} ${n}`, text: body(history, k), options: { targetTokens } })
     }
   }
-  ct.setMessageCacheCapacity(0)
-  const alone = trimEach(requests, false)
-  ct.setMessageCacheCapacity(100_000)
-  for (const asBuffer of [false, true]) {
-    const before = ct.messageCacheStats().recentBodyHits
-    const got = trimEach(requests, asBuffer)
-    for (let i = 0; i < requests.length; i++) t.deepEqual(got[i], alone[i], `${requests[i].where} ${asBuffer ? 'Buffer' : 'string'}`)
-    t.true(ct.messageCacheStats().recentBodyHits - before > requests.length, 'messages were found in place')
-  }
+  for (const found of decideAsUncached(t, requests, 'recentBodyHits')) t.true(found > requests.length, 'messages were found in place')
   t.true(ct.messageCacheStats().recentBodies <= 4)
   // A disabled cache outlines nothing.
   ct.setMessageCacheCapacity(0)
@@ -318,17 +331,9 @@ test('the bodies of a growing conversation extend its layout from call to call, 
   for (const [file, messages] of transcripts().slice(0, 3)) {
     const requests = messages.slice(2, 60).map((_, k) => {
       const history = messages.slice(0, k + 3)
-      return { text: JSON.stringify(history), options: { targetTokens: Math.floor(ct.estimateTokens(history) * 0.4) } }
+      return { where: `${file} ${k + 3}`, text: JSON.stringify(history), options: { targetTokens: Math.floor(ct.estimateTokens(history) * 0.4) } }
     })
-    ct.setMessageCacheCapacity(0)
-    const alone = trimEach(requests, false)
-    ct.setMessageCacheCapacity(100_000)
-    for (const asBuffer of [false, true]) {
-      const before = ct.messageCacheStats().layoutExtensions
-      const got = trimEach(requests, asBuffer)
-      requests.forEach((_, i) => t.deepEqual(got[i], alone[i], `${file} request ${i} ${asBuffer ? 'Buffer' : 'string'}`))
-      // Two calls a request, each extending the layout of the call before but the first.
-      t.true(ct.messageCacheStats().layoutExtensions - before >= 2 * requests.length - 1, `${file} ${asBuffer ? 'Buffer' : 'string'}`)
-    }
+    // Two calls a request, each extending the layout of the call before but the first.
+    for (const extended of decideAsUncached(t, requests, 'layoutExtensions')) t.true(extended >= 2 * requests.length - 1, file)
   }
 })

@@ -702,14 +702,27 @@ fn part_type<'e>(entries: &'e [(String, &RawValue)]) -> Option<&'e str> {
 /// `INVALID_MESSAGE` naming the message and field when the text is not an object or is nested
 /// deeper than `MAX_DEPTH`.
 pub fn message_view(raw: &str, index: usize) -> Result<Value> {
-  match message_view_strict(raw, index, None) {
-    Err(e) => match Marks::free_in(raw)
-      .and_then(|m| lone_surrogates_replaced(raw, LoneAs::Mark(m)).map(|t| (t, m)))
-    {
-      Some((marked, marks)) => message_view_strict(&marked, index, Some(marks)),
-      None => Err(e),
-    },
-    view => view,
+  let e = match message_view_strict(raw, index, None) {
+    Err(e) => e,
+    view => return view,
+  };
+  let lone = escapes(raw).any(|(_, e)| matches!(e, Escape::Unit(0xd800..=0xdfff)));
+  if !lone {
+    return Err(e);
+  }
+  let Some(marks) = Marks::free_in(raw) else {
+    return Err(Error::message(
+      index,
+      "",
+      "could not be read: it has an escaped lone surrogate (\\ud800-\\udfff) and characters in \
+       each of the 64 ranges of 2,048 code points of the private-use planes 15 and 16, one of \
+       which the reader needs free to mark it; write the lone surrogate as \\ufffd"
+        .to_string(),
+    ));
+  };
+  match lone_surrogates_replaced(raw, LoneAs::Mark(marks)) {
+    Some(marked) => message_view_strict(&marked, index, Some(marks)),
+    None => Err(e),
   }
 }
 
@@ -893,29 +906,15 @@ impl Marks {
   /// in keys and values alike) falls in; `None` when one falls in each of the 64.
   fn free_in(raw: &str) -> Option<Marks> {
     let mut used = [false; 64];
-    let mut note = |code: u32| {
+    // Escapes are ASCII, so the characters written as they are and the escaped pairs are all.
+    let written = raw.chars().map(u32::from);
+    let escaped = escapes(raw).filter_map(|(_, e)| match e {
+      Escape::Pair(code) => Some(code),
+      _ => None,
+    });
+    for code in written.chain(escaped) {
       if let Some(k) = code.checked_sub(Self::PLANES) {
         used[(k / Self::RANGE) as usize] = true;
-      }
-    };
-    let bytes = raw.as_bytes();
-    let mut chars = raw.char_indices();
-    while let Some((i, c)) = chars.next() {
-      if c != '\\' {
-        note(u32::from(c));
-        continue;
-      }
-      // An escape is ASCII: `\uXXXX\uXXXX` (a pair), `\uXXXX`, or `\` and one character.
-      let skip = match (escaped_unit(bytes, i), escaped_unit(bytes, i + 6)) {
-        (Some(high @ 0xd800..=0xdbff), Some(low @ 0xdc00..=0xdfff)) => {
-          note(0x1_0000 + ((u32::from(high) - 0xd800) << 10) + (u32::from(low) - 0xdc00));
-          11
-        }
-        (Some(_), _) => 5,
-        _ => 1,
-      };
-      for _ in 0..skip {
-        chars.next();
       }
     }
     (0..64u32)
@@ -936,6 +935,47 @@ impl Marks {
   }
 }
 
+/// A backslash escape of JSON text, as [`escapes`] finds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Escape {
+  /// `\uXXXX\uXXXX`: a high and a low surrogate, the character they make.
+  Pair(u32),
+  /// `\uXXXX` alone: a lone surrogate when in U+D800..=U+DFFF.
+  Unit(u16),
+  /// A backslash and one character (`\\`, `\"`, `\n`…).
+  Char,
+}
+
+impl Escape {
+  /// Its length in bytes.
+  fn len(self) -> usize {
+    match self {
+      Escape::Pair(_) => 12,
+      Escape::Unit(_) => 6,
+      Escape::Char => 2,
+    }
+  }
+}
+
+/// The backslash escapes of JSON text `raw`, in order, each with where it starts: the one
+/// reading of escapes that [`Marks::free_in`] and [`lone_surrogates_replaced`] share.
+fn escapes(raw: &str) -> impl Iterator<Item = (usize, Escape)> + '_ {
+  let bytes = raw.as_bytes();
+  let mut from = 0;
+  std::iter::from_fn(move || {
+    let at = from + memchr::memchr(b'\\', bytes.get(from..)?)?;
+    let escape = match (escaped_unit(bytes, at), escaped_unit(bytes, at + 6)) {
+      (Some(high @ 0xd800..=0xdbff), Some(low @ 0xdc00..=0xdfff)) => {
+        Escape::Pair(0x1_0000 + ((u32::from(high) - 0xd800) << 10) + (u32::from(low) - 0xdc00))
+      }
+      (Some(unit), _) => Escape::Unit(unit),
+      _ => Escape::Char,
+    };
+    from = at + escape.len();
+    Some((at, escape))
+  })
+}
+
 /// The code unit of the `\uXXXX` escape at `at` in `bytes`, if there is one.
 fn escaped_unit(bytes: &[u8], at: usize) -> Option<u16> {
   let hex = bytes.get(at..at + 6)?;
@@ -950,45 +990,21 @@ fn escaped_unit(bytes: &[u8], at: usize) -> Option<u16> {
 /// when it has none. `JSON.parse` takes a lone surrogate into the string, and the binding reads
 /// such a string's UTF-8 with U+FFFD for it, as V8 writes it; serde_json rejects the escape.
 fn lone_surrogates_replaced(raw: &str, lone: LoneAs) -> Option<String> {
-  let bytes = raw.as_bytes();
-  let unit_at = |at: usize| escaped_unit(bytes, at);
   let mut out = String::new();
   let mut copied = 0;
-  let mut i = 0;
-  while i < bytes.len() {
-    if bytes[i] != b'\\' {
-      i += 1;
-      continue;
-    }
-    let Some(unit) = unit_at(i) else {
-      i += 2; // an escape of one character (`\\` included)
-      continue;
-    };
-    let lone_unit = match unit {
-      0xd800..=0xdbff => match unit_at(i + 6) {
-        Some(0xdc00..=0xdfff) => {
-          i += 12;
-          continue;
-        }
-        _ => true,
-      },
-      0xdc00..=0xdfff => true,
-      _ => false,
-    };
-    if lone_unit {
-      out.push_str(&raw[copied..i]);
-      match lone {
-        LoneAs::Replacement => out.push_str("\\ufffd"),
-        LoneAs::Mark(marks) => {
-          // The mark's own escape, a surrogate pair.
-          let offset = marks.of(unit) - 0x1_0000;
-          let (high, low) = (0xd800 + (offset >> 10), 0xdc00 + (offset & 0x3ff));
-          out.push_str(&format!("\\u{high:04x}\\u{low:04x}"));
-        }
+  for (at, escape) in escapes(raw) {
+    let Escape::Unit(unit @ 0xd800..=0xdfff) = escape else { continue };
+    out.push_str(&raw[copied..at]);
+    match lone {
+      LoneAs::Replacement => out.push_str("\\ufffd"),
+      LoneAs::Mark(marks) => {
+        // The mark's own escape, a surrogate pair.
+        let offset = marks.of(unit) - 0x1_0000;
+        let (high, low) = (0xd800 + (offset >> 10), 0xdc00 + (offset & 0x3ff));
+        out.push_str(&format!("\\u{high:04x}\\u{low:04x}"));
       }
-      copied = i + 6;
     }
-    i += 6;
+    copied = at + 6;
   }
   if copied == 0 {
     return None;
@@ -1238,7 +1254,8 @@ mod tests {
       (0..64u32).filter_map(|k| char::from_u32(0xF_0000 + k * 0x800 + 5)).collect();
     let raw = format!("{{\"role\":\"user\",\"content\":\"{crowded}\\ud800\"}}");
     assert_eq!(Marks::free_in(&raw), None);
-    assert!(message_view(&raw, 2).is_err());
+    let refused = message_view(&raw, 2).expect_err("no range free").to_string();
+    assert!(refused.contains("messages[2]") && refused.contains("as \\ufffd"), "{refused}");
   }
 
   #[test]

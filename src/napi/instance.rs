@@ -908,10 +908,33 @@ struct KeptLayout {
 
 impl KeptLayout {
   /// Whether `messages` are this layout's messages (the same ones), then maybe more.
-  fn extends_to(&self, messages: &[Arc<Cached>], encoding: crate::model::tokens::Encoding) -> bool {
+  fn extends_to<M: HoldsCached>(
+    &self,
+    messages: &[M],
+    encoding: crate::model::tokens::Encoding,
+  ) -> bool {
     self.encoding == encoding
       && self.messages.len() <= messages.len()
-      && self.messages.iter().zip(messages).all(|(held, m)| Arc::ptr_eq(held, m))
+      && self.messages.iter().zip(messages).all(|(held, m)| Arc::ptr_eq(held, m.cached()))
+  }
+}
+
+/// What holds a parsed message of the cache: the messages of an object call
+/// (`Arc<Cached>`) or of a JSON body ([`BodyMessage`]), which a [`LayoutMemo`] reads alike.
+pub(crate) trait HoldsCached {
+  /// The parsed message.
+  fn cached(&self) -> &Arc<Cached>;
+}
+
+impl HoldsCached for Arc<Cached> {
+  fn cached(&self) -> &Arc<Cached> {
+    self
+  }
+}
+
+impl HoldsCached for BodyMessage {
+  fn cached(&self) -> &Arc<Cached> {
+    &self.cached
   }
 }
 
@@ -919,9 +942,9 @@ impl LayoutMemo {
   /// The layout of `messages` counted in `encoding`: the longest kept one that they extend,
   /// extended by the messages after it, else one built anew (in place of the least recently
   /// used when [`LAYOUT_MEMO_CONVERSATIONS`] are kept).
-  pub fn layout(
+  pub fn layout<M: HoldsCached>(
     &mut self,
-    messages: &[Arc<Cached>],
+    messages: &[M],
     encoding: crate::model::tokens::Encoding,
   ) -> &crate::model::conversation::Layout {
     let extended = (0..self.kept.len())
@@ -937,7 +960,8 @@ impl LayoutMemo {
         KeptLayout { encoding, messages: Vec::new(), layout: Default::default() }
       }
     };
-    for cached in &messages[kept.messages.len()..] {
+    for m in &messages[kept.messages.len()..] {
+      let cached = m.cached();
       let tokens = crate::model::tokens::message_tokens(&cached.message, encoding);
       kept.layout.push(&cached.message, tokens);
       kept.messages.push(Arc::clone(cached));

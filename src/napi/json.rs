@@ -140,13 +140,7 @@ fn trim_json<'env>(
   op.format = format;
   let refs: Vec<&Message> = messages.iter().map(|m| &m.cached.message).collect();
   // The messages found in place are the previous body's parsed ones: its kept layout extends.
-  let layout = match op.counts_in() {
-    Some(encoding) => {
-      let cached: Vec<Arc<Cached>> = messages.iter().map(|m| Arc::clone(&m.cached)).collect();
-      Some(state.layout.layout(&cached, encoding))
-    }
-    None => None,
-  };
+  let layout = op.counts_in().map(|encoding| state.layout.layout(&messages, encoding));
   let output = op.compute(&refs, layout);
   let plan = &output.trim.outcome.plan;
   // A message found in place that was rewritten the same way last time is written as then.

@@ -187,8 +187,7 @@ fn cut_within(
   if missing == 0 {
     return true;
   }
-  let most: usize = candidates.iter().map(|&i| conv.tokens(i).saturating_sub(MIN_CUT_BUDGET)).sum();
-  if all_or_nothing && most < missing {
+  if all_or_nothing && most_cuts_free(conv, &candidates) < missing {
     return false;
   }
   let mut total = tally.total();
@@ -210,6 +209,15 @@ fn cut_within(
     }
   }
   fits
+}
+
+/// The most that cutting `messages` could free: each down to the smallest cut
+/// ([`MIN_CUT_BUDGET`]), which is as far as a cut goes.
+fn most_cuts_free<'i>(
+  conv: &Conversation<'_>,
+  messages: impl IntoIterator<Item = &'i usize>,
+) -> usize {
+  messages.into_iter().map(|&i| conv.tokens(i).saturating_sub(MIN_CUT_BUDGET)).sum()
 }
 
 /// Sorts message indices largest first; the index breaks ties, so the order is deterministic.
@@ -391,9 +399,11 @@ struct Shorten<'s, 'c> {
   priorities: &'s [ContentPriority],
   target: usize,
   shortening: Shortening<'s>,
-  /// Whether [`Shorten::from`] drops the tiers that go whole anyway without shortening them
-  /// first ([`Shorten::hopeless_tier`]): always, but in the test that checks it changes nothing.
-  skip_hopeless: bool,
+  /// Whether the ladder skips work whose outcome it knows: [`Shorten::from`] drops the tiers
+  /// that go whole anyway without shortening them first ([`Shorten::hopeless_tier`]), and
+  /// [`Shorten::restore`] leaves alone a unit that no cut could bring back. Always, but in the
+  /// test that checks they change nothing.
+  shortcuts: bool,
 }
 
 impl<'s, 'c> Shorten<'s, 'c> {
@@ -405,7 +415,7 @@ impl<'s, 'c> Shorten<'s, 'c> {
     target: usize,
     shortening: Shortening<'s>,
   ) -> Self {
-    Shorten { conv, order, priorities, target, shortening, skip_hopeless: true }
+    Shorten { conv, order, priorities, target, shortening, shortcuts: true }
   }
 
   /// 1. Down the order, each unit's tool results are shortened until the request fits. A unit
@@ -518,8 +528,8 @@ impl<'s, 'c> Shorten<'s, 'c> {
         break;
       }
       let tier = self.priorities[u];
-      let first_of_tier = k == 0 || self.priorities[rest[k - 1]] < tier;
-      if k > 0 && self.priorities[rest[k - 1]] < tier && !tier.is_protected() {
+      let higher_tier = k > 0 && self.priorities[rest[k - 1]] < tier;
+      if higher_tier && !tier.is_protected() {
         for &v in &rest[lower..k] {
           if tally.total() <= self.target {
             break;
@@ -533,7 +543,7 @@ impl<'s, 'c> Shorten<'s, 'c> {
           break;
         }
       }
-      if first_of_tier && self.skip_hopeless {
+      if (k == 0 || higher_tier) && self.shortcuts {
         if let Some(end) = self.hopeless_tier(rest, k, &tally) {
           for &v in &rest[k..end] {
             tally.drop_unit(conv, &mut plan, v);
@@ -641,14 +651,10 @@ impl<'s, 'c> Shorten<'s, 'c> {
     // With cuts alone, a unit that even its smallest cuts could not bring within the budget
     // stays dropped, untouched (what `cut_within` below would refuse without cutting): most
     // dropped units of a long history, tried every call.
-    if !fits && matches!(self.shortening, Shortening::Cuts) {
-      let most: usize = conv.units()[u]
-        .members
-        .iter()
-        .filter(|&&i| cuttable_message(conv.message(i), true))
-        .map(|&i| conv.tokens(i).saturating_sub(MIN_CUT_BUDGET))
-        .sum();
-      if most < whole - self.target {
+    if !fits && self.shortcuts && matches!(self.shortening, Shortening::Cuts) {
+      let members = &conv.units()[u].members;
+      let cuttable = members.iter().filter(|&&i| cuttable_message(conv.message(i), true));
+      if most_cuts_free(conv, cuttable) < whole - self.target {
         return false;
       }
     }
@@ -821,12 +827,13 @@ mod tests {
     ]
   }
 
-  /// Dropping a tier that goes whole anyway without shortening it first changes nothing: on
-  /// every transcript and on all of them in one history, at budgets from 2% to 90%, with cuts
-  /// and with placeholders, the ladder gives the same plan with the shortcut as without, and
-  /// the shortcut is taken somewhere.
+  /// The ladder's shortcuts (a tier that goes whole anyway dropped without shortening it first,
+  /// a unit that no cut could bring back left alone) change nothing: on every transcript and
+  /// on all of them in one history, at every other budget from 1% to 95%, with cuts and with
+  /// placeholders (the seed's and ones smaller than any cut), the ladder gives the same plan
+  /// with them as without, and the first is taken somewhere.
   #[test]
-  fn dropping_hopeless_tiers_at_once_changes_nothing() {
+  fn the_ladder_s_shortcuts_change_nothing() {
     let mut sessions = crate::testing::transcripts();
     let all: Vec<Message> = sessions
       .iter()
@@ -841,22 +848,23 @@ mod tests {
       let tracker = FileTracker::from_conversation(&conv, 0.0);
       let order = trim_order(&conv, &classification);
       let priorities = unit_priorities(&conv, &classification);
-      let placeholders = Shortening::Placeholders {
+      let placeholders = |template| Shortening::Placeholders {
         classification: &classification,
         tracker: &tracker,
-        template: None,
+        template,
         keep: false,
       };
-      for percent in [2, 5, 10, 20, 35, 50, 70, 90] {
+      // The seed's placeholders, and ones far smaller than the smallest cut: a unit no cut
+      // could bring back may come back with them.
+      let tiny = PlaceholderTemplate::new("[cut]");
+      for percent in (1..=95).step_by(2) {
         let target = conv.total_tokens() * percent / 100;
-        for shortening in [Shortening::Cuts, placeholders] {
+        for shortening in [Shortening::Cuts, placeholders(None), placeholders(Some(&tiny))] {
           let shorten = Shorten::new(&conv, &order, &priorities, target, shortening);
-          let ladder = |skip_hopeless| {
-            let (plan, tally) = Shorten {
-              skip_hopeless,
-              ..Shorten::new(&conv, &order, &priorities, target, shortening)
-            }
-            .run();
+          let ladder = |shortcuts| {
+            let (plan, tally) =
+              Shorten { shortcuts, ..Shorten::new(&conv, &order, &priorities, target, shortening) }
+                .run();
             (plan, tally.total())
           };
           assert_eq!(ladder(true), ladder(false), "{name} at {percent}%");
