@@ -471,10 +471,13 @@ fn sent_messages(
 ) -> Vec<(u64, usize)> {
   range
     .filter_map(|i| {
+      let action = plan.action(i);
+      if matches!(action, Action::Drop) {
+        return None;
+      }
       let fingerprint = conv.message(i).fingerprint();
-      let key = match plan.action(i) {
-        Action::Keep => fingerprint,
-        Action::Drop => return None,
+      let key = match action {
+        Action::Keep | Action::Drop => fingerprint,
         Action::Replace(r) => {
           let mut h = std::hash::DefaultHasher::new();
           fingerprint.hash(&mut h);

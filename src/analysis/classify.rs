@@ -40,7 +40,7 @@ use crate::analysis::file_ops::{file_operations, FileOp, FileOpKind};
 use crate::analysis::file_tracker::FileTracker;
 use crate::analysis::supersession::{superseded_pairs, ToolNames};
 use crate::model::conversation::Conversation;
-use crate::model::message::{Message, Role};
+use crate::model::message::{Message, Role, Shape};
 
 /// How much a message matters; higher values are kept longer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -192,34 +192,62 @@ pub fn classify_message(
   file: Option<&FileOp>,
   ctx: &ClassificationContext<'_>,
 ) -> Classification {
-  let step = ctx.message_step;
-  let age = ctx.current_step.saturating_sub(step);
+  let file = file.map(|f| (f, (ctx.is_modified)(&f.path)));
+  let at = Position {
+    step: ctx.message_step,
+    current_step: ctx.current_step,
+    is_current_task: ctx.is_current_task,
+  };
+  classify_known(message, Shape::of(message), tokens, file, at, ctx.options)
+}
+
+/// Where a message stands in its conversation, for [`classify_known`].
+#[derive(Clone, Copy)]
+struct Position {
+  step: usize,
+  current_step: usize,
+  is_current_task: bool,
+}
+
+/// [`classify_message`] with its file operation's "modified" already known (`file`: the
+/// operation and whether its path was modified): a conversation's classification asks it once
+/// per path, not once per message.
+fn classify_known(
+  message: &Message,
+  shape: Shape,
+  tokens: usize,
+  file: Option<(&FileOp, bool)>,
+  at: Position,
+  options: &ClassifyOptions,
+) -> Classification {
+  let step = at.step;
+  let age = at.current_step.saturating_sub(step);
   let of = |priority, metadata| Classification { priority, tokens, step, metadata };
-  if message.is_summary {
+  if shape.is_summary() {
     return of(
       ContentPriority::Summarized,
       Metadata { is_summarized: true, age: Some(age), ..Metadata::default() },
     );
   }
-  if message.role.is_instruction() {
+  if shape.is_instruction() {
     return of(ContentPriority::System, Metadata { is_system: true, ..Metadata::default() });
   }
-  if is_agent_instruction(message, &ctx.options.agent_markers) {
+  if shape.is_user_turn() && is_agent_instruction(message, &options.agent_markers) {
     return of(
       ContentPriority::AgentInstructions,
       Metadata { is_agent_instruction: true, ..Metadata::default() },
     );
   }
-  if ctx.is_current_task {
+  if at.is_current_task {
     return of(
       ContentPriority::CurrentTask,
       Metadata { is_current_task: true, ..Metadata::default() },
     );
   }
-  let recent_tool = age <= ctx.options.recent_threshold;
-  if let Some(file) = file {
+  let recent_tool = age <= options.recent_threshold;
+  if let Some((file, modified)) = file {
     let file_path = Some(file.path.clone());
-    if (ctx.is_modified)(&file.path) {
+    if modified {
       return of(
         ContentPriority::ModifiedFiles,
         Metadata { file_path, was_modified: true, ..Metadata::default() },
@@ -232,9 +260,9 @@ pub fn classify_message(
     };
     return of(priority, Metadata { file_path, age: Some(age), ..Metadata::default() });
   }
-  let priority = if message.is_tool_result() {
-    other_result(age, ctx.options)
-  } else if age <= ctx.options.preserve_recent_turns {
+  let priority = if shape.is_tool_result() {
+    other_result(age, options)
+  } else if age <= options.preserve_recent_turns {
     ContentPriority::RecentTurns
   } else {
     ContentPriority::OldHistory
@@ -319,37 +347,49 @@ pub fn classify_with_operations(
 ) -> Vec<Classification> {
   let task = current_task(conv, options);
   let messages = conv.messages();
+  // Each path once: whether it was modified, and its last change (not a read): per operation,
+  // its path's index in these. (A path is input text: std's hasher, see Cargo.toml.)
+  let mut paths: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+  let mut modified: Vec<bool> = Vec::new();
+  let mut last_change: Vec<Option<usize>> = Vec::new();
+  let mut path_of: Vec<Option<usize>> = Vec::with_capacity(operations.len());
+  for (i, op) in operations.iter().enumerate() {
+    let Some(op) = op else {
+      path_of.push(None);
+      continue;
+    };
+    let id = *paths.entry(op.path.as_str()).or_insert_with(|| {
+      modified.push(is_modified(&op.path));
+      last_change.push(None);
+      modified.len() - 1
+    });
+    if op.effective_kind() != FileOpKind::Read {
+      last_change[id] = Some(i);
+    }
+    path_of.push(Some(id));
+  }
+  let (current_step, steps, tokens) = (conv.current_step(), conv.steps(), conv.all_tokens());
   let mut classes: Vec<Classification> = messages
     .iter()
     .enumerate()
     .map(|(i, m)| {
-      let ctx = ClassificationContext {
-        message_step: conv.step(i),
-        current_step: conv.current_step(),
-        is_current_task: task == Some(i),
-        is_modified,
-        options,
-      };
-      classify_message(m, conv.tokens(i), operations.get(i).and_then(Option::as_ref), &ctx)
+      let at = Position { step: steps[i], current_step, is_current_task: task == Some(i) };
+      let file = operations.get(i).and_then(Option::as_ref).zip(path_of.get(i).copied().flatten());
+      let file = file.map(|(op, id)| (op, modified[id]));
+      classify_known(m, conv.shape(i), tokens[i], file, at, options)
     })
     .collect();
   // A view of a file is what an agent edits against, however old it is: a read that no later
   // change of its file follows stays a recent read. A later read leaves it a view unless it
   // covers it (a range, a `grep`, a `head` shows part of the file: the agent still copies the
   // rest from the older view); a read the later one covers is superseded, made stale below.
-  let mut last_change: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-  for (i, op) in operations.iter().enumerate() {
-    if let Some(op) = op.as_ref().filter(|op| op.effective_kind() != FileOpKind::Read) {
-      last_change.insert(op.path.as_str(), i);
-    }
-  }
   // And "modified files" is the latest content of each modified file: a result about one that
   // a later change of the file follows no longer shows it. A view stays a view the agent may
   // copy from (what the change left alone), a recent read but not a protected one; a change is
   // then one step of the work like any other tool result (rule 6).
   for (i, op) in operations.iter().enumerate() {
-    let Some(op) = op.as_ref() else { continue };
-    let changed_later = last_change.get(op.path.as_str()).is_some_and(|&c| c > i);
+    let (Some(op), Some(id)) = (op.as_ref(), path_of[i]) else { continue };
+    let changed_later = last_change[id].is_some_and(|c| c > i);
     let c = &mut classes[i];
     if !changed_later {
       if op.kind == FileOpKind::Read
@@ -382,8 +422,8 @@ pub fn classify_with_operations(
   }
   for unit in conv.units() {
     let Some((&first, results)) = unit.members.split_first() else { continue };
-    let Some(caller) = messages.get(first) else { continue };
-    if !caller.has_tool_calls() || caller.is_summary {
+    let caller = conv.shape(first);
+    if !caller.has_tool_calls() || caller.is_summary() {
       continue;
     }
     if let Some(top) = results.iter().filter_map(|&i| classes.get(i).map(|c| c.priority)).max() {

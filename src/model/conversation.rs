@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use crate::analysis::file_ops::FileOp;
 use crate::analysis::supersession::Supersessions;
 use crate::model::format::Format;
-use crate::model::message::Message;
+use crate::model::message::{Message, Shape};
 use crate::model::tokens::{message_tokens, reply_priming, Encoding};
 
 /// A set of messages that must be kept or removed together: an assistant message with tool
@@ -52,6 +52,8 @@ pub struct Layout {
   tokens: Vec<usize>,
   /// The sum of `tokens`.
   sum: usize,
+  /// Each message's [`Shape`].
+  shapes: Vec<Shape>,
   steps: Vec<usize>,
   current_step: usize,
   units: Vec<Unit>,
@@ -126,6 +128,7 @@ impl Layout {
     let n = messages.len();
     let mut layout = Layout {
       tokens: Vec::with_capacity(n),
+      shapes: Vec::with_capacity(n),
       steps: Vec::with_capacity(n),
       unit_of: Vec::with_capacity(n),
       answered_call: Vec::with_capacity(n),
@@ -165,6 +168,7 @@ impl Layout {
     let i = self.tokens.len();
     self.tokens.push(tokens);
     self.sum += tokens;
+    self.shapes.push(Shape::of(m));
     self.groups.parent.push(i);
     self.answered_call.push(None);
     // Each message is tied to the callers of every call it answers: a unit is a connected
@@ -379,6 +383,12 @@ impl<'a> Conversation<'a> {
     self.layout.tokens[i]
   }
 
+  /// The [`Shape`] of message `i`: what [`Message::role`], [`Message::is_tool_result`] and the
+  /// like say of it, without reading the message.
+  pub fn shape(&self, i: usize) -> Shape {
+    self.layout.shapes[i]
+  }
+
   /// Every message's tokens.
   pub fn all_tokens(&self) -> &[usize] {
     &self.layout.tokens
@@ -445,30 +455,53 @@ impl<'a> Conversation<'a> {
   /// without tool calls (the agent handed the turn back). A user message in the middle of an
   /// agent's tool loop, such as a tool error an agent framework reports as a user message, does
   /// not. When no user message opens a turn, the last user message is the task.
+  ///
+  /// Found from the end, so a turn costs what lies after its task, not the whole history.
   pub fn current_task(&self) -> Option<usize> {
-    let opens = self.turn_openers();
-    let task = opens.iter().rposition(|&o| o);
-    task.or_else(|| self.messages.iter().rposition(|m| m.is_user_turn()))
+    let shapes = &self.layout.shapes[..self.messages.len()];
+    let mut last_user = None;
+    let mut i = shapes.len();
+    while let Some(at) = i.checked_sub(1) {
+      if !shapes[at].is_user_turn() {
+        i = at;
+        continue;
+      }
+      // A run of user messages ends at `at`: they all open a turn or none does.
+      let mut start = at;
+      while start > 0 && shapes[start - 1].is_user_turn() {
+        start -= 1;
+      }
+      last_user.get_or_insert(at);
+      if start.checked_sub(1).is_none_or(|before| opens_turn_after(shapes[before])) {
+        return Some(at);
+      }
+      i = start;
+    }
+    last_user
   }
 
   /// For every message, whether it is a user message (not a tool result) that opens a turn, as
   /// [`Conversation::current_task`] defines it.
   pub fn turn_openers(&self) -> Vec<bool> {
-    use crate::model::message::Role;
     let mut opens = true;
-    self
-      .messages
+    self.layout.shapes[..self.messages.len()]
       .iter()
-      .map(|m| {
+      .map(|&m| {
         if m.is_user_turn() {
           opens
         } else {
-          opens = m.role.is_instruction() || (m.role == Role::Assistant && !m.has_tool_calls());
+          opens = opens_turn_after(m);
           false
         }
       })
       .collect()
   }
+}
+
+/// Whether a user message right after `m` (a message that is not a user turn) opens a turn: `m`
+/// is a system or developer message, or an assistant message without tool calls.
+fn opens_turn_after(m: Shape) -> bool {
+  m.is_instruction() || (m.is_assistant() && !m.has_tool_calls())
 }
 
 /// Disjoint groups of message indices (union-find with path halving), to build the units.
@@ -639,6 +672,56 @@ pub(crate) mod tests {
     assert_eq!(Conversation::new(&[call(&["a"])], Encoding::O200kBase).current_task(), None);
     let c = Conversation::new(&loop_error, Encoding::O200kBase);
     assert_eq!(c.turn_openers(), vec![false, true, false, false, false]);
+  }
+
+  #[test]
+  fn the_current_task_found_from_the_end_is_the_last_turn_opener_of_every_prefix() {
+    // The definition, read forward: the last turn opener, else the last user message.
+    let by_openers = |c: &Conversation<'_>| {
+      let opens = c.turn_openers();
+      opens.iter().rposition(|&o| o).or_else(|| c.messages().iter().rposition(|m| m.is_user_turn()))
+    };
+    let mut checked = 0;
+    for (name, messages) in crate::testing::transcripts() {
+      let refs: Vec<&Message> = messages.iter().collect();
+      let mut layout = Layout::default();
+      for (end, m) in refs.iter().enumerate() {
+        layout.push(m, 1);
+        let c = Conversation::with_layout(refs[..=end].to_vec(), Encoding::O200kBase, &layout);
+        assert_eq!(c.current_task(), by_openers(&c), "{name}, first {} messages", end + 1);
+        checked += usize::from(c.current_task().is_some());
+      }
+    }
+    assert!(checked > 100, "only {checked} prefixes have a task");
+  }
+
+  #[test]
+  fn a_shape_says_what_its_message_says() {
+    let mut summary = Message::text(Role::User, "earlier");
+    summary.is_summary = true;
+    let messages = vec![
+      Message::text(Role::System, "s"),
+      Message::text(Role::Developer, "d"),
+      Message::text(Role::User, "u"),
+      summary,
+      Message::text(Role::Assistant, "a"),
+      call(&["a", "b"]),
+      result("a", "A"),
+      Message { answers: vec!["a".into(), "b".into()], ..Message::text(Role::User, "both") },
+      Message::text(Role::Tool, "orphan"),
+    ];
+    for m in &messages {
+      let s = Shape::of(m);
+      assert_eq!(s.is_instruction(), m.role.is_instruction(), "{m:?}");
+      assert_eq!(s.is_user_turn(), m.is_user_turn(), "{m:?}");
+      assert_eq!(s.is_tool_result(), m.is_tool_result(), "{m:?}");
+      assert_eq!(s.is_single_result(), m.is_single_result(), "{m:?}");
+      assert_eq!(s.is_assistant(), m.role == Role::Assistant, "{m:?}");
+      assert_eq!(s.has_tool_calls(), m.has_tool_calls(), "{m:?}");
+      assert_eq!(s.is_summary(), m.is_summary, "{m:?}");
+    }
+    let c = Conversation::new(&messages, Encoding::O200kBase);
+    assert!((0..messages.len()).all(|i| c.shape(i) == Shape::of(&messages[i])));
   }
 
   #[test]

@@ -57,6 +57,66 @@ impl Role {
   }
 }
 
+/// What the strategies ask of a message again and again (role, tool calls, results, summary),
+/// in one byte: a conversation's layout keeps one per message
+/// ([`crate::model::conversation::Conversation::shape`]), so a pass over a long history reads a
+/// byte a message, not each message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Shape(u8);
+
+impl Shape {
+  const INSTRUCTION: u8 = 1;
+  const USER_TURN: u8 = 1 << 1;
+  const TOOL_RESULT: u8 = 1 << 2;
+  const SINGLE_RESULT: u8 = 1 << 3;
+  const ASSISTANT: u8 = 1 << 4;
+  const TOOL_CALLS: u8 = 1 << 5;
+  const SUMMARY: u8 = 1 << 6;
+
+  /// The shape of `m`.
+  pub fn of(m: &Message) -> Shape {
+    let flags = [
+      (m.role.is_instruction(), Self::INSTRUCTION),
+      (m.is_user_turn(), Self::USER_TURN),
+      (m.is_tool_result(), Self::TOOL_RESULT),
+      (m.is_single_result(), Self::SINGLE_RESULT),
+      (m.role == Role::Assistant, Self::ASSISTANT),
+      (m.has_tool_calls(), Self::TOOL_CALLS),
+      (m.is_summary, Self::SUMMARY),
+    ];
+    Shape(flags.iter().filter(|(on, _)| *on).fold(0, |bits, (_, bit)| bits | bit))
+  }
+
+  /// [`Role::is_instruction`]: a system or developer message.
+  pub fn is_instruction(self) -> bool {
+    self.0 & Self::INSTRUCTION != 0
+  }
+  /// [`Message::is_user_turn`].
+  pub fn is_user_turn(self) -> bool {
+    self.0 & Self::USER_TURN != 0
+  }
+  /// [`Message::is_tool_result`].
+  pub fn is_tool_result(self) -> bool {
+    self.0 & Self::TOOL_RESULT != 0
+  }
+  /// [`Message::is_single_result`].
+  pub fn is_single_result(self) -> bool {
+    self.0 & Self::SINGLE_RESULT != 0
+  }
+  /// An assistant message.
+  pub fn is_assistant(self) -> bool {
+    self.0 & Self::ASSISTANT != 0
+  }
+  /// [`Message::has_tool_calls`].
+  pub fn has_tool_calls(self) -> bool {
+    self.0 & Self::TOOL_CALLS != 0
+  }
+  /// [`Message::is_summary`].
+  pub fn is_summary(self) -> bool {
+    self.0 & Self::SUMMARY != 0
+  }
+}
+
 /// One part of a multi-part content array.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Part {

@@ -25,10 +25,10 @@ use crate::plan::{Action, Plan};
 pub fn anchored_units(conv: &Conversation<'_>) -> Vec<bool> {
   let mut anchored = vec![false; conv.units().len()];
   for (u, unit) in conv.units().iter().enumerate() {
-    anchored[u] = unit.members.iter().any(|&i| conv.message(i).role.is_instruction());
+    anchored[u] = unit.members.iter().any(|&i| conv.shape(i).is_instruction());
   }
   let Some(last) = conv.len().checked_sub(1) else { return anchored };
-  if !(conv.message(last).is_tool_result() && conv.answered_call(last).is_none()) {
+  if !(conv.shape(last).is_tool_result() && conv.answered_call(last).is_none()) {
     anchored[conv.unit_of(last)] = true;
   }
   anchored

@@ -33,6 +33,7 @@ use crate::analysis::file_ops::file_operations;
 use crate::analysis::file_tracker::FileTracker;
 use crate::model::conversation::Conversation;
 use crate::model::cut::{cut_content, MIN_CUT_BUDGET};
+use crate::model::message::Shape;
 use crate::model::tokens::message_content_tokens;
 use crate::output::placeholder::{PlaceholderFields, PlaceholderTemplate};
 use crate::plan::{
@@ -155,7 +156,7 @@ fn cuttable(conv: &Conversation<'_>, u: usize, plan: &Plan, plain: bool) -> Vec<
     .iter()
     .copied()
     .filter(|&i| matches!(plan.action(i), Action::Keep))
-    .filter(|&i| cuttable_message(conv.message(i), plain))
+    .filter(|&i| cuttable_message(conv.shape(i), plain))
     .collect();
   largest_first(conv, &mut candidates);
   candidates
@@ -164,7 +165,7 @@ fn cuttable(conv: &Conversation<'_>, u: usize, plan: &Plan, plain: bool) -> Vec<
 /// Whether a cut may shorten `m`: a tool result answering one call (its content is replaced)
 /// and, with `plain`, a user turn; never an assistant message, whose content holds its calls
 /// in two formats.
-fn cuttable_message(m: &crate::model::message::Message, plain: bool) -> bool {
+fn cuttable_message(m: Shape, plain: bool) -> bool {
   m.is_single_result() || (plain && m.is_user_turn())
 }
 
@@ -236,14 +237,14 @@ fn largest_first(conv: &Conversation<'_>, indices: &mut [usize]) {
 fn anchor_candidates(conv: &Conversation<'_>, anchored: &[bool], plan: &Plan) -> Vec<usize> {
   let Some(last) = conv.len().checked_sub(1) else { return Vec::new() };
   let kept = |i: usize| anchored[conv.unit_of(i)] && matches!(plan.action(i), Action::Keep);
-  let output = |i: usize| cuttable_message(conv.message(i), true);
+  let output = |i: usize| cuttable_message(conv.shape(i), true);
   let mut candidates: Vec<usize> = (0..last).filter(|&i| kept(i) && output(i)).collect();
   largest_first(conv, &mut candidates);
   if kept(last) && output(last) {
     candidates.push(last);
   }
   let mut instructions: Vec<usize> =
-    (0..=last).filter(|&i| kept(i) && conv.message(i).role.is_instruction()).collect();
+    (0..=last).filter(|&i| kept(i) && conv.shape(i).is_instruction()).collect();
   largest_first(conv, &mut instructions);
   candidates.extend(instructions);
   candidates
@@ -274,8 +275,7 @@ fn cut_anchors_to_fit(
   let anchored = anchored_units(conv);
   // A plain user message of a never-truncated tier (the task, agent instructions) comes back if
   // cutting the anchors a little further makes room for it: the most important one that fits.
-  let plain_user =
-    |u: usize| conv.units()[u].members.iter().all(|&i| conv.message(i).is_user_turn());
+  let plain_user = |u: usize| conv.units()[u].members.iter().all(|&i| conv.shape(i).is_user_turn());
   for &u in order.iter().rev() {
     if !priorities[u].is_protected() || !plain_user(u) || !plan.is_dropped(conv.units()[u].first())
     {
@@ -488,11 +488,7 @@ impl<'s, 'c> Shorten<'s, 'c> {
   ) {
     let conv = self.conv;
     for &i in &conv.units()[u].members {
-      let m = conv.message(i);
-      if !matches!(plan.action(i), Action::Replace(_))
-        || !m.is_tool_result()
-        || m.answers.len() != 1
-      {
+      if !matches!(plan.action(i), Action::Replace(_)) || !conv.shape(i).is_single_result() {
         continue;
       }
       let now = plan.tokens_of(conv, i);
@@ -593,7 +589,7 @@ impl<'s, 'c> Shorten<'s, 'c> {
   fn shorten(&self, u: usize, plan: &mut Plan, tally: &mut Tally) -> bool {
     let conv = self.conv;
     let members = &conv.units()[u].members;
-    if !members.iter().any(|&i| conv.message(i).is_tool_result()) {
+    if !members.iter().any(|&i| conv.shape(i).is_tool_result()) {
       let candidates = cuttable(conv, u, plan, true);
       if candidates.is_empty() {
         return false;
@@ -626,7 +622,7 @@ impl<'s, 'c> Shorten<'s, 'c> {
       .members
       .iter()
       .copied()
-      .filter(|&i| conv.message(i).is_tool_result() && !plan.is_dropped(i))
+      .filter(|&i| conv.shape(i).is_tool_result() && !plan.is_dropped(i))
       .collect();
     // The results of parallel calls (several files read in one step) go largest first, only
     // as many as the budget needs.
@@ -653,7 +649,7 @@ impl<'s, 'c> Shorten<'s, 'c> {
     // dropped units of a long history, tried every call.
     if !fits && self.shortcuts && matches!(self.shortening, Shortening::Cuts) {
       let members = &conv.units()[u].members;
-      let cuttable = members.iter().filter(|&&i| cuttable_message(conv.message(i), true));
+      let cuttable = members.iter().filter(|&&i| cuttable_message(conv.shape(i), true));
       if most_cuts_free(conv, cuttable) < whole - self.target {
         return false;
       }
