@@ -29,7 +29,7 @@
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use crate::analysis::file_ops::{file_operation, FileOp};
+use crate::analysis::file_ops::FileOperations;
 use crate::analysis::supersession::Supersessions;
 use crate::error::{Error, Result};
 use crate::model::conversation::{Conversation, Layout};
@@ -284,7 +284,7 @@ pub fn simulate(messages: &[&Message], options: &SimulateOptions) -> Result<Simu
     .then(|| Supersessions::new(DedupOptions::default().tools));
   // Each message's file operation, found once (it depends on the message and the call it
   // answers alone): the strategies' classification reads them every turn.
-  let mut operations: Vec<Option<FileOp>> = Vec::new();
+  let mut operations = FileOperations::default();
   // prefix[i]: the tokens of messages[..i].
   let mut prefix = vec![0];
   for &end in &ends {
@@ -295,7 +295,7 @@ pub fn simulate(messages: &[&Message], options: &SimulateOptions) -> Result<Simu
     }
     let conv = Conversation::with_layout(messages[..end].to_vec(), options.encoding, &layout)
       .with_format(options.format);
-    operations.extend((operations.len()..end).map(|i| file_operation(&conv, i)));
+    operations.extend(&conv);
     let conv = conv.with_file_operations(&operations);
     let conv = match &mut supersessions {
       Some(known) => {

@@ -36,7 +36,7 @@
 //! Ages are in steps ([`Conversation::age`]): a conversation without tool calls has a single
 //! step, so all its messages are recent and trimming falls back to oldest first.
 
-use crate::analysis::file_ops::{file_operations, FileOp, FileOpKind};
+use crate::analysis::file_ops::{numbered_file_operations, FileOp, FileOpKind, FileOperations};
 use crate::analysis::file_tracker::FileTracker;
 use crate::analysis::supersession::{superseded_pairs, ToolNames};
 use crate::model::conversation::Conversation;
@@ -106,10 +106,7 @@ impl ContentPriority {
   }
 }
 
-/// Text an AGENTS.md injection starts with (after leading whitespace, ASCII case-insensitive).
-pub const AGENT_INSTRUCTION_MARKERS: &[&str] = &["# AGENTS.md", "<agents_md>", "<agents.md>"];
-/// The `name` of a message carrying AGENTS.md (ASCII case-insensitive).
-pub const AGENT_INSTRUCTION_NAME: &str = "AGENTS.md";
+pub use crate::model::message::{AGENT_INSTRUCTION_MARKERS, AGENT_INSTRUCTION_NAME};
 /// The default for [`ClassifyOptions::preserve_recent_turns`] and `recent_threshold`.
 pub const DEFAULT_PRESERVE_RECENT_TURNS: usize = 2;
 
@@ -232,7 +229,7 @@ fn classify_known(
   if shape.is_instruction() {
     return of(ContentPriority::System, Metadata { is_system: true, ..Metadata::default() });
   }
-  if shape.is_user_turn() && is_agent_instruction(message, &options.agent_markers) {
+  if is_agent_instruction_shaped(message, shape, &options.agent_markers) {
     return of(
       ContentPriority::AgentInstructions,
       Metadata { is_agent_instruction: true, ..Metadata::default() },
@@ -282,22 +279,14 @@ fn other_result(age: usize, options: &ClassifyOptions) -> ContentPriority {
 
 /// Whether `message` is agent instructions (rule 3 of the module docs).
 pub fn is_agent_instruction(message: &Message, extra_markers: &[String]) -> bool {
-  if message.role != Role::User || message.is_tool_result() {
-    return false;
-  }
-  if message.name.as_deref().is_some_and(|n| n.trim().eq_ignore_ascii_case(AGENT_INSTRUCTION_NAME))
-  {
-    return true;
-  }
-  let text = message.content_text();
-  let start = text.trim_start();
-  let starts_with = |marker: &str| {
-    !marker.is_empty()
-      && start.len() >= marker.len()
-      && start.as_bytes()[..marker.len()].eq_ignore_ascii_case(marker.as_bytes())
-  };
-  AGENT_INSTRUCTION_MARKERS.iter().any(|m| starts_with(m))
-    || extra_markers.iter().any(|m| starts_with(m.trim_start()))
+  message.is_agent_instruction(extra_markers)
+}
+
+/// [`is_agent_instruction`] of a message whose [`Shape`] is `shape`: the shape knows the
+/// answer for the crate's own markers, so only an app's own markers read the message.
+fn is_agent_instruction_shaped(message: &Message, shape: Shape, extra_markers: &[String]) -> bool {
+  shape.is_agent_instruction()
+    || (!extra_markers.is_empty() && message.is_agent_instruction(extra_markers))
 }
 
 /// The current task: [`Conversation::current_task`], except that when that message is itself
@@ -325,48 +314,59 @@ pub fn classify_conversation(
   tracker: Option<&FileTracker>,
   options: &ClassifyOptions,
 ) -> Vec<Classification> {
-  let operations = file_operations(conv);
+  let operations = numbered_file_operations(conv);
   match tracker {
-    Some(t) => classify_with_operations(conv, &operations, &|p| t.was_modified(p), options),
+    Some(t) => {
+      classify_with_operations(conv, &operations, Modified::By(&|p| t.was_modified(p)), options)
+    }
     // Only "modified" is needed, not a whole tracker with its previews: the paths the
     // operations modified, as a tracker built from them would mark them.
-    None => {
-      let modified = crate::analysis::file_ops::modified_paths(&operations);
-      classify_with_operations(conv, &operations, &|p| modified.contains(p), options)
-    }
+    None => classify_with_operations(conv, &operations, Modified::InSession, options),
   }
+}
+
+/// Which files count as modified, for [`classify_with_operations`].
+#[derive(Clone, Copy)]
+pub enum Modified<'m> {
+  /// The files the conversation's operations modified, as
+  /// [`FileTracker::from_conversation`] marks them.
+  InSession,
+  /// The files this says were modified (a tracker's, the app's own list), asked once a path.
+  By(&'m dyn Fn(&str) -> bool),
 }
 
 /// [`classify_conversation`] with the file operations already found and any notion of
 /// "modified".
 pub fn classify_with_operations(
   conv: &Conversation<'_>,
-  operations: &[Option<FileOp>],
-  is_modified: &dyn Fn(&str) -> bool,
+  operations: &FileOperations,
+  modified: Modified<'_>,
   options: &ClassifyOptions,
 ) -> Vec<Classification> {
   let task = current_task(conv, options);
   let messages = conv.messages();
-  // Each path once: whether it was modified, and its last change (not a read): per operation,
-  // its path's index in these. (A path is input text: std's hasher, see Cargo.toml.)
-  let mut paths: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-  let mut modified: Vec<bool> = Vec::new();
-  let mut last_change: Vec<Option<usize>> = Vec::new();
-  let mut path_of: Vec<Option<usize>> = Vec::with_capacity(operations.len());
-  for (i, op) in operations.iter().enumerate() {
-    let Some(op) = op else {
-      path_of.push(None);
-      continue;
-    };
-    let id = *paths.entry(op.path.as_str()).or_insert_with(|| {
-      modified.push(is_modified(&op.path));
-      last_change.push(None);
-      modified.len() - 1
-    });
-    if op.effective_kind() != FileOpKind::Read {
-      last_change[id] = Some(i);
+  // Each path once, by its number: whether it was modified, and its last change (not a read).
+  let paths = operations.paths();
+  let mut is_modified: Vec<Option<bool>> = vec![None; paths];
+  let mut last_change: Vec<Option<usize>> = vec![None; paths];
+  for (i, op) in operations.operations().iter().enumerate() {
+    let (Some(op), Some(n)) = (op, operations.path_number(i)) else { continue };
+    let kind = op.effective_kind();
+    match modified {
+      Modified::InSession => {
+        if kind.modifies() {
+          is_modified[n] = Some(true);
+        }
+      }
+      Modified::By(says) => {
+        if is_modified[n].is_none() {
+          is_modified[n] = Some(says(&op.path));
+        }
+      }
     }
-    path_of.push(Some(id));
+    if kind != FileOpKind::Read {
+      last_change[n] = Some(i);
+    }
   }
   let (current_step, steps, tokens) = (conv.current_step(), conv.steps(), conv.all_tokens());
   let mut classes: Vec<Classification> = messages
@@ -374,8 +374,9 @@ pub fn classify_with_operations(
     .enumerate()
     .map(|(i, m)| {
       let at = Position { step: steps[i], current_step, is_current_task: task == Some(i) };
-      let file = operations.get(i).and_then(Option::as_ref).zip(path_of.get(i).copied().flatten());
-      let file = file.map(|(op, id)| (op, modified[id]));
+      let op = operations.operations().get(i).and_then(Option::as_ref);
+      let file =
+        op.zip(operations.path_number(i)).map(|(op, n)| (op, is_modified[n] == Some(true)));
       classify_known(m, conv.shape(i), tokens[i], file, at, options)
     })
     .collect();
@@ -387,9 +388,9 @@ pub fn classify_with_operations(
   // a later change of the file follows no longer shows it. A view stays a view the agent may
   // copy from (what the change left alone), a recent read but not a protected one; a change is
   // then one step of the work like any other tool result (rule 6).
-  for (i, op) in operations.iter().enumerate() {
-    let (Some(op), Some(id)) = (op.as_ref(), path_of[i]) else { continue };
-    let changed_later = last_change[id].is_some_and(|c| c > i);
+  for (i, op) in operations.operations().iter().enumerate() {
+    let (Some(op), Some(n)) = (op.as_ref(), operations.path_number(i)) else { continue };
+    let changed_later = last_change[n].is_some_and(|c| c > i);
     let c = &mut classes[i];
     if !changed_later {
       if op.kind == FileOpKind::Read

@@ -134,16 +134,6 @@ impl FileOp {
   }
 }
 
-/// The paths that `operations` modified (as [`crate::FileTracker`] marks them), borrowed.
-pub fn modified_paths(operations: &[Option<FileOp>]) -> std::collections::HashSet<&str> {
-  operations
-    .iter()
-    .flatten()
-    .filter(|op| op.effective_kind().modifies())
-    .map(|op| op.path.as_str())
-    .collect()
-}
-
 /// Argument keys that name the file a call works on, in order of preference.
 pub const PATH_ARGUMENTS: &[&str] =
   &["path", "file_path", "filePath", "absolute_path", "target_file", "file", "filename"];
@@ -568,12 +558,85 @@ impl ResultFacts {
 /// The file operation of every message, by index: those the conversation was given
 /// ([`Conversation::with_file_operations`]), else found now.
 pub fn file_operations<'c>(conv: &Conversation<'c>) -> Cow<'c, [Option<FileOp>]> {
+  match numbered_file_operations(conv) {
+    Cow::Borrowed(given) => Cow::Borrowed(given.operations()),
+    Cow::Owned(found) => Cow::Owned(found.operations),
+  }
+}
+
+/// [`file_operations`] with their paths numbered ([`FileOperations`]).
+pub fn numbered_file_operations<'c>(conv: &Conversation<'c>) -> Cow<'c, FileOperations> {
   match conv.given_file_operations() {
-    Some(operations) => {
-      debug_assert!(operations.iter().enumerate().all(|(i, op)| *op == file_operation(conv, i)));
-      Cow::Borrowed(operations)
+    Some(given) => {
+      debug_assert!(given
+        .operations
+        .iter()
+        .enumerate()
+        .all(|(i, op)| *op == file_operation(conv, i)));
+      Cow::Borrowed(given)
     }
-    None => Cow::Owned((0..conv.len()).map(|i| file_operation(conv, i)).collect()),
+    None => {
+      let mut found = FileOperations::default();
+      found.extend(conv);
+      Cow::Owned(found)
+    }
+  }
+}
+
+/// Each message's file operation ([`file_operation`]), by index, with each path numbered
+/// (the same path, the same number, in order of first appearance): what reads every operation
+/// of a conversation on every call (the classification) indexes by number instead of hashing
+/// paths. A growing conversation's operations are found once per message ([`FileOperations::extend`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FileOperations {
+  operations: Vec<Option<FileOp>>,
+  /// Per message, its operation's path number.
+  numbers: Vec<Option<usize>>,
+  /// Path -> number (a path is input text: std's hasher, see Cargo.toml).
+  by_path: std::collections::HashMap<String, usize>,
+}
+
+impl FileOperations {
+  /// Adds the operations of the messages of `conv` after the ones already held (the messages
+  /// before must be the same).
+  pub fn extend(&mut self, conv: &Conversation<'_>) {
+    for i in self.operations.len()..conv.len() {
+      self.push(file_operation(conv, i));
+    }
+  }
+
+  fn push(&mut self, op: Option<FileOp>) {
+    let number = op.as_ref().map(|op| {
+      let next = self.by_path.len();
+      *self.by_path.entry(op.path.clone()).or_insert(next)
+    });
+    self.numbers.push(number);
+    self.operations.push(op);
+  }
+
+  /// Every message's operation.
+  pub fn operations(&self) -> &[Option<FileOp>] {
+    &self.operations
+  }
+
+  /// The number of message `i`'s operation's path (`None` without an operation).
+  pub fn path_number(&self, i: usize) -> Option<usize> {
+    self.numbers.get(i).copied().flatten()
+  }
+
+  /// How many paths are numbered: numbers are below this.
+  pub fn paths(&self) -> usize {
+    self.by_path.len()
+  }
+
+  /// The number of messages.
+  pub fn len(&self) -> usize {
+    self.operations.len()
+  }
+
+  /// Whether there are no messages.
+  pub fn is_empty(&self) -> bool {
+    self.operations.is_empty()
   }
 }
 
@@ -784,6 +847,33 @@ mod tests {
   fn named(name: &str, content: &str) -> Option<FileOp> {
     let msgs = vec![named_result(name, content)];
     file_operation(&Conversation::new(&msgs, Encoding::O200kBase), 0)
+  }
+
+  #[test]
+  fn numbered_operations_give_a_path_one_number_and_grow_with_the_conversation() {
+    let msgs = vec![
+      call("1", "read_file", r#"{"path":"/a"}"#),
+      result("1", "A"),
+      call("2", "edit_file", r#"{"path":"/b"}"#),
+      result("2", "ok"),
+      call("3", "write_file", r#"{"path":"/a"}"#),
+      result("3", "ok"),
+    ];
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    let all = numbered_file_operations(&conv).into_owned();
+    let numbers: Vec<Option<usize>> = (0..msgs.len()).map(|i| all.path_number(i)).collect();
+    assert_eq!(numbers, vec![None, Some(0), None, Some(1), None, Some(0)]);
+    assert_eq!(all.paths(), 2);
+    assert_eq!(all.operations(), &file_operations(&conv)[..]);
+    // Found a message at a time, as a growing conversation's: the same.
+    let mut grown = FileOperations::default();
+    for end in 1..=msgs.len() {
+      grown.extend(&Conversation::new(&msgs[..end], Encoding::O200kBase));
+    }
+    assert_eq!(grown, all);
+    // A conversation given them reads them.
+    let given = Conversation::new(&msgs, Encoding::O200kBase).with_file_operations(&grown);
+    assert!(matches!(numbered_file_operations(&given), Cow::Borrowed(_)));
   }
 
   #[test]

@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use crate::analysis::file_ops::FileOp;
+use crate::analysis::file_ops::FileOperations;
 use crate::analysis::supersession::Supersessions;
 use crate::model::format::Format;
 use crate::model::message::{Message, Shape};
@@ -40,7 +40,7 @@ pub struct Conversation<'a> {
   /// The supersessions of exactly these messages, when a caller kept them up to date.
   supersessions: Option<&'a Supersessions>,
   /// The file operation of each of these messages, when a caller kept them up to date.
-  file_operations: Option<&'a [Option<FileOp>]>,
+  file_operations: Option<&'a FileOperations>,
 }
 
 /// What a conversation's structure is, apart from its messages: per-message tokens, steps,
@@ -337,14 +337,14 @@ impl<'a> Conversation<'a> {
   ///
   /// Never on input data; `operations` must be those of exactly these messages (a caller bug
   /// otherwise, caught in debug builds).
-  pub fn with_file_operations(mut self, operations: &'a [Option<FileOp>]) -> Self {
+  pub fn with_file_operations(mut self, operations: &'a FileOperations) -> Self {
     debug_assert_eq!(operations.len(), self.len());
     self.file_operations = Some(operations);
     self
   }
 
   /// The file operations given with [`Conversation::with_file_operations`].
-  pub fn given_file_operations(&self) -> Option<&'a [Option<FileOp>]> {
+  pub fn given_file_operations(&self) -> Option<&'a FileOperations> {
     self.file_operations
   }
 
@@ -709,6 +709,8 @@ pub(crate) mod tests {
       result("a", "A"),
       Message { answers: vec!["a".into(), "b".into()], ..Message::text(Role::User, "both") },
       Message::text(Role::Tool, "orphan"),
+      Message::text(Role::User, "  # agents.md instructions"),
+      Message { name: Some("AGENTS.md".into()), ..Message::text(Role::User, "be brief") },
     ];
     for m in &messages {
       let s = Shape::of(m);
@@ -719,7 +721,10 @@ pub(crate) mod tests {
       assert_eq!(s.is_assistant(), m.role == Role::Assistant, "{m:?}");
       assert_eq!(s.has_tool_calls(), m.has_tool_calls(), "{m:?}");
       assert_eq!(s.is_summary(), m.is_summary, "{m:?}");
+      assert_eq!(s.is_agent_instruction(), m.is_agent_instruction(&[]), "{m:?}");
     }
+    let agents = messages.iter().filter(|m| Shape::of(m).is_agent_instruction()).count();
+    assert_eq!(agents, 2);
     let c = Conversation::new(&messages, Encoding::O200kBase);
     assert!((0..messages.len()).all(|i| c.shape(i) == Shape::of(&messages[i])));
   }

@@ -57,6 +57,11 @@ impl Role {
   }
 }
 
+/// Text an AGENTS.md injection starts with (after leading whitespace, ASCII case-insensitive).
+pub const AGENT_INSTRUCTION_MARKERS: &[&str] = &["# AGENTS.md", "<agents_md>", "<agents.md>"];
+/// The `name` of a message carrying AGENTS.md (ASCII case-insensitive).
+pub const AGENT_INSTRUCTION_NAME: &str = "AGENTS.md";
+
 /// What the strategies ask of a message again and again (role, tool calls, results, summary),
 /// in one byte: a conversation's layout keeps one per message
 /// ([`crate::model::conversation::Conversation::shape`]), so a pass over a long history reads a
@@ -72,6 +77,7 @@ impl Shape {
   const ASSISTANT: u8 = 1 << 4;
   const TOOL_CALLS: u8 = 1 << 5;
   const SUMMARY: u8 = 1 << 6;
+  const AGENT_INSTRUCTION: u8 = 1 << 7;
 
   /// The shape of `m`.
   pub fn of(m: &Message) -> Shape {
@@ -83,6 +89,7 @@ impl Shape {
       (m.role == Role::Assistant, Self::ASSISTANT),
       (m.has_tool_calls(), Self::TOOL_CALLS),
       (m.is_summary, Self::SUMMARY),
+      (m.is_agent_instruction(&[]), Self::AGENT_INSTRUCTION),
     ];
     Shape(flags.iter().filter(|(on, _)| *on).fold(0, |bits, (_, bit)| bits | bit))
   }
@@ -114,6 +121,10 @@ impl Shape {
   /// [`Message::is_summary`].
   pub fn is_summary(self) -> bool {
     self.0 & Self::SUMMARY != 0
+  }
+  /// [`Message::is_agent_instruction`] with the crate's markers alone.
+  pub fn is_agent_instruction(self) -> bool {
+    self.0 & Self::AGENT_INSTRUCTION != 0
   }
 }
 
@@ -355,6 +366,27 @@ impl Message {
   /// may replace (a message answering several would get one text for all).
   pub fn is_single_result(&self) -> bool {
     self.is_tool_result() && self.answers.len() == 1
+  }
+
+  /// Whether this is agent instructions (AGENTS.md): a user message (not a tool result) named
+  /// [`AGENT_INSTRUCTION_NAME`] (any case), or whose text, after leading whitespace, starts with
+  /// one of [`AGENT_INSTRUCTION_MARKERS`] or of `extra_markers` (ASCII case-insensitive).
+  pub fn is_agent_instruction(&self, extra_markers: &[String]) -> bool {
+    if !self.is_user_turn() {
+      return false;
+    }
+    if self.name.as_deref().is_some_and(|n| n.trim().eq_ignore_ascii_case(AGENT_INSTRUCTION_NAME)) {
+      return true;
+    }
+    let text = self.content_text();
+    let start = text.trim_start();
+    let starts_with = |marker: &str| {
+      !marker.is_empty()
+        && start.len() >= marker.len()
+        && start.as_bytes()[..marker.len()].eq_ignore_ascii_case(marker.as_bytes())
+    };
+    AGENT_INSTRUCTION_MARKERS.iter().any(|m| starts_with(m))
+      || extra_markers.iter().any(|m| starts_with(m.trim_start()))
   }
 
   /// Whether this message calls tools.

@@ -11,9 +11,9 @@ use napi_derive::napi;
 
 use crate::analysis::classify::{
   classify_conversation, classify_message as core_classify_message, classify_with_operations,
-  ClassificationContext as CoreContext, ClassifyOptions, ContentPriority as Priority,
+  ClassificationContext as CoreContext, ClassifyOptions, ContentPriority as Priority, Modified,
 };
-use crate::analysis::file_ops::{file_operation, file_operations, FileOpKind};
+use crate::analysis::file_ops::{file_operation, numbered_file_operations, FileOpKind};
 use crate::error::{Error as CoreError, ErrorKind, Result as CoreResult};
 use crate::model::conversation::Conversation;
 use crate::model::format::Format;
@@ -382,7 +382,8 @@ fn classify_all(
 ) -> Vec<crate::analysis::classify::Classification> {
   match modified {
     Some(set) => {
-      classify_with_operations(conv, &file_operations(conv), &|p| set.contains(p), options)
+      let modified = Modified::By(&|p| set.contains(p));
+      classify_with_operations(conv, &numbered_file_operations(conv), modified, options)
     }
     None => classify_conversation(conv, None, options),
   }

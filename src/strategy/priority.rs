@@ -27,9 +27,10 @@
 use std::borrow::Cow;
 
 use crate::analysis::classify::{
-  classify_conversation, classify_with_operations, Classification, ClassifyOptions, ContentPriority,
+  classify_conversation, classify_with_operations, Classification, ClassifyOptions,
+  ContentPriority, Modified,
 };
-use crate::analysis::file_ops::file_operations;
+use crate::analysis::file_ops::numbered_file_operations;
 use crate::analysis::file_tracker::FileTracker;
 use crate::model::conversation::Conversation;
 use crate::model::cut::{cut_content, MIN_CUT_BUDGET};
@@ -674,13 +675,13 @@ fn prepare<'t>(
   tracker: Option<&'t FileTracker>,
   options: &ClassifyOptions,
 ) -> (Vec<Classification>, Cow<'t, FileTracker>) {
-  let operations = file_operations(conv);
+  let operations = numbered_file_operations(conv);
   let tracker = match tracker {
     Some(t) => Cow::Borrowed(t),
-    None => Cow::Owned(FileTracker::from_operations(conv, &operations, 0.0)),
+    None => Cow::Owned(FileTracker::from_operations(conv, operations.operations(), 0.0)),
   };
-  let classification =
-    classify_with_operations(conv, &operations, &|p| tracker.was_modified(p), options);
+  let modified = Modified::By(&|p| tracker.was_modified(p));
+  let classification = classify_with_operations(conv, &operations, modified, options);
   (classification, tracker)
 }
 
