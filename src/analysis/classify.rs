@@ -41,6 +41,7 @@ use crate::analysis::file_tracker::FileTracker;
 use crate::analysis::supersession::{superseded_pairs, ToolNames};
 use crate::model::conversation::Conversation;
 use crate::model::message::{Message, Role, Shape};
+use std::sync::Arc;
 
 /// How much a message matters; higher values are kept longer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -140,8 +141,8 @@ pub struct Metadata {
   pub is_agent_instruction: bool,
   /// The current task.
   pub is_current_task: bool,
-  /// The file a tool result is about.
-  pub file_path: Option<String>,
+  /// The file a tool result is about (shared with the file operations it was found in).
+  pub file_path: Option<Arc<str>>,
   /// The file was modified in the session.
   pub was_modified: bool,
   /// The age in steps, for every droppable priority.
@@ -189,7 +190,7 @@ pub fn classify_message(
   file: Option<&FileOp>,
   ctx: &ClassificationContext<'_>,
 ) -> Classification {
-  let file = file.map(|f| (f, (ctx.is_modified)(&f.path)));
+  let file = file.map(|f| (Arc::from(f.path.as_str()), (ctx.is_modified)(&f.path)));
   let at = Position {
     step: ctx.message_step,
     current_step: ctx.current_step,
@@ -207,13 +208,13 @@ struct Position {
 }
 
 /// [`classify_message`] with its file operation's "modified" already known (`file`: the
-/// operation and whether its path was modified): a conversation's classification asks it once
+/// operation's path and whether it was modified): a conversation's classification asks it once
 /// per path, not once per message.
 fn classify_known(
   message: &Message,
   shape: Shape,
   tokens: usize,
-  file: Option<(&FileOp, bool)>,
+  file: Option<(Arc<str>, bool)>,
   at: Position,
   options: &ClassifyOptions,
 ) -> Classification {
@@ -242,8 +243,8 @@ fn classify_known(
     );
   }
   let recent_tool = age <= options.recent_threshold;
-  if let Some((file, modified)) = file {
-    let file_path = Some(file.path.clone());
+  if let Some((path, modified)) = file {
+    let file_path = Some(path);
     if modified {
       return of(
         ContentPriority::ModifiedFiles,
@@ -374,9 +375,10 @@ pub fn classify_with_operations(
     .enumerate()
     .map(|(i, m)| {
       let at = Position { step: steps[i], current_step, is_current_task: task == Some(i) };
-      let op = operations.operations().get(i).and_then(Option::as_ref);
-      let file =
-        op.zip(operations.path_number(i)).map(|(op, n)| (op, is_modified[n] == Some(true)));
+      // A message has a path number when it has a file operation.
+      let file = operations
+        .path_number(i)
+        .map(|n| (Arc::clone(operations.path(n)), is_modified[n] == Some(true)));
       classify_known(m, conv.shape(i), tokens[i], file, at, options)
     })
     .collect();

@@ -56,6 +56,7 @@
 //! tell an attempted edit from a read.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -593,7 +594,9 @@ pub struct FileOperations {
   /// Per message, its operation's path number.
   numbers: Vec<Option<usize>>,
   /// Path -> number (a path is input text: std's hasher, see Cargo.toml).
-  by_path: std::collections::HashMap<String, usize>,
+  by_path: std::collections::HashMap<Arc<str>, usize>,
+  /// Number -> path.
+  paths: Vec<Arc<str>>,
 }
 
 impl FileOperations {
@@ -606,9 +609,14 @@ impl FileOperations {
   }
 
   fn push(&mut self, op: Option<FileOp>) {
-    let number = op.as_ref().map(|op| {
-      let next = self.by_path.len();
-      *self.by_path.entry(op.path.clone()).or_insert(next)
+    let number = op.as_ref().map(|op| match self.by_path.get(op.path.as_str()) {
+      Some(&number) => number,
+      None => {
+        let path: Arc<str> = Arc::from(op.path.as_str());
+        self.by_path.insert(Arc::clone(&path), self.paths.len());
+        self.paths.push(path);
+        self.paths.len() - 1
+      }
     });
     self.numbers.push(number);
     self.operations.push(op);
@@ -626,7 +634,12 @@ impl FileOperations {
 
   /// How many paths are numbered: numbers are below this.
   pub fn paths(&self) -> usize {
-    self.by_path.len()
+    self.paths.len()
+  }
+
+  /// The path numbered `number` (below [`FileOperations::paths`]).
+  pub fn path(&self, number: usize) -> &Arc<str> {
+    &self.paths[number]
   }
 
   /// The number of messages.

@@ -323,7 +323,7 @@ fn check_strategy(
       s.name,
       "meets the budget unless only protected is left",
       || {
-        let members: Vec<&Vec<usize>> = free.iter().map(|&u| &conv.units()[u].members).collect();
+        let members: Vec<&[usize]> = free.iter().map(|&u| &conv.units()[u].members[..]).collect();
         format!("{total} tokens over a budget of {budget}, yet units {members:?} are returned")
       },
     )?;

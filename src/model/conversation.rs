@@ -15,13 +15,92 @@ use crate::model::tokens::{message_tokens, reply_priming, Encoding};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unit {
   /// Message indices, ascending. The first is the calling message for a tool-call unit.
-  pub members: Vec<usize>,
+  pub members: Members,
 }
 
 impl Unit {
   /// The index of the first message of the unit.
   pub fn first(&self) -> usize {
     self.members[0]
+  }
+}
+
+/// The message indices of a [`Unit`], read as a slice: up to [`Members::INLINE`] of them held in
+/// the unit itself (a message alone, a call and its result or two), more on the heap. The
+/// strategies go through every unit's members on every call, and a long history's units are
+/// mostly small: held inline, they are read where the unit is, not a pointer away.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Members(Repr);
+
+#[derive(Clone, PartialEq, Eq)]
+enum Repr {
+  /// `len` indices, the rest of the array unused.
+  Inline { len: u8, indices: [usize; Members::INLINE] },
+  /// More than [`Members::INLINE`] indices.
+  Heap(Vec<usize>),
+}
+
+impl Members {
+  /// How many indices are held inline.
+  pub const INLINE: usize = 3;
+
+  /// No member yet.
+  pub fn new() -> Self {
+    Members(Repr::Inline { len: 0, indices: [0; Members::INLINE] })
+  }
+
+  /// Adds `i` after the members (indices come in ascending order).
+  pub fn push(&mut self, i: usize) {
+    match &mut self.0 {
+      Repr::Inline { len, indices } if usize::from(*len) < Members::INLINE => {
+        indices[usize::from(*len)] = i;
+        *len += 1;
+      }
+      Repr::Inline { indices, .. } => {
+        let mut heap = indices.to_vec();
+        heap.push(i);
+        self.0 = Repr::Heap(heap);
+      }
+      Repr::Heap(heap) => heap.push(i),
+    }
+  }
+}
+
+impl Default for Members {
+  fn default() -> Self {
+    Members::new()
+  }
+}
+
+impl std::ops::Deref for Members {
+  type Target = [usize];
+
+  fn deref(&self) -> &[usize] {
+    match &self.0 {
+      Repr::Inline { len, indices } => &indices[..usize::from(*len)],
+      Repr::Heap(heap) => heap,
+    }
+  }
+}
+
+impl std::fmt::Debug for Members {
+  fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    f.debug_list().entries(self.iter()).finish()
+  }
+}
+
+impl PartialEq<Vec<usize>> for Members {
+  fn eq(&self, other: &Vec<usize>) -> bool {
+    **self == other[..]
+  }
+}
+
+impl<'m> IntoIterator for &'m Members {
+  type Item = &'m usize;
+  type IntoIter = std::slice::Iter<'m, usize>;
+
+  fn into_iter(self) -> Self::IntoIter {
+    self.iter()
   }
 }
 
@@ -152,7 +231,9 @@ impl Layout {
     match joined {
       Joined::Nothing => {
         self.unit_of.push(self.units.len());
-        self.units.push(Unit { members: vec![i] });
+        let mut members = Members::new();
+        members.push(i);
+        self.units.push(Unit { members });
       }
       Joined::One(u) => {
         self.unit_of.push(u);
@@ -210,7 +291,7 @@ impl Layout {
       let root = self.groups.root(i);
       if unit_of_root[root] == usize::MAX {
         unit_of_root[root] = self.units.len();
-        self.units.push(Unit { members: Vec::new() });
+        self.units.push(Unit { members: Members::new() });
       }
       self.unit_of.push(unit_of_root[root]);
       self.units[unit_of_root[root]].members.push(i);
@@ -641,7 +722,7 @@ pub(crate) mod tests {
     let msgs = vec![call(&["x"]), call(&["y"]), two, Message::text(Role::User, "u")];
     let c = Conversation::new(&msgs, Encoding::O200kBase);
     assert_eq!(
-      c.units().iter().map(|u| u.members.clone()).collect::<Vec<_>>(),
+      c.units().iter().map(|u| u.members.to_vec()).collect::<Vec<_>>(),
       vec![vec![0, 1, 2], vec![3]]
     );
     assert_eq!(c.steps(), &[1, 2, 1, 2]);
@@ -693,6 +774,18 @@ pub(crate) mod tests {
       }
     }
     assert!(checked > 100, "only {checked} prefixes have a task");
+  }
+
+  #[test]
+  fn members_read_as_the_indices_pushed_inline_or_not() {
+    let mut members = Members::new();
+    assert!(members.is_empty());
+    for i in 0..7 {
+      members.push(i * 2);
+      assert_eq!(members, (0..=i).map(|k| k * 2).collect::<Vec<_>>());
+    }
+    assert_eq!(format!("{members:?}"), "[0, 2, 4, 6, 8, 10, 12]");
+    assert_eq!((&members).into_iter().sum::<usize>(), 42);
   }
 
   #[test]

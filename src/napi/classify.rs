@@ -404,7 +404,7 @@ pub(crate) fn classified_list<'env, 'c>(
   for (j, c) in classes.enumerate() {
     let m = &c.metadata;
     if let Some(path) = &m.file_path {
-      paths.set(j as u32, path.as_str())?;
+      paths.set(j as u32, &**path)?;
     }
     let flags = u8::from(m.is_system)
       | u8::from(m.is_agent_instruction) << 1
