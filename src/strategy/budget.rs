@@ -88,10 +88,10 @@ pub fn trim_after_rolling(
     match action {
       Action::Keep => {
         if let Action::Replace(r) = rolled.action(i) {
-          plan.replace(i, r.clone());
+          plan.replace(i, (**r).clone());
         }
       }
-      Action::Replace(r) => plan.replace(i, r.clone()),
+      Action::Replace(r) => plan.replace(i, (**r).clone()),
       Action::Drop => plan.drop_message(i),
     }
   }

@@ -456,7 +456,7 @@ fn impose<'a>(
     if let Action::Replace(r) = action {
       let recut = matches!(plan.action(i), Action::Replace(new) if new.is_cut() && r.is_cut() && new.tokens < r.tokens);
       if !plan.is_dropped(i) && !recut {
-        plan.replace(i, r.clone());
+        plan.replace(i, (**r).clone());
       }
     }
   }
@@ -857,7 +857,7 @@ mod tests {
     // A later plan keeping it gets the earlier placeholder back.
     let mut plan = Plan::keep_all(msgs.len());
     impose(&conv, &mut plan, earlier.actions().iter());
-    assert_eq!(plan.action(3), &Action::Replace(placeholder));
+    assert_eq!(plan.action(3), &Action::Replace(Box::new(placeholder)));
     assert_eq!(plan.dropped(), vec![4, 5]);
   }
 
