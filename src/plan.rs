@@ -27,7 +27,7 @@ pub enum MetaValue {
 
 /// What a replaced message becomes: new text content plus metadata fields, every other field of
 /// the original message kept.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Replacement {
   /// The new content (a placeholder, or a shortened text), shared: a plan copied, or a cut
   /// memoised and used again, does not copy the text.
@@ -36,9 +36,43 @@ pub struct Replacement {
   pub meta: Vec<(&'static str, MetaValue)>,
   /// The tokens of the replaced message, overhead included.
   pub tokens: usize,
+  /// [`Replacement::fingerprint`], once asked (kept when a plan is copied).
+  fingerprint: std::sync::OnceLock<u64>,
+}
+
+/// Equal content, metadata and tokens (whether the fingerprint was asked for does not count).
+impl PartialEq for Replacement {
+  fn eq(&self, other: &Self) -> bool {
+    self.content == other.content && self.meta == other.meta && self.tokens == other.tokens
+  }
 }
 
 impl Replacement {
+  /// `content` with `meta`, the replaced message then taking `tokens`.
+  pub fn new(content: Arc<str>, meta: Vec<(&'static str, MetaValue)>, tokens: usize) -> Self {
+    Replacement { content, meta, tokens, fingerprint: std::sync::OnceLock::new() }
+  }
+
+  /// A hash of what the replacement gives the copy (content and metadata), equal for
+  /// replacements that serialise alike; SipHash with fixed keys, computed once. The simulator's
+  /// key of a sent copy: a plan carried from turn to turn hashes its placeholders once.
+  pub fn fingerprint(&self) -> u64 {
+    *self.fingerprint.get_or_init(|| {
+      use std::hash::{Hash, Hasher};
+      let mut h = std::hash::DefaultHasher::new();
+      self.content.hash(&mut h);
+      for (name, value) in &self.meta {
+        name.hash(&mut h);
+        match value {
+          MetaValue::Bool(b) => b.hash(&mut h),
+          MetaValue::Number(n) => n.to_bits().hash(&mut h),
+          MetaValue::Text(t) => t.hash(&mut h),
+        }
+      }
+      h.finish()
+    })
+  }
+
   /// Whether this is a cut to head and tail (it carries `_cutTokens`), not a placeholder.
   pub fn is_cut(&self) -> bool {
     self.meta.iter().any(|(k, _)| *k == "_cutTokens")
@@ -463,7 +497,7 @@ pub fn replacement_counted(
     _ => (message_content_tokens(m, encoding), new),
   };
   let tokens = conv.tokens(i) - old.min(conv.tokens(i)) + added;
-  Replacement { content, meta, tokens }
+  Replacement::new(content, meta, tokens)
 }
 
 /// The message a [`Replacement`] of `m` with `content` returns, as the core sees it: the tool

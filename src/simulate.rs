@@ -36,7 +36,7 @@ use crate::model::conversation::{Conversation, Layout};
 use crate::model::format::Format;
 use crate::model::message::{quote, Message, Role};
 use crate::model::tokens::{message_tokens, Encoding};
-use crate::plan::{Action, MetaValue, Plan};
+use crate::plan::{Action, Plan};
 use crate::strategy::cache_policy::{fit_window, CachePolicy, CachePolicyOptions, Decision};
 use crate::strategy::dedup::{deduplicate, deduplicate_since, DedupOptions};
 
@@ -413,7 +413,11 @@ impl Runner {
         (sent.len(), plan.total_tokens(conv), cached, Sent::Keys { sent, covered: conv.len() })
       }
       Some(plan) => {
-        let sent = sent_messages(conv, plan, 0..conv.len());
+        let mut sent = Vec::with_capacity(match &previous {
+          Sent::Keys { sent, .. } => sent.len() + 1,
+          Sent::All(n) => *n,
+        });
+        sent.extend(sent_messages(conv, plan, 0..conv.len()));
         let common = match &previous {
           Sent::All(n) => sent
             .iter()
@@ -464,38 +468,28 @@ impl Runner {
 
 /// The messages of `range` a plan sends, each as (a key equal for identically serialised messages, its
 /// tokens).
-fn sent_messages(
-  conv: &Conversation<'_>,
-  plan: &Plan,
+fn sent_messages<'p>(
+  conv: &'p Conversation<'_>,
+  plan: &'p Plan,
   range: std::ops::Range<usize>,
-) -> Vec<(u64, usize)> {
-  range
-    .filter_map(|i| {
-      let action = plan.action(i);
-      if matches!(action, Action::Drop) {
-        return None;
+) -> impl Iterator<Item = (u64, usize)> + 'p {
+  range.filter_map(|i| {
+    let action = plan.action(i);
+    if matches!(action, Action::Drop) {
+      return None;
+    }
+    let fingerprint = conv.message(i).fingerprint();
+    let key = match action {
+      Action::Keep | Action::Drop => fingerprint,
+      Action::Replace(r) => {
+        let mut h = std::hash::DefaultHasher::new();
+        fingerprint.hash(&mut h);
+        r.fingerprint().hash(&mut h);
+        h.finish()
       }
-      let fingerprint = conv.message(i).fingerprint();
-      let key = match action {
-        Action::Keep | Action::Drop => fingerprint,
-        Action::Replace(r) => {
-          let mut h = std::hash::DefaultHasher::new();
-          fingerprint.hash(&mut h);
-          r.content.hash(&mut h);
-          for (name, value) in &r.meta {
-            name.hash(&mut h);
-            match value {
-              MetaValue::Bool(b) => b.hash(&mut h),
-              MetaValue::Number(n) => n.to_bits().hash(&mut h),
-              MetaValue::Text(t) => t.hash(&mut h),
-            }
-          }
-          h.finish()
-        }
-      };
-      Some((key, plan.tokens_of(conv, i)))
-    })
-    .collect()
+    };
+    Some((key, plan.tokens_of(conv, i)))
+  })
 }
 
 #[cfg(test)]
@@ -503,6 +497,14 @@ mod tests {
   use super::*;
   use crate::model::message::Role;
   use crate::strategy::cache_policy::Strategy;
+
+  fn sent_list(
+    conv: &Conversation<'_>,
+    plan: &Plan,
+    range: std::ops::Range<usize>,
+  ) -> Vec<(u64, usize)> {
+    sent_messages(conv, plan, range).collect()
+  }
 
   fn text(role: Role, c: char, chars: usize) -> Message {
     Message::text(role, c.to_string().repeat(chars))
@@ -612,16 +614,24 @@ mod tests {
     let mut a = Plan::keep_all(2);
     let msgs = vec![Message::text(Role::User, "q"), Message::text(Role::Tool, "long output")];
     let conv = Conversation::new(&msgs, Encoding::O200kBase);
-    let keep = sent_messages(&conv, &a, 0..2);
+    let keep = sent_list(&conv, &a, 0..2);
     a.replace(1, crate::plan::replacement(&conv, 1, "[cut 1 step ago]".into(), vec![]));
-    let one = sent_messages(&conv, &a, 0..2);
+    let one = sent_list(&conv, &a, 0..2);
     let mut b = Plan::keep_all(2);
     b.replace(1, crate::plan::replacement(&conv, 1, "[cut 2 steps ago]".into(), vec![]));
-    let two = sent_messages(&conv, &b, 0..2);
+    let two = sent_list(&conv, &b, 0..2);
     assert_eq!(keep[0], one[0]);
     assert_ne!(keep[1].0, one[1].0);
     assert_ne!(one[1].0, two[1].0);
-    assert_eq!(one, sent_messages(&conv, &a.clone(), 0..2));
+    assert_eq!(one, sent_list(&conv, &a.clone(), 0..2));
+    // A replacement's fingerprint is its content and metadata's, asked or not.
+    let Action::Replace(r) = a.action(1) else { panic!("replaced") };
+    let fresh = crate::plan::Replacement::new(r.content.clone(), r.meta.clone(), r.tokens);
+    assert_eq!(**r, fresh);
+    assert_eq!(r.fingerprint(), fresh.fingerprint());
+    let flagged = vec![("_truncated", crate::plan::MetaValue::Bool(true))];
+    let other = crate::plan::Replacement::new(r.content.clone(), flagged, r.tokens);
+    assert_ne!(r.fingerprint(), other.fingerprint());
   }
 
   /// [`simulate`] with every turn analysed from scratch: a fresh conversation of the turn's
@@ -706,7 +716,7 @@ mod tests {
         for end in turn_ends(&refs) {
           let conv = Conversation::from_refs(refs[..end].to_vec(), o.encoding);
           let step = policy.step(&conv);
-          let sent = sent_messages(&conv, &step.plan, 0..end);
+          let sent = sent_list(&conv, &step.plan, 0..end);
           let common = sent.iter().zip(&before).take_while(|(a, b)| a.0 == b.0).count();
           let cached: usize = sent[..common].iter().map(|(_, t)| t).sum();
           let input = step.plan.total_tokens(&conv);

@@ -1309,11 +1309,7 @@ mod tests {
 
   #[test]
   fn replaced_messages_keep_their_format_shape() {
-    let r = Replacement {
-      content: "[cut]".into(),
-      meta: vec![("_truncated", MetaValue::Bool(true))],
-      tokens: 1,
-    };
+    let r = Replacement::new("[cut]".into(), vec![("_truncated", MetaValue::Bool(true))], 1);
     let anthropic = r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"long"},{"type":"text","text":"hi"}]}"#;
     assert_eq!(
       rewrite(anthropic, &r, Format::Anthropic, 0).unwrap(),

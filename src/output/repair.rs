@@ -200,7 +200,7 @@ pub(crate) fn repair_with(messages: &[&Message], rules: &Rules) -> Repaired {
         if let (Some(m), true) = (messages.get(i), replaced[i]) {
           // `null` and `''` both count zero tokens: the message costs what it did.
           let tokens = message_tokens(m, Encoding::default());
-          plan.replace(i, Replacement { content: "".into(), meta: Vec::new(), tokens });
+          plan.replace(i, Replacement::new("".into(), Vec::new(), tokens));
         }
       }
     }
