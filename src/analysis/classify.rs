@@ -85,6 +85,12 @@ impl ContentPriority {
     self as u32
   }
 
+  /// The position in [`ContentPriority::ALL`] (0 for the lowest).
+  pub fn rank(self) -> usize {
+    // The values are 20, 30… 100, in the order of ALL.
+    (self as usize) / 10 - 2
+  }
+
   /// The name as the seed spells it (`SYSTEM`, `MODIFIED_FILES`…).
   pub fn name(self) -> &'static str {
     match self {
@@ -454,6 +460,7 @@ mod tests {
   fn priorities_have_the_seeds_values_and_order() {
     let values: Vec<u32> = ContentPriority::ALL.iter().map(|p| p.value()).collect();
     assert_eq!(values, vec![20, 30, 40, 50, 60, 70, 80, 90, 100]);
+    assert!(ContentPriority::ALL.iter().enumerate().all(|(rank, p)| p.rank() == rank));
     assert!(ContentPriority::ALL.windows(2).all(|w| w[0] < w[1]));
     let protected: Vec<&str> =
       ContentPriority::ALL.iter().filter(|p| p.is_protected()).map(|p| p.name()).collect();

@@ -108,8 +108,8 @@ pub fn trim_by_priority_keeping(
 ) -> PriorityTrim {
   let classification = classify_conversation(conv, tracker, &options.classify);
   let target = options.target_tokens;
-  let mut order = trim_order_keeping(conv, &classification, keep);
   let priorities = unit_priorities(conv, &classification);
+  let mut order = trim_order_keeping(conv, &priorities, keep);
   let (mut plan, mut tally) = match removal {
     Removal::Request => Shorten::new(conv, &order, &priorities, target, Shortening::Cuts).run(),
     Removal::Archive => {
@@ -360,14 +360,14 @@ pub fn trim_with_placeholders(
 ) -> PriorityTrim {
   let (classification, tracker) = prepare(conv, tracker, &options.classify);
   let target = options.target_tokens;
-  let order = trim_order(conv, &classification);
+  let priorities = unit_priorities(conv, &classification);
+  let order = trim_order_keeping(conv, &priorities, &[]);
   let shortening = Shortening::Placeholders {
     classification: &classification,
     tracker: &tracker,
     template: options.placeholder.as_ref(),
     keep: options.keep_placeholders,
   };
-  let priorities = unit_priorities(conv, &classification);
   let (mut plan, mut tally) = Shorten::new(conv, &order, &priorities, target, shortening).run();
   fit_opening(conv, &order, &mut plan, &mut tally, target);
   cut_anchors_to_fit(conv, &order, &priorities, &mut plan, &mut tally, target);
@@ -708,28 +708,37 @@ pub fn unit_priorities(
 /// seed never drops (system aside: [`ContentPriority::is_protected`]) come last, so they are
 /// shortened and dropped only when nothing else is left.
 pub fn trim_order(conv: &Conversation<'_>, classification: &[Classification]) -> Vec<usize> {
-  trim_order_keeping(conv, classification, &[])
+  trim_order_keeping(conv, &unit_priorities(conv, classification), &[])
 }
 
-/// [`trim_order`] without the units flagged `true` in `keep` (indexed by unit).
+/// [`trim_order`] of the units whose priorities are `priorities` ([`unit_priorities`]), without
+/// the units flagged `true` in `keep` (indexed by unit).
 pub fn trim_order_keeping(
   conv: &Conversation<'_>,
-  classification: &[Classification],
+  priorities: &[ContentPriority],
   keep: &[bool],
 ) -> Vec<usize> {
-  let priorities = unit_priorities(conv, classification);
   let anchored = anchored_units(conv);
-  let order: Vec<usize> = (0..priorities.len())
-    .filter(|&u| !anchored[u] && !keep.get(u).copied().unwrap_or(false))
-    .filter(|&u| priorities[u] != ContentPriority::System)
-    .collect();
+  let trimmable = |u: usize| {
+    !anchored[u]
+      && !keep.get(u).copied().unwrap_or(false)
+      && priorities[u] != ContentPriority::System
+  };
   // Units are numbered by their first message, so index order is oldest first within a tier:
-  // a pass per tier, lowest first, sorts by (tier, index) in linear time.
-  let mut sorted = Vec::with_capacity(order.len());
-  for tier in ContentPriority::ALL {
-    sorted.extend(order.iter().copied().filter(|&u| priorities[u] == tier));
+  // placing them by tier (a counting sort) sorts by (tier, index) in linear time.
+  let mut starts = [0usize; ContentPriority::ALL.len() + 1];
+  for u in (0..priorities.len()).filter(|&u| trimmable(u)) {
+    starts[priorities[u].rank() + 1] += 1;
   }
-  debug_assert_eq!(sorted.len(), order.len());
+  for t in 1..starts.len() {
+    starts[t] += starts[t - 1];
+  }
+  let mut sorted = vec![0; starts[ContentPriority::ALL.len()]];
+  for u in (0..priorities.len()).filter(|&u| trimmable(u)) {
+    let at = &mut starts[priorities[u].rank()];
+    sorted[*at] = u;
+    *at += 1;
+  }
   sorted
 }
 
