@@ -41,6 +41,7 @@ use crate::analysis::file_tracker::FileTracker;
 use crate::analysis::supersession::{superseded_pairs, ToolNames};
 use crate::model::conversation::Conversation;
 use crate::model::message::{Message, Role, Shape};
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// How much a message matters; higher values are kept longer.
@@ -196,73 +197,96 @@ pub fn classify_message(
   file: Option<&FileOp>,
   ctx: &ClassificationContext<'_>,
 ) -> Classification {
-  let file = file.map(|f| (Arc::from(f.path.as_str()), (ctx.is_modified)(&f.path)));
-  let at = Position {
-    step: ctx.message_step,
-    current_step: ctx.current_step,
-    is_current_task: ctx.is_current_task,
-  };
-  classify_known(message, Shape::of(message), tokens, file, at, ctx.options)
+  let age = ctx.current_step.saturating_sub(ctx.message_step);
+  let modified = file.map(|f| (ctx.is_modified)(&f.path));
+  let shape = Shape::of(message);
+  let class = classify_known(message, shape, modified, age, ctx.is_current_task, ctx.options);
+  let file_path = file.map(|f| Arc::from(f.path.as_str()));
+  class.classification(tokens, ctx.message_step, age, file_path, None)
 }
 
-/// Where a message stands in its conversation, for [`classify_known`].
-#[derive(Clone, Copy)]
-struct Position {
-  step: usize,
-  current_step: usize,
-  is_current_task: bool,
+/// A message's priority and which fields of its [`Metadata`] apply, in two bytes: what a
+/// conversation's classification computes for every message on every call ([`Classes`]); its
+/// [`Classification`] is built from it when asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Compact {
+  priority: ContentPriority,
+  flags: u8,
 }
 
-/// [`classify_message`] with its file operation's "modified" already known (`file`: the
-/// operation's path and whether it was modified): a conversation's classification asks it once
-/// per path, not once per message.
+impl Compact {
+  const SYSTEM: u8 = 1;
+  const AGENT_INSTRUCTION: u8 = 1 << 1;
+  const CURRENT_TASK: u8 = 1 << 2;
+  const FILE: u8 = 1 << 3;
+  const MODIFIED: u8 = 1 << 4;
+  const AGE: u8 = 1 << 5;
+  const SUMMARIZED: u8 = 1 << 6;
+
+  fn new(priority: ContentPriority, flags: u8) -> Self {
+    Compact { priority, flags }
+  }
+
+  fn has(self, flag: u8) -> bool {
+    self.flags & flag != 0
+  }
+
+  /// The classification of a message whose tokens, step and age are these, whose file (when
+  /// [`Compact::FILE`]) is `file_path` and which `superseded_by` supersedes.
+  fn classification(
+    self,
+    tokens: usize,
+    step: usize,
+    age: usize,
+    file_path: Option<Arc<str>>,
+    superseded_by: Option<usize>,
+  ) -> Classification {
+    let metadata = Metadata {
+      is_system: self.has(Compact::SYSTEM),
+      is_agent_instruction: self.has(Compact::AGENT_INSTRUCTION),
+      is_current_task: self.has(Compact::CURRENT_TASK),
+      file_path: file_path.filter(|_| self.has(Compact::FILE)),
+      was_modified: self.has(Compact::MODIFIED),
+      age: self.has(Compact::AGE).then_some(age),
+      is_summarized: self.has(Compact::SUMMARIZED),
+      superseded_by,
+    };
+    Classification { priority: self.priority, tokens, step, metadata }
+  }
+}
+
+/// [`classify_message`]'s rules 1 to 7, for a message `age` steps old whose file operation's
+/// path (if it has one) was `modified` or not.
 fn classify_known(
   message: &Message,
   shape: Shape,
-  tokens: usize,
-  file: Option<(Arc<str>, bool)>,
-  at: Position,
+  modified: Option<bool>,
+  age: usize,
+  is_current_task: bool,
   options: &ClassifyOptions,
-) -> Classification {
-  let step = at.step;
-  let age = at.current_step.saturating_sub(step);
-  let of = |priority, metadata| Classification { priority, tokens, step, metadata };
+) -> Compact {
   if shape.is_summary() {
-    return of(
-      ContentPriority::Summarized,
-      Metadata { is_summarized: true, age: Some(age), ..Metadata::default() },
-    );
+    return Compact::new(ContentPriority::Summarized, Compact::SUMMARIZED | Compact::AGE);
   }
   if shape.is_instruction() {
-    return of(ContentPriority::System, Metadata { is_system: true, ..Metadata::default() });
+    return Compact::new(ContentPriority::System, Compact::SYSTEM);
   }
   if is_agent_instruction_shaped(message, shape, &options.agent_markers) {
-    return of(
-      ContentPriority::AgentInstructions,
-      Metadata { is_agent_instruction: true, ..Metadata::default() },
-    );
+    return Compact::new(ContentPriority::AgentInstructions, Compact::AGENT_INSTRUCTION);
   }
-  if at.is_current_task {
-    return of(
-      ContentPriority::CurrentTask,
-      Metadata { is_current_task: true, ..Metadata::default() },
-    );
+  if is_current_task {
+    return Compact::new(ContentPriority::CurrentTask, Compact::CURRENT_TASK);
   }
-  let recent_tool = age <= options.recent_threshold;
-  if let Some((path, modified)) = file {
-    let file_path = Some(path);
+  if let Some(modified) = modified {
     if modified {
-      return of(
-        ContentPriority::ModifiedFiles,
-        Metadata { file_path, was_modified: true, ..Metadata::default() },
-      );
+      return Compact::new(ContentPriority::ModifiedFiles, Compact::FILE | Compact::MODIFIED);
     }
-    let priority = if recent_tool {
+    let priority = if age <= options.recent_threshold {
       ContentPriority::RecentFileReads
     } else {
       ContentPriority::StaleToolOutputs
     };
-    return of(priority, Metadata { file_path, age: Some(age), ..Metadata::default() });
+    return Compact::new(priority, Compact::FILE | Compact::AGE);
   }
   let priority = if shape.is_tool_result() {
     other_result(age, options)
@@ -271,7 +295,7 @@ fn classify_known(
   } else {
     ContentPriority::OldHistory
   };
-  of(priority, Metadata { age: Some(age), ..Metadata::default() })
+  Compact::new(priority, Compact::AGE)
 }
 
 /// Rule 6: a tool result about no file (or no longer about a modified file's latest content)
@@ -321,15 +345,27 @@ pub fn classify_conversation(
   tracker: Option<&FileTracker>,
   options: &ClassifyOptions,
 ) -> Vec<Classification> {
+  let (classes, operations) = conversation_classes(conv, tracker, options);
+  classes.classifications(conv, &operations)
+}
+
+/// [`classify_conversation`], held compact ([`Classes`]), with the file operations it was made
+/// from (to build the classifications from).
+pub fn conversation_classes<'c>(
+  conv: &Conversation<'c>,
+  tracker: Option<&FileTracker>,
+  options: &ClassifyOptions,
+) -> (Classes, Cow<'c, FileOperations>) {
   let operations = numbered_file_operations(conv);
-  match tracker {
+  let classes = match tracker {
     Some(t) => {
-      classify_with_operations(conv, &operations, Modified::By(&|p| t.was_modified(p)), options)
+      classes_with_operations(conv, &operations, Modified::By(&|p| t.was_modified(p)), options)
     }
     // Only "modified" is needed, not a whole tracker with its previews: the paths the
     // operations modified, as a tracker built from them would mark them.
-    None => classify_with_operations(conv, &operations, Modified::InSession, options),
-  }
+    None => classes_with_operations(conv, &operations, Modified::InSession, options),
+  };
+  (classes, operations)
 }
 
 /// Which files count as modified, for [`classify_with_operations`].
@@ -350,6 +386,64 @@ pub fn classify_with_operations(
   modified: Modified<'_>,
   options: &ClassifyOptions,
 ) -> Vec<Classification> {
+  classes_with_operations(conv, operations, modified, options).classifications(conv, operations)
+}
+
+/// Every message's classification, held compact: its priority and which metadata apply (two
+/// bytes a message), the [`Classification`] built when asked. A strategy that only needs the
+/// priorities (the ladder of [`crate::strategy::priority`]) does not build, and free, a
+/// classification per message on every call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Classes {
+  compact: Vec<Compact>,
+  /// The results a newer one supersedes and the newer one, ascending by the first.
+  superseded_by: Vec<(usize, usize)>,
+}
+
+impl Classes {
+  /// The number of messages classified.
+  pub fn len(&self) -> usize {
+    self.compact.len()
+  }
+
+  /// Whether no message was classified.
+  pub fn is_empty(&self) -> bool {
+    self.compact.is_empty()
+  }
+
+  /// The priority of message `i` (`None` past the end).
+  pub fn priority(&self, i: usize) -> Option<ContentPriority> {
+    self.compact.get(i).map(|c| c.priority)
+  }
+
+  /// Every message's [`Classification`], as [`classify_with_operations`] gives them: `conv`
+  /// and `operations` must be those the classes were made from.
+  pub fn classifications(
+    &self,
+    conv: &Conversation<'_>,
+    operations: &FileOperations,
+  ) -> Vec<Classification> {
+    let mut superseded = self.superseded_by.iter().peekable();
+    self
+      .compact
+      .iter()
+      .enumerate()
+      .map(|(i, class)| {
+        let path = operations.path_number(i).map(|n| Arc::clone(operations.path(n)));
+        let by = superseded.next_if(|(at, _)| *at == i).map(|&(_, by)| by);
+        class.classification(conv.tokens(i), conv.step(i), conv.age(i), path, by)
+      })
+      .collect()
+  }
+}
+
+/// [`classify_with_operations`], held compact ([`Classes`]).
+pub fn classes_with_operations(
+  conv: &Conversation<'_>,
+  operations: &FileOperations,
+  modified: Modified<'_>,
+  options: &ClassifyOptions,
+) -> Classes {
   let task = current_task(conv, options);
   let messages = conv.messages();
   // Each path once, by its number: whether it was modified, and its last change (not a read).
@@ -375,17 +469,13 @@ pub fn classify_with_operations(
       last_change[n] = Some(i);
     }
   }
-  let (current_step, steps, tokens) = (conv.current_step(), conv.steps(), conv.all_tokens());
-  let mut classes: Vec<Classification> = messages
+  let mut classes: Vec<Compact> = messages
     .iter()
     .enumerate()
     .map(|(i, m)| {
-      let at = Position { step: steps[i], current_step, is_current_task: task == Some(i) };
       // A message has a path number when it has a file operation.
-      let file = operations
-        .path_number(i)
-        .map(|n| (Arc::clone(operations.path(n)), is_modified[n] == Some(true)));
-      classify_known(m, conv.shape(i), tokens[i], file, at, options)
+      let modified = operations.path_number(i).map(|n| is_modified[n] == Some(true));
+      classify_known(m, conv.shape(i), modified, conv.age(i), task == Some(i), options)
     })
     .collect();
   // A view of a file is what an agent edits against, however old it is: a read that no later
@@ -408,27 +498,31 @@ pub fn classify_with_operations(
         c.priority = ContentPriority::RecentFileReads;
       }
     } else if c.priority == ContentPriority::ModifiedFiles {
-      let age = conv.age(i);
       c.priority = if op.effective_kind() == FileOpKind::Read {
         ContentPriority::RecentFileReads
       } else {
-        other_result(age, options)
+        other_result(conv.age(i), options)
       };
-      c.metadata.age = Some(age);
+      c.flags |= Compact::AGE;
     }
   }
   // A result that a newer one supersedes shows what is no longer so: stale, whatever its file.
-  for (index, by) in superseded_pairs(conv, &ToolNames::default()) {
-    if let Some(c) = classes.get_mut(index) {
-      if c.priority > ContentPriority::StaleToolOutputs
-        && c.priority <= ContentPriority::ModifiedFiles
-      {
-        c.priority = ContentPriority::StaleToolOutputs;
-        c.metadata.age = Some(conv.age(index));
-      }
-      c.metadata.superseded_by = Some(by);
+  let mut superseded_by = superseded_pairs(conv, &ToolNames::default());
+  superseded_by.retain(|&(index, _)| index < classes.len());
+  for &(index, _) in &superseded_by {
+    let c = &mut classes[index];
+    if c.priority > ContentPriority::StaleToolOutputs
+      && c.priority <= ContentPriority::ModifiedFiles
+    {
+      c.priority = ContentPriority::StaleToolOutputs;
+      c.flags |= Compact::AGE;
     }
   }
+  // The last pair for an index says which newer result supersedes it.
+  superseded_by.sort_by_key(|&(index, _)| index);
+  superseded_by.reverse();
+  superseded_by.dedup_by_key(|&mut (index, _)| index);
+  superseded_by.reverse();
   for unit in conv.units() {
     let Some((&first, results)) = unit.members.split_first() else { continue };
     let caller = conv.shape(first);
@@ -441,7 +535,7 @@ pub fn classify_with_operations(
       }
     }
   }
-  classes
+  Classes { compact: classes, superseded_by }
 }
 
 #[cfg(test)]
@@ -450,6 +544,28 @@ mod tests {
   use crate::model::tokens::Encoding;
   use crate::testing::{call, result, user};
   use ContentPriority::*;
+
+  /// A superseded result names the newest result that supersedes it, as the supersessions
+  /// say, on every transcript; the compact classes give the classifications' priorities.
+  #[test]
+  fn a_superseded_result_names_the_result_that_supersedes_it() {
+    let mut named = 0;
+    for (name, messages) in crate::testing::transcripts() {
+      let conv = Conversation::new(&messages, Encoding::O200kBase);
+      let classes = classify_conversation(&conv, None, &ClassifyOptions::default());
+      let mut want = vec![None; messages.len()];
+      for (index, by) in superseded_pairs(&conv, &ToolNames::default()) {
+        want[index] = Some(by);
+      }
+      let got: Vec<Option<usize>> = classes.iter().map(|c| c.metadata.superseded_by).collect();
+      assert_eq!(got, want, "{name}");
+      named += want.iter().flatten().count();
+      let (compact, _) = conversation_classes(&conv, None, &ClassifyOptions::default());
+      assert_eq!(compact.len(), classes.len());
+      assert!(classes.iter().enumerate().all(|(i, c)| compact.priority(i) == Some(c.priority)));
+    }
+    assert!(named > 10, "only {named} superseded results");
+  }
 
   fn priorities(msgs: &[Message], options: &ClassifyOptions) -> Vec<ContentPriority> {
     let conv = Conversation::new(msgs, Encoding::O200kBase);

@@ -41,7 +41,7 @@ use crate::model::conversation::Conversation;
 use crate::output::placeholder::PlaceholderTemplate;
 use crate::plan::{Action, Plan};
 use crate::strategy::age::{drop_oldest, trim_by_age};
-use crate::strategy::priority::{trim_by_priority, trim_with_placeholders, PriorityOptions};
+use crate::strategy::priority::{trim_by_priority_plan, trim_with_placeholders, PriorityOptions};
 use crate::strategy::roles::{apply_max_context_tokens, MaxContextOptions};
 use crate::strategy::rolling::{truncate_old_tool_outputs, TruncationConfig};
 
@@ -95,7 +95,7 @@ impl Strategy {
           classify: classify.clone(),
           ..PriorityOptions::default()
         };
-        trim_by_priority(conv, None, &options).outcome.plan
+        trim_by_priority_plan(conv, None, &options)
       }
       Strategy::Placeholders(classify, placeholder) => {
         let options = PriorityOptions {

@@ -27,7 +27,7 @@
 use std::borrow::Cow;
 
 use crate::analysis::classify::{
-  classify_conversation, classify_with_operations, Classification, ClassifyOptions,
+  classify_with_operations, conversation_classes, Classes, Classification, ClassifyOptions,
   ContentPriority, Modified,
 };
 use crate::analysis::file_ops::numbered_file_operations;
@@ -106,9 +106,36 @@ pub fn trim_by_priority_keeping(
   keep: &[bool],
   removal: Removal,
 ) -> PriorityTrim {
-  let classification = classify_conversation(conv, tracker, &options.classify);
+  let (classes, operations) = conversation_classes(conv, tracker, &options.classify);
+  let plan = priority_plan(conv, &classes, options, keep, removal);
+  let classification = classes.classifications(conv, &operations);
+  PriorityTrim { outcome: Outcome::new(conv, plan, options.target_tokens), classification }
+}
+
+/// The plan of [`trim_by_priority`], made to follow the format's rules ([`Plan::conform`]) as
+/// its outcome's is, without the outcome's sums and the classifications (what a strategy that
+/// replans every turn, such as [`crate::strategy::cache_policy::Strategy::plan`], reads).
+pub fn trim_by_priority_plan(
+  conv: &Conversation<'_>,
+  tracker: Option<&FileTracker>,
+  options: &PriorityOptions,
+) -> Plan {
+  let (classes, _) = conversation_classes(conv, tracker, &options.classify);
+  let mut plan = priority_plan(conv, &classes, options, &[], Removal::Request);
+  plan.conform(conv);
+  plan
+}
+
+/// The decisions of [`trim_by_priority_keeping`] for the messages classified `classes`.
+fn priority_plan(
+  conv: &Conversation<'_>,
+  classes: &Classes,
+  options: &PriorityOptions,
+  keep: &[bool],
+  removal: Removal,
+) -> Plan {
   let target = options.target_tokens;
-  let priorities = unit_priorities(conv, &classification);
+  let priorities = unit_priorities_by(conv, |i| classes.priority(i));
   let mut order = trim_order_keeping(conv, &priorities, keep);
   let (mut plan, mut tally) = match removal {
     Removal::Request => Shorten::new(conv, &order, &priorities, target, Shortening::Cuts).run(),
@@ -125,7 +152,7 @@ pub fn trim_by_priority_keeping(
   if removal == Removal::Request {
     cut_anchors_to_fit(conv, &order, &priorities, &mut plan, &mut tally, target);
   }
-  PriorityTrim { outcome: Outcome::new(conv, plan, target), classification }
+  plan
 }
 
 /// Goes down the trimming order until the request fits `target`, dropping units whole, and
@@ -690,16 +717,18 @@ pub fn unit_priorities(
   conv: &Conversation<'_>,
   classification: &[Classification],
 ) -> Vec<ContentPriority> {
+  unit_priorities_by(conv, |i| classification.get(i).map(|c| c.priority))
+}
+
+/// [`unit_priorities`] of the messages whose priorities `priority` gives.
+fn unit_priorities_by(
+  conv: &Conversation<'_>,
+  priority: impl Fn(usize) -> Option<ContentPriority>,
+) -> Vec<ContentPriority> {
   conv
     .units()
     .iter()
-    .map(|u| {
-      u.members
-        .iter()
-        .filter_map(|&i| classification.get(i).map(|c| c.priority))
-        .max()
-        .unwrap_or(ContentPriority::System)
-    })
+    .map(|u| u.members.iter().filter_map(|&i| priority(i)).max().unwrap_or(ContentPriority::System))
     .collect()
 }
 
@@ -800,6 +829,7 @@ pub fn file_placeholder(path: &str, content: &str, steps_ago: usize, modified: b
 #[cfg(test)]
 mod tests {
   use super::*;
+  use crate::analysis::classify::classify_conversation;
   use crate::analysis::file_ops::FileOpKind;
   use crate::model::message::{Message, Role};
   use crate::model::tokens::Encoding;
@@ -879,6 +909,27 @@ mod tests {
       }
     }
     assert!(taken > 0, "no tier was ever dropped at once");
+  }
+
+  /// The plan a replanning policy reads is the outcome's plan, on every transcript and on all
+  /// of them joined, at budgets from 5% to 95%, in both formats' rules.
+  #[test]
+  fn the_plan_alone_is_the_outcome_s_plan() {
+    let mut sessions = crate::testing::transcripts();
+    let joined: Vec<Message> = sessions.iter().flat_map(|(_, m)| m.iter().cloned()).collect();
+    sessions.push(("all joined".into(), joined));
+    for (name, messages) in &sessions {
+      for format in [crate::model::format::Format::OpenAi, crate::model::format::Format::Anthropic]
+      {
+        let conv = Conversation::new(messages, Encoding::O200kBase).with_format(format);
+        for percent in (5..=95).step_by(15) {
+          let options = options(conv.total_tokens() * percent / 100, 2);
+          let plan = trim_by_priority_plan(&conv, None, &options);
+          let outcome = trim_by_priority(&conv, None, &options).outcome;
+          assert_eq!(plan, outcome.plan, "{name} at {percent}% in {format:?}");
+        }
+      }
+    }
   }
 
   /// The trimming order is the units (anchored and system ones aside) sorted by tier, then
