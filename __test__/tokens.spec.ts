@@ -314,7 +314,7 @@ test.serial('a growing history keeps its layout from call to call, and every cal
 test.serial('conversations answered in turn keep their layouts, the last four, and decide as a fresh analysis does', (t) => {
   const defaults = ct.messageCacheStats()
   const restore = () => ct.setMessageCacheCapacity(defaults.capacity, { maxBytes: defaults.maxBytes })
-  const call = (m: Message[]) => ct.trimByPriority(m, { targetTokens: Math.floor(ct.estimateTokens(m) * 0.4) }).messages
+  const call = (m: Message[], targetTokens: number) => ct.trimByPriority(m, { targetTokens }).messages
   try {
     // Five conversations, each grown a message a turn, answered one after the other as a server
     // with five chats does. A request after at most three others extends its conversation's layout.
@@ -329,11 +329,13 @@ test.serial('conversations answered in turn keep their layouts, the last four, a
     const whole = (c: number): [number, number] => [c, histories[c].length]
     requests.push(whole(4), whole(1), whole(0))
     ct.setMessageCacheCapacity(0)
-    const expected = requests.map(([c, end]) => withMetadata(call(histories[c].slice(0, end))))
+    // The budgets first: estimateTokens keeps layouts too, and only the trims are counted here.
+    const targets = requests.map(([c, end]) => Math.floor(ct.estimateTokens(histories[c].slice(0, end)) * 0.4))
+    const expected = requests.map(([c, end], k) => withMetadata(call(histories[c].slice(0, end), targets[k])))
     restore()
     const before = ct.messageCacheStats().layoutExtensions
     requests.forEach(([c, end], k) => {
-      t.deepEqual(withMetadata(call(histories[c].slice(0, end))), expected[k], `conversation ${c} at ${end}`)
+      t.deepEqual(withMetadata(call(histories[c].slice(0, end), targets[k])), expected[k], `conversation ${c} at ${end}`)
       const extended = ct.messageCacheStats().layoutExtensions - before
       // The first request of each of the four is built; then every one extends its own. A fifth
       // conversation takes the place of the least recently used (0): 1 extends its own, 0 is built.
@@ -341,6 +343,43 @@ test.serial('conversations answered in turn keep their layouts, the last four, a
       if (k === requests.length - 3) t.is(extended, requests.length - 3 - 4, 'four conversations in turn')
     })
     t.is(ct.messageCacheStats().layoutExtensions - before, requests.length - 3 - 4 + 1, 'the fifth evicted the first, not the second')
+  } finally {
+    restore()
+  }
+})
+
+test.serial('estimateTokens, classifyMessages, trimByAge and the cache-aware trimmer extend the layout of a growing history as the trimmers do', (t) => {
+  const defaults = ct.messageCacheStats()
+  const restore = () => ct.setMessageCacheCapacity(defaults.capacity, { maxBytes: defaults.maxBytes })
+  try {
+    restore()
+    const history = transcript('openhands-ponyc-4595.json') as Message[]
+    const trimmer = new ct.CacheAwareTrimmer({ contextWindow: 8000 })
+    const calls: Array<[string, (m: Message[]) => unknown]> = [
+      ['estimateTokens', (m) => ct.estimateTokens(m)],
+      ['classifyMessages', (m) => ct.classifyMessages(m)],
+      ['trimByAge', (m) => ct.trimByAge(m, 1000)],
+      ['CacheAwareTrimmer#trim', (m) => trimmer.trim(m)],
+    ]
+    for (const [name, run] of calls) {
+      restore()
+      const seen = history.slice(0, 10)
+      const fresh = ct.messageCacheStats().layoutExtensions
+      run(seen)
+      t.is(ct.messageCacheStats().layoutExtensions, fresh, `${name}: the first call builds`)
+      for (let end = 11; end <= 20; end++) {
+        const before = ct.messageCacheStats().layoutExtensions
+        const got = run(history.slice(0, end))
+        t.is(ct.messageCacheStats().layoutExtensions, before + 1, `${name} at ${end}: extends`)
+        if (name !== 'CacheAwareTrimmer#trim') {
+          // What a fresh analysis gives (the cache and its layouts emptied first).
+          ct.setMessageCacheCapacity(0)
+          t.deepEqual(run(history.slice(0, end)), got, `${name} at ${end}`)
+          restore()
+          run(history.slice(0, end))
+        }
+      }
+    }
   } finally {
     restore()
   }

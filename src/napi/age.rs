@@ -30,6 +30,9 @@ pub fn trim_by_age<'env>(
   let opts: TokenOptions = read_options(env, options, "options")?;
   let input = read::read_messages_in(env, messages, opts.format().map_err(throw)?)?;
   let target = target_argument(&target_tokens).map_err(throw)?;
-  let conv = input.conversation(opts.encoding().map_err(throw)?);
-  write::apply_plan(env, &input, &core_trim_by_age(&conv, target).plan)
+  let encoding = opts.encoding().map_err(throw)?;
+  let plan = super::task::on_kept_conversation(env, &input, encoding, |conv| {
+    core_trim_by_age(conv, target).plan
+  })?;
+  write::apply_plan(env, &input, &plan)
 }

@@ -386,10 +386,9 @@ impl CacheAwareTrimmer {
     messages: Unknown<'env>,
   ) -> Result<CacheAwareTrimResult<'env>> {
     let input = read::read_messages_in(env, messages, self.format)?;
-    let step: PolicyStep = {
-      let conv = input.conversation(self.encoding);
-      self.inner.step(&conv)
-    };
+    let inner = &mut self.inner;
+    let step: PolicyStep =
+      super::task::on_kept_conversation(env, &input, self.encoding, |conv| inner.step(conv))?;
     Ok(CacheAwareTrimResult {
       messages: write::apply_plan(env, &input, &step.plan)?,
       decision: step.decision.as_str().to_string(),

@@ -341,8 +341,11 @@ pub fn classify_messages<'env>(
   let Settings { encoding, format, options, modified } =
     settings(env, &mut ctx).map_err(|e| error::throw(env, e))?;
   let input = read::read_messages_in(env, messages, format)?;
-  let conv = input.conversation(encoding);
-  let classes = classify_all(&conv, modified.as_ref(), &options);
+  // On the layout kept from the previous calls, as the trimmers do: a history classified turn
+  // after turn (the CLI, an app's report) is not paired and grouped again.
+  let classes = super::task::on_kept_conversation(env, &input, encoding, |conv| {
+    classify_all(conv, modified.as_ref(), &options)
+  })?;
   // The handles read, not `messages` again: a getter or `toJSON` may have changed the array.
   let objects = Array::from_vec(env, input.objects.clone())?;
   classified_list(env, objects, classes.iter())

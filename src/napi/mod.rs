@@ -75,7 +75,7 @@ pub fn estimate_message_tokens(
 pub fn estimate_tokens(env: &Env, messages: Unknown, options: Option<Unknown>) -> Result<u32> {
   let (encoding, format) = token_options(env, options)?;
   let input = read::read_messages_in(env, messages, format)?;
-  Ok(saturate(input.conversation(encoding).total_tokens()))
+  task::on_kept_conversation(env, &input, encoding, |conv| saturate(conv.total_tokens()))
 }
 
 /// Counts the steps of a conversation: assistant messages with tool calls.

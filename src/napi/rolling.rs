@@ -398,8 +398,10 @@ impl RollingContext {
     if !self.inner.enabled {
       return Ok(messages);
     }
-    let conv = input.conversation(self.encoding);
-    let out = write::apply_plan(env, &input, &self.inner.prepare(&conv))?;
+    let inner = &self.inner;
+    let plan =
+      super::task::on_kept_conversation(env, &input, self.encoding, |conv| inner.prepare(conv))?;
+    let out = write::apply_plan(env, &input, &plan)?;
     Ok(out.to_unknown())
   }
 

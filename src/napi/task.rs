@@ -70,6 +70,22 @@ pub(crate) fn conversation<'a>(
   }
 }
 
+/// `f` of the conversation of `input` counted in `encoding`, on the layout the instance keeps
+/// for these messages (`instance::LayoutMemo`): a history analysed on an earlier call is
+/// extended by its new messages, not paired and grouped again. The layout is the instance's
+/// only while `f` runs.
+pub(crate) fn on_kept_conversation<R>(
+  env: &Env,
+  input: &JsMessages<'_>,
+  encoding: crate::model::tokens::Encoding,
+  f: impl FnOnce(&crate::model::conversation::Conversation<'_>) -> R,
+) -> Result<R> {
+  let refs: Vec<&Message> = input.messages.iter().map(|c| &c.message).collect();
+  let layout = super::instance::instance(env)?.layout.layout(&input.messages, encoding);
+  let conv = conversation(&refs, encoding, Some(layout)).with_format(input.format);
+  Ok(f(&conv))
+}
+
 /// Runs `op` now, on the JS thread.
 pub(crate) fn run_sync<'env, O: Operation>(
   env: &'env Env,
