@@ -348,26 +348,32 @@ test.serial('conversations answered in turn keep their layouts, the last four, a
   }
 })
 
-test.serial('estimateTokens, classifyMessages, trimByAge and the cache-aware trimmer extend the layout of a growing history as the trimmers do', (t) => {
+test.serial('estimateTokens, classifyMessages, trimByAge, the cache-aware trimmer and the trimmers extend the layout (and its file operations and supersessions) of a growing history', (t) => {
   const defaults = ct.messageCacheStats()
   const restore = () => ct.setMessageCacheCapacity(defaults.capacity, { maxBytes: defaults.maxBytes })
   try {
     restore()
     const history = transcript('openhands-ponyc-4595.json') as Message[]
+    // The grown range holds file results and superseded ones, which the kept analysis carries.
+    const classes = ct.classifyMessages(history.slice(0, 40))
+    t.true(classes.some((c) => c.metadata.supersededBy != null) && classes.some((c) => c.metadata.filePath != null))
     const trimmer = new ct.CacheAwareTrimmer({ contextWindow: 8000 })
     const calls: Array<[string, (m: Message[]) => unknown]> = [
       ['estimateTokens', (m) => ct.estimateTokens(m)],
       ['classifyMessages', (m) => ct.classifyMessages(m)],
       ['trimByAge', (m) => ct.trimByAge(m, 1000)],
       ['CacheAwareTrimmer#trim', (m) => trimmer.trim(m)],
+      // These read the kept file operations and supersessions too: each call equals a fresh analysis.
+      ['trimWithPlaceholders', (m) => ct.trimWithPlaceholders(m, { targetTokens: 3000 })],
+      ['deduplicateToolResults', (m) => ct.deduplicateToolResults(m, { deduplicationThreshold: 0 })],
     ]
     for (const [name, run] of calls) {
       restore()
-      const seen = history.slice(0, 10)
+      const seen = history.slice(0, 20)
       const fresh = ct.messageCacheStats().layoutExtensions
       run(seen)
       t.is(ct.messageCacheStats().layoutExtensions, fresh, `${name}: the first call builds`)
-      for (let end = 11; end <= 20; end++) {
+      for (let end = 21; end <= 40; end++) {
         const before = ct.messageCacheStats().layoutExtensions
         const got = run(history.slice(0, end))
         t.is(ct.messageCacheStats().layoutExtensions, before + 1, `${name} at ${end}: extends`)

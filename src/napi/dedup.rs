@@ -258,12 +258,8 @@ pub(crate) struct DedupOutput {
 impl task::Operation for DedupOp {
   type Output = DedupOutput;
 
-  fn compute(
-    &mut self,
-    messages: &[&Message],
-    layout: Option<&crate::model::conversation::Layout>,
-  ) -> DedupOutput {
-    let conv = task::conversation(messages, self.encoding, layout);
+  fn compute(&mut self, messages: &[&Message], kept: Option<task::Kept<'_>>) -> DedupOutput {
+    let conv = task::conversation(messages, self.encoding, kept);
     let dedup = dedup::deduplicate(&conv, &self.options);
     let mut call_ids = BTreeMap::new();
     for s in &dedup.superseded {

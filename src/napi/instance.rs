@@ -899,11 +899,28 @@ pub(crate) struct LayoutMemo {
 /// How many conversations' layouts a [`LayoutMemo`] keeps (as many as the recent JSON bodies).
 pub(crate) const LAYOUT_MEMO_CONVERSATIONS: usize = 4;
 
-/// One conversation's layout, with the messages it was made of.
+/// One conversation's layout, with the messages it was made of, and what the strategies read of
+/// each message that depends only on the messages up to it (its file operation, the results it
+/// supersedes), extended when a call asks for them ([`LayoutMemo::analysed`]).
 struct KeptLayout {
   encoding: crate::model::tokens::Encoding,
   messages: Vec<Arc<Cached>>,
   layout: crate::model::conversation::Layout,
+  operations: crate::analysis::file_ops::FileOperations,
+  supersessions: crate::analysis::supersession::Supersessions,
+}
+
+/// A kept conversation's layout with its file operations and supersessions, for exactly the
+/// messages of the call: what [`super::task::conversation`] gives the strategies, so that a
+/// history trimmed turn after turn is not searched for file operations and supersessions again.
+#[derive(Clone, Copy)]
+pub(crate) struct Kept<'a> {
+  /// The layout.
+  pub layout: &'a crate::model::conversation::Layout,
+  /// Each message's file operation.
+  pub operations: &'a crate::analysis::file_ops::FileOperations,
+  /// The results a newer one supersedes (the default tool names).
+  pub supersessions: &'a crate::analysis::supersession::Supersessions,
 }
 
 impl KeptLayout {
@@ -957,7 +974,15 @@ impl LayoutMemo {
       }
       None => {
         self.kept.truncate(LAYOUT_MEMO_CONVERSATIONS - 1);
-        KeptLayout { encoding, messages: Vec::new(), layout: Default::default() }
+        KeptLayout {
+          encoding,
+          messages: Vec::new(),
+          layout: Default::default(),
+          operations: Default::default(),
+          supersessions: crate::analysis::supersession::Supersessions::new(
+            crate::strategy::dedup::DedupOptions::default().tools,
+          ),
+        }
       }
     };
     for m in &messages[kept.messages.len()..] {
@@ -968,6 +993,26 @@ impl LayoutMemo {
     }
     self.kept.insert(0, kept);
     &self.kept[0].layout
+  }
+
+  /// [`LayoutMemo::layout`] with the file operations and supersessions of `messages`, found
+  /// for the messages the kept conversation had not analysed yet.
+  pub fn analysed<M: HoldsCached>(
+    &mut self,
+    messages: &[M],
+    encoding: crate::model::tokens::Encoding,
+  ) -> Kept<'_> {
+    self.layout(messages, encoding);
+    let KeptLayout { messages: held, layout, operations, supersessions, .. } = &mut self.kept[0];
+    if operations.len() < held.len() || supersessions.len() < held.len() {
+      let refs: Vec<&crate::model::message::Message> = held.iter().map(|c| &c.message).collect();
+      let conv = crate::model::conversation::Conversation::with_layout(refs, encoding, layout);
+      operations.extend(&conv);
+      while supersessions.len() < conv.len() {
+        supersessions.push(&conv);
+      }
+    }
+    Kept { layout, operations, supersessions }
   }
 
   /// Forgets the layouts, lets their messages go, and counts from 0.

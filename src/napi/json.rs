@@ -140,8 +140,8 @@ fn trim_json<'env>(
   op.format = format;
   let refs: Vec<&Message> = messages.iter().map(|m| &m.cached.message).collect();
   // The messages found in place are the previous body's parsed ones: its kept layout extends.
-  let layout = op.counts_in().map(|encoding| state.layout.layout(&messages, encoding));
-  let output = op.compute(&refs, layout);
+  let kept = op.counts_in().map(|encoding| state.layout.analysed(&messages, encoding));
+  let output = op.compute(&refs, kept);
   let plan = &output.trim.outcome.plan;
   // A message found in place that was rewritten the same way last time is written as then.
   // Both are in the order of the messages.

@@ -75,7 +75,9 @@ pub fn estimate_message_tokens(
 pub fn estimate_tokens(env: &Env, messages: Unknown, options: Option<Unknown>) -> Result<u32> {
   let (encoding, format) = token_options(env, options)?;
   let input = read::read_messages_in(env, messages, format)?;
-  task::on_kept_conversation(env, &input, encoding, |conv| saturate(conv.total_tokens()))
+  // The total alone: the kept layout's sum, without the analysis the strategies read.
+  let layout = instance::instance(env)?.layout.layout(&input.messages, encoding);
+  Ok(saturate(layout.total_tokens(encoding)))
 }
 
 /// Counts the steps of a conversation: assistant messages with tool calls.

@@ -13,7 +13,7 @@ use napi_derive::napi;
 use crate::analysis::classify::{ClassifyOptions, DEFAULT_PRESERVE_RECENT_TURNS};
 use crate::analysis::file_tracker::FileTracker as CoreTracker;
 use crate::error::{Error as CoreError, ErrorKind, Result as CoreResult};
-use crate::model::conversation::{Conversation, Layout};
+use crate::model::conversation::Conversation;
 use crate::model::format::Format;
 use crate::model::message::Message;
 use crate::model::tokens::Encoding;
@@ -311,8 +311,8 @@ impl TrimOp {
 impl task::Operation for TrimOp {
   type Output = TrimOutput;
 
-  fn compute(&mut self, messages: &[&Message], layout: Option<&Layout>) -> TrimOutput {
-    let conv = task::conversation(messages, self.encoding, layout).with_format(self.format);
+  fn compute(&mut self, messages: &[&Message], kept: Option<task::Kept<'_>>) -> TrimOutput {
+    let conv = task::conversation(messages, self.encoding, kept).with_format(self.format);
     task::OnConversation::compute_on(self, &conv)
   }
 

@@ -184,11 +184,7 @@ impl SimulateOp {
 impl task::Operation for SimulateOp {
   type Output = CoreResult<SimulationResult>;
 
-  fn compute(
-    &mut self,
-    messages: &[&Message],
-    _layout: Option<&crate::model::conversation::Layout>,
-  ) -> Self::Output {
+  fn compute(&mut self, messages: &[&Message], _kept: Option<task::Kept<'_>>) -> Self::Output {
     SimulateOp::compute(self, messages)
   }
 

@@ -13,6 +13,7 @@ use napi::bindgen_prelude::*;
 use napi::{check_status, sys, Env, Task};
 
 use super::instance::Cached;
+pub(crate) use super::instance::Kept;
 use super::read::JsMessages;
 use super::write::Objects;
 use crate::model::format::Format;
@@ -26,11 +27,7 @@ pub(crate) trait Operation: Send + 'static {
   /// Computes the result from the parsed messages. Runs on the JS thread or on a worker.
   /// `layout` is theirs in [`Operation::counts_in`]'s encoding when [`run_sync`] kept it from an
   /// earlier call (see [`conversation`]); `None` otherwise.
-  fn compute(
-    &mut self,
-    messages: &[&Message],
-    layout: Option<&crate::model::conversation::Layout>,
-  ) -> Self::Output;
+  fn compute(&mut self, messages: &[&Message], kept: Option<Kept<'_>>) -> Self::Output;
 
   /// The encoding the operation analyses the messages in, as they come: then [`run_sync`]
   /// hands [`Operation::compute`] the layout it keeps from call to call. `None` (the default)
@@ -56,16 +53,18 @@ pub(crate) trait OnConversation: Operation {
   fn compute_on(&mut self, conv: &crate::model::conversation::Conversation<'_>) -> Self::Output;
 }
 
-/// The conversation of `messages` counted in `encoding`: on `layout` when one was kept for them
-/// (see [`Operation::compute`]), else analysed anew.
+/// The conversation of `messages` counted in `encoding`: on what was kept for them (layout, file
+/// operations, supersessions: see [`Operation::compute`]), else analysed anew.
 pub(crate) fn conversation<'a>(
   messages: &[&'a Message],
   encoding: crate::model::tokens::Encoding,
-  layout: Option<&'a crate::model::conversation::Layout>,
+  kept: Option<Kept<'a>>,
 ) -> crate::model::conversation::Conversation<'a> {
   use crate::model::conversation::Conversation;
-  match layout {
-    Some(layout) => Conversation::with_layout(messages.to_vec(), encoding, layout),
+  match kept {
+    Some(kept) => Conversation::with_layout(messages.to_vec(), encoding, kept.layout)
+      .with_file_operations(kept.operations)
+      .with_supersessions(kept.supersessions),
     None => Conversation::from_refs(messages.to_vec(), encoding),
   }
 }
@@ -81,8 +80,8 @@ pub(crate) fn on_kept_conversation<R>(
   f: impl FnOnce(&crate::model::conversation::Conversation<'_>) -> R,
 ) -> Result<R> {
   let refs: Vec<&Message> = input.messages.iter().map(|c| &c.message).collect();
-  let layout = super::instance::instance(env)?.layout.layout(&input.messages, encoding);
-  let conv = conversation(&refs, encoding, Some(layout)).with_format(input.format);
+  let kept = super::instance::instance(env)?.layout.analysed(&input.messages, encoding);
+  let conv = conversation(&refs, encoding, Some(kept)).with_format(input.format);
   Ok(f(&conv))
 }
 
@@ -93,13 +92,13 @@ pub(crate) fn run_sync<'env, O: Operation>(
   mut op: O,
 ) -> Result<Unknown<'env>> {
   let refs: Vec<&Message> = input.messages.iter().map(|c| &c.message).collect();
-  let layout = match op.counts_in() {
+  let kept = match op.counts_in() {
     Some(encoding) => {
-      Some(super::instance::instance(env)?.layout.layout(&input.messages, encoding))
+      Some(super::instance::instance(env)?.layout.analysed(&input.messages, encoding))
     }
     None => None,
   };
-  let output = op.compute(&refs, layout);
+  let output = op.compute(&refs, kept);
   op.to_js(env, output, input.view(), input.format)
 }
 
@@ -219,12 +218,8 @@ where
 {
   type Output = crate::plan::Plan;
 
-  fn compute(
-    &mut self,
-    messages: &[&Message],
-    layout: Option<&crate::model::conversation::Layout>,
-  ) -> crate::plan::Plan {
-    let conv = conversation(messages, self.encoding, layout).with_format(self.format);
+  fn compute(&mut self, messages: &[&Message], kept: Option<Kept<'_>>) -> crate::plan::Plan {
+    let conv = conversation(messages, self.encoding, kept).with_format(self.format);
     self.compute_on(&conv)
   }
 
