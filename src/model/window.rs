@@ -5,6 +5,10 @@
 //! total is a running sum. A strategy run on [`ContextWindow::conversation`] then costs
 //! O(messages): no text is read or tokenised again, and nothing is re-analysed.
 
+use std::cell::RefCell;
+
+use crate::analysis::file_ops::FileOperations;
+use crate::analysis::supersession::Supersessions;
 use crate::model::conversation::{Conversation, Layout};
 use crate::model::format::Format;
 use crate::model::message::Message;
@@ -18,12 +22,44 @@ pub struct ContextWindow<M> {
   encoding: Encoding,
   format: Format,
   layout: Layout,
+  /// The messages' file operations and supersessions, found for the messages appended since
+  /// the last strategy that read them ([`ContextWindow::analysed`]).
+  analysis: RefCell<Analysis>,
+}
+
+/// What [`ContextWindow::analysed`] carries from call to call. A copy starts afresh: it is found
+/// again on its first use.
+#[derive(Debug)]
+struct Analysis {
+  operations: FileOperations,
+  supersessions: Supersessions,
+}
+
+impl Clone for Analysis {
+  fn clone(&self) -> Self {
+    Analysis::default()
+  }
+}
+
+impl Default for Analysis {
+  fn default() -> Self {
+    Analysis {
+      operations: FileOperations::default(),
+      supersessions: Supersessions::new(crate::strategy::dedup::DedupOptions::default().tools),
+    }
+  }
 }
 
 impl<M: AsRef<Message>> ContextWindow<M> {
   /// An empty window counting in `encoding`, whose messages are in `format`.
   pub fn new(encoding: Encoding, format: Format) -> Self {
-    ContextWindow { items: Vec::new(), encoding, format, layout: Layout::default() }
+    ContextWindow {
+      items: Vec::new(),
+      encoding,
+      format,
+      layout: Layout::default(),
+      analysis: RefCell::default(),
+    }
   }
 
   /// Appends a message: counts its tokens (memoised in the message) and links it.
@@ -40,6 +76,7 @@ impl<M: AsRef<Message>> ContextWindow<M> {
     let tokens = refs.iter().map(|m| message_tokens(m, self.encoding)).collect();
     self.layout = Layout::build(&refs, tokens);
     self.items = items;
+    self.analysis = RefCell::default();
   }
 
   /// The messages, in order.
@@ -83,6 +120,24 @@ impl<M: AsRef<Message>> ContextWindow<M> {
     let refs = self.items.iter().map(AsRef::as_ref).collect();
     Conversation::with_layout(refs, self.encoding, &self.layout).with_format(self.format)
   }
+
+  /// `f` of [`ContextWindow::conversation`] with its messages' file operations and
+  /// supersessions, carried from call to call (found for the messages appended since the last
+  /// call: they depend only on the messages up to each one), as the strategies that classify or
+  /// deduplicate read them.
+  pub fn analysed<R>(&self, f: impl FnOnce(&Conversation<'_>) -> R) -> R {
+    let conv = self.conversation();
+    {
+      let mut analysis = self.analysis.borrow_mut();
+      let Analysis { operations, supersessions } = &mut *analysis;
+      operations.extend(&conv);
+      while supersessions.len() < conv.len() {
+        supersessions.push(&conv);
+      }
+    }
+    let analysis = self.analysis.borrow();
+    f(&conv.with_file_operations(&analysis.operations).with_supersessions(&analysis.supersessions))
+  }
 }
 
 #[cfg(test)]
@@ -109,6 +164,53 @@ mod tests {
     assert_eq!(grown.unit_of(1), 1);
     assert_eq!(grown.unit_of(4), 2);
     assert_eq!(window.current_step(), 2);
+  }
+
+  /// The carried file operations and supersessions give what a fresh analysis of the same
+  /// messages gives, as the window grows, after a reset and in a copy.
+  #[test]
+  fn the_carried_analysis_is_a_fresh_one() {
+    use crate::analysis::classify::{classify_conversation, ClassifyOptions};
+    use crate::analysis::file_ops::file_operations;
+    use crate::analysis::supersession::{superseded_results, ToolNames};
+    let options = ClassifyOptions::default();
+    let fresh = |messages: &[Message]| {
+      let conv = Conversation::new(messages, Encoding::O200kBase);
+      let superseded = superseded_results(&conv, &ToolNames::default());
+      (
+        classify_conversation(&conv, None, &options),
+        superseded,
+        file_operations(&conv).into_owned(),
+      )
+    };
+    let carried = |window: &ContextWindow<&Message>| {
+      window.analysed(|conv| {
+        assert!(conv.supersessions().is_some() && conv.given_file_operations().is_some());
+        let superseded = superseded_results(conv, &ToolNames::default());
+        (
+          classify_conversation(conv, None, &options),
+          superseded,
+          file_operations(conv).into_owned(),
+        )
+      })
+    };
+    let mut superseded = 0;
+    for (name, messages) in crate::testing::transcripts() {
+      let mut window = ContextWindow::new(Encoding::O200kBase, Format::OpenAi);
+      for (end, m) in messages.iter().enumerate() {
+        window.push(m);
+        if end % 7 == 0 || end + 1 == messages.len() {
+          let got = carried(&window);
+          superseded += got.1.len();
+          assert_eq!(got, fresh(&messages[..=end]), "{name}, first {} messages", end + 1);
+        }
+      }
+      assert_eq!(carried(&window.clone()), fresh(&messages), "{name}, a copy");
+      let half = &messages[..messages.len() / 2];
+      window.reset(half.iter().collect(), Format::OpenAi);
+      assert_eq!(carried(&window), fresh(half), "{name}, reset to half");
+    }
+    assert!(superseded > 0);
   }
 
   #[test]

@@ -281,7 +281,7 @@ impl ContextWindow {
 
   /// Runs `op` on the kept conversation and builds its result from the held objects.
   fn run<'env, O: OnConversation>(&self, env: &'env Env, mut op: O) -> Result<Unknown<'env>> {
-    let output = op.compute_on(&self.core.conversation());
+    let output = self.core.analysed(|conv| op.compute_on(conv));
     op.to_js(env, output, Objects::Array(&self.held_array(env)?), self.core.format())
   }
 }
