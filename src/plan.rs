@@ -284,9 +284,8 @@ impl Plan {
     if !conv.format().rules().first_must_be_user {
       return;
     }
-    let is_turn = |i: usize| conv.message(i).is_user_turn();
-    let first =
-      (0..conv.len()).find(|&i| !self.is_dropped(i) && !conv.message(i).role.is_instruction());
+    let is_turn = |i: usize| conv.shape(i).is_user_turn();
+    let first = (0..conv.len()).find(|&i| !self.is_dropped(i) && !conv.shape(i).is_instruction());
     let Some(first) = first else {
       // Nothing but instructions returned: where they travel apart (Anthropic's `system`
       // parameter) the request would have no message, so the latest user message comes back.
@@ -323,7 +322,7 @@ impl Plan {
     }
     let n = conv.len().min(self.actions.len());
     while opening.first < n
-      && (self.is_dropped(opening.first) || conv.message(opening.first).role.is_instruction())
+      && (self.is_dropped(opening.first) || conv.shape(opening.first).is_instruction())
     {
       opening.first += 1;
     }
@@ -335,7 +334,7 @@ impl Plan {
       if !opening.instructions_apart || inserted_user {
         return 0;
       }
-    } else if conv.message(first).is_user_turn() {
+    } else if conv.shape(first).is_user_turn() {
       return 0;
     } else if let Some((_, m)) = self.inserted.iter().find(|(p, _)| *p <= first) {
       if m.role == crate::model::message::Role::User {
@@ -551,7 +550,7 @@ impl Opening {
       let mut latest = None;
       for i in 0..conv.len() {
         latest_turn_before.push(latest);
-        if conv.message(i).is_user_turn() {
+        if conv.shape(i).is_user_turn() {
           latest = Some(i);
         }
       }

@@ -29,7 +29,7 @@
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use crate::analysis::file_ops::FileOperations;
+use crate::analysis::growing::GrowingAnalysis;
 use crate::analysis::supersession::Supersessions;
 use crate::error::{Error, Result};
 use crate::model::conversation::{Conversation, Layout};
@@ -275,16 +275,11 @@ pub fn simulate(messages: &[&Message], options: &SimulateOptions) -> Result<Simu
     .map(|&kind| Runner::new(kind, options, ends.len()))
     .collect::<Result<Vec<_>>>()?;
   let mut layout = Layout::default();
-  // Only the policies that trim read which results are superseded (the priority strategies'
-  // classification, deduplication).
-  let mut supersessions = options
-    .policies
-    .iter()
-    .any(|&kind| kind != PolicyKind::None)
-    .then(|| Supersessions::new(DedupOptions::default().tools));
-  // Each message's file operation, found once (it depends on the message and the call it
-  // answers alone): the strategies' classification reads them every turn.
-  let mut operations = FileOperations::default();
+  // Only the policies that trim read the messages' file operations and which results are
+  // superseded (the priority strategies' classification, deduplication): found once per
+  // message, as the session grows.
+  let mut analysis =
+    options.policies.iter().any(|&kind| kind != PolicyKind::None).then(GrowingAnalysis::default);
   // prefix[i]: the tokens of messages[..i].
   let mut prefix = vec![0];
   for &end in &ends {
@@ -295,15 +290,11 @@ pub fn simulate(messages: &[&Message], options: &SimulateOptions) -> Result<Simu
     }
     let conv = Conversation::with_layout(messages[..end].to_vec(), options.encoding, &layout)
       .with_format(options.format);
-    operations.extend(&conv);
-    let conv = conv.with_file_operations(&operations);
-    let conv = match &mut supersessions {
-      Some(known) => {
-        while known.len() < end {
-          known.push(&conv);
-        }
-        conv.with_supersessions(known)
-      }
+    if let Some(analysis) = &mut analysis {
+      analysis.extend(&conv);
+    }
+    let conv = match &analysis {
+      Some(analysis) => analysis.give(conv),
       None => conv,
     };
     for runner in &mut runners {

@@ -4,5 +4,6 @@ pub mod classify;
 pub mod detect;
 pub mod file_ops;
 pub mod file_tracker;
+pub mod growing;
 pub mod span_index;
 pub mod supersession;

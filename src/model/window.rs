@@ -7,8 +7,7 @@
 
 use std::cell::RefCell;
 
-use crate::analysis::file_ops::FileOperations;
-use crate::analysis::supersession::Supersessions;
+use crate::analysis::growing::GrowingAnalysis;
 use crate::model::conversation::{Conversation, Layout};
 use crate::model::format::Format;
 use crate::model::message::Message;
@@ -24,30 +23,7 @@ pub struct ContextWindow<M> {
   layout: Layout,
   /// The messages' file operations and supersessions, found for the messages appended since
   /// the last strategy that read them ([`ContextWindow::analysed`]).
-  analysis: RefCell<Analysis>,
-}
-
-/// What [`ContextWindow::analysed`] carries from call to call. A copy starts afresh: it is found
-/// again on its first use.
-#[derive(Debug)]
-struct Analysis {
-  operations: FileOperations,
-  supersessions: Supersessions,
-}
-
-impl Clone for Analysis {
-  fn clone(&self) -> Self {
-    Analysis::default()
-  }
-}
-
-impl Default for Analysis {
-  fn default() -> Self {
-    Analysis {
-      operations: FileOperations::default(),
-      supersessions: Supersessions::new(crate::strategy::dedup::DedupOptions::default().tools),
-    }
-  }
+  analysis: RefCell<GrowingAnalysis>,
 }
 
 impl<M: AsRef<Message>> ContextWindow<M> {
@@ -127,16 +103,9 @@ impl<M: AsRef<Message>> ContextWindow<M> {
   /// deduplicate read them.
   pub fn analysed<R>(&self, f: impl FnOnce(&Conversation<'_>) -> R) -> R {
     let conv = self.conversation();
-    {
-      let mut analysis = self.analysis.borrow_mut();
-      let Analysis { operations, supersessions } = &mut *analysis;
-      operations.extend(&conv);
-      while supersessions.len() < conv.len() {
-        supersessions.push(&conv);
-      }
-    }
+    self.analysis.borrow_mut().extend(&conv);
     let analysis = self.analysis.borrow();
-    f(&conv.with_file_operations(&analysis.operations).with_supersessions(&analysis.supersessions))
+    f(&analysis.give(conv))
   }
 }
 

@@ -906,8 +906,7 @@ struct KeptLayout {
   encoding: crate::model::tokens::Encoding,
   messages: Vec<Arc<Cached>>,
   layout: crate::model::conversation::Layout,
-  operations: crate::analysis::file_ops::FileOperations,
-  supersessions: crate::analysis::supersession::Supersessions,
+  analysis: crate::analysis::growing::GrowingAnalysis,
 }
 
 /// A kept conversation's layout with its file operations and supersessions, for exactly the
@@ -917,10 +916,8 @@ struct KeptLayout {
 pub(crate) struct Kept<'a> {
   /// The layout.
   pub layout: &'a crate::model::conversation::Layout,
-  /// Each message's file operation.
-  pub operations: &'a crate::analysis::file_ops::FileOperations,
-  /// The results a newer one supersedes (the default tool names).
-  pub supersessions: &'a crate::analysis::supersession::Supersessions,
+  /// Each message's file operation and the results a newer one supersedes.
+  pub analysis: &'a crate::analysis::growing::GrowingAnalysis,
 }
 
 impl KeptLayout {
@@ -978,10 +975,7 @@ impl LayoutMemo {
           encoding,
           messages: Vec::new(),
           layout: Default::default(),
-          operations: Default::default(),
-          supersessions: crate::analysis::supersession::Supersessions::new(
-            crate::strategy::dedup::DedupOptions::default().tools,
-          ),
+          analysis: Default::default(),
         }
       }
     };
@@ -1003,16 +997,13 @@ impl LayoutMemo {
     encoding: crate::model::tokens::Encoding,
   ) -> Kept<'_> {
     self.layout(messages, encoding);
-    let KeptLayout { messages: held, layout, operations, supersessions, .. } = &mut self.kept[0];
-    if operations.len() < held.len() || supersessions.len() < held.len() {
+    let KeptLayout { messages: held, layout, analysis, .. } = &mut self.kept[0];
+    if analysis.len() < held.len() {
       let refs: Vec<&crate::model::message::Message> = held.iter().map(|c| &c.message).collect();
       let conv = crate::model::conversation::Conversation::with_layout(refs, encoding, layout);
-      operations.extend(&conv);
-      while supersessions.len() < conv.len() {
-        supersessions.push(&conv);
-      }
+      analysis.extend(&conv);
     }
-    Kept { layout, operations, supersessions }
+    Kept { layout, analysis }
   }
 
   /// Forgets the layouts, lets their messages go, and counts from 0.

@@ -62,9 +62,9 @@ pub(crate) fn conversation<'a>(
 ) -> crate::model::conversation::Conversation<'a> {
   use crate::model::conversation::Conversation;
   match kept {
-    Some(kept) => Conversation::with_layout(messages.to_vec(), encoding, kept.layout)
-      .with_file_operations(kept.operations)
-      .with_supersessions(kept.supersessions),
+    Some(kept) => {
+      kept.analysis.give(Conversation::with_layout(messages.to_vec(), encoding, kept.layout))
+    }
     None => Conversation::from_refs(messages.to_vec(), encoding),
   }
 }

@@ -1,0 +1,60 @@
+//! What the strategies read of each message that depends only on the messages up to it (its
+//! file operation, the results it supersedes), kept for a conversation that grows: found once
+//! per message, then handed to every later analysis of the same messages instead of searched
+//! for again. The simulator, the binding's kept layouts and `ContextWindow` keep one.
+
+use crate::analysis::file_ops::FileOperations;
+use crate::analysis::supersession::Supersessions;
+use crate::model::conversation::Conversation;
+use crate::strategy::dedup::DedupOptions;
+
+/// The file operations and supersessions (with the default tool names) of a growing
+/// conversation's messages.
+#[derive(Debug)]
+pub struct GrowingAnalysis {
+  operations: FileOperations,
+  supersessions: Supersessions,
+}
+
+impl Default for GrowingAnalysis {
+  fn default() -> Self {
+    GrowingAnalysis {
+      operations: FileOperations::default(),
+      supersessions: Supersessions::new(DedupOptions::default().tools),
+    }
+  }
+}
+
+/// A copy starts afresh: it is found again on its first use (it is a cache of what the
+/// messages say).
+impl Clone for GrowingAnalysis {
+  fn clone(&self) -> Self {
+    GrowingAnalysis::default()
+  }
+}
+
+impl GrowingAnalysis {
+  /// Analyses the messages of `conv` after the ones already analysed (the messages before must
+  /// be the same).
+  pub fn extend(&mut self, conv: &Conversation<'_>) {
+    self.operations.extend(conv);
+    while self.supersessions.len() < conv.len() {
+      self.supersessions.push(conv);
+    }
+  }
+
+  /// `conv` reading the kept analysis: `conv`'s messages must be the ones analysed, no more.
+  pub fn give<'a>(&'a self, conv: Conversation<'a>) -> Conversation<'a> {
+    conv.with_file_operations(&self.operations).with_supersessions(&self.supersessions)
+  }
+
+  /// How many messages are analysed.
+  pub fn len(&self) -> usize {
+    self.operations.len().min(self.supersessions.len())
+  }
+
+  /// Whether no message is analysed.
+  pub fn is_empty(&self) -> bool {
+    self.len() == 0
+  }
+}
