@@ -518,11 +518,8 @@ pub fn classes_with_operations(
       c.flags |= Compact::AGE;
     }
   }
-  // The last pair for an index says which newer result supersedes it.
-  superseded_by.sort_by_key(|&(index, _)| index);
-  superseded_by.reverse();
-  superseded_by.dedup_by_key(|&mut (index, _)| index);
-  superseded_by.reverse();
+  // One pair per superseded result, ascending: what Classes::classifications reads in order.
+  debug_assert!(superseded_by.windows(2).all(|w| w[0].0 < w[1].0));
   for unit in conv.units() {
     let Some((&first, results)) = unit.members.split_first() else { continue };
     let caller = conv.shape(first);

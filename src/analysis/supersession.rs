@@ -762,7 +762,8 @@ impl Accesses {
 /// The longest call arguments (bytes) an `Accesses` memo copies.
 const MAX_MEMOISED_ARGUMENTS: usize = 4096;
 
-/// [`superseded_results`] as `(superseded, by)` index pairs, in order: what the classification
+/// [`superseded_results`] as `(superseded, by)` index pairs, one per superseded result, ascending
+/// by its index: what the classification
 /// reads, without copying the paths of the supersessions the conversation carries (a long
 /// history's classification runs on every call).
 pub fn superseded_pairs(conv: &Conversation<'_>, tools: &ToolNames) -> Vec<(usize, usize)> {
