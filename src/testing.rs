@@ -28,6 +28,15 @@ pub(crate) fn named_result(name: &str, text: &str) -> Message {
   m
 }
 
+/// The content text of every message of the bundled transcripts longer than `min_bytes`.
+pub(crate) fn transcript_texts(min_bytes: usize) -> Vec<String> {
+  transcripts()
+    .into_iter()
+    .flat_map(|(_, messages)| messages.into_iter().map(|m| m.content_text().into_owned()))
+    .filter(|t| t.len() > min_bytes)
+    .collect()
+}
+
 /// Every bundled transcript (`samples/transcripts/*.json`), by file name, in name order.
 pub(crate) fn transcripts() -> Vec<(String, Vec<Message>)> {
   let dir = format!("{}/samples/transcripts", env!("CARGO_MANIFEST_DIR"));

@@ -7,7 +7,7 @@
 
 use crate::model::message::Message;
 use crate::model::tokens::{
-  count_tokens, count_tokens_uncached, prefix_span, suffix_span, Encoding, WindowMemo,
+  count_tokens, count_tokens_uncached, piece_starts, prefix_span, suffix_span, Encoding, WindowMemo,
 };
 
 /// The marker put in place of the cut middle; `{tokens}` is the number of tokens cut.
@@ -154,20 +154,6 @@ impl Join<'_> {
   }
 }
 
-/// The offsets in `text[from..to]` where every encoding that [splits at piece
-/// starts](Encoding::splits_at_piece_starts) starts a piece, with the character before each
-/// also in that range: line starts (a newline before, and at the offset a character other than
-/// whitespace and `/`) and spaces after anything but whitespace.
-fn piece_starts(text: &str, from: usize, to: usize) -> impl DoubleEndedIterator<Item = usize> + '_ {
-  let range = &text[from..to];
-  range.char_indices().filter_map(move |(i, c)| {
-    let before = range[..i].chars().next_back()?;
-    let line_start = before == '\n' && !c.is_whitespace() && c != '/';
-    let space = c == ' ' && !before.is_whitespace();
-    (line_start || space).then_some(from + i)
-  })
-}
-
 /// [`cut_middle`] of the content text of `m`, memoised in the message: the cut to
 /// [`MIN_CUT_BUDGET`] (for the first encoding asked), the cut to the first other limit and
 /// encoding asked, and a [`CutMemo`] for the others. A strategy that cuts the same old outputs
@@ -270,11 +256,7 @@ mod tests {
   /// sizes.
   #[test]
   fn a_cut_counted_from_its_windows_counts_its_text() {
-    let mut texts: Vec<String> = crate::testing::transcripts()
-      .into_iter()
-      .flat_map(|(_, messages)| messages.into_iter().map(|m| m.content_text().into_owned()))
-      .filter(|t| t.len() > 400)
-      .collect();
+    let mut texts = crate::testing::transcript_texts(400);
     let lines = [
       "/usr/bin/env node",
       "  indented: yes",
@@ -342,7 +324,9 @@ mod tests {
       for text in &texts {
         let total = count_tokens(text, encoding);
         let mut memo = CutMemo::default();
-        for max in [MIN_CUT_BUDGET, 40, 57, 100, 160, 333, 700].into_iter().filter(|&m| m < total) {
+        // Growing, then shrinking: windows made from the kept ones both ways.
+        let sizes = [MIN_CUT_BUDGET, 40, 57, 100, 160, 333, 700, 130, 45];
+        for max in sizes.into_iter().filter(|&m| m < total) {
           let cut = cut_middle_memo(text, max, encoding, &mut memo).expect("longer than the limit");
           assert_eq!(cut.tokens, count_tokens(&cut.text, encoding), "{encoding:?} {max}");
           joined += 1;

@@ -5,7 +5,8 @@
 //! bytes, so a history that grows by one message a turn is tokenised once, not every turn.
 
 use std::hash::{Hash, Hasher};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 use tiktoken_rs::tokenizer::{get_tokenizer, Tokenizer};
 use tiktoken_rs::CoreBPE;
@@ -400,7 +401,7 @@ pub(crate) fn prefix_span(
   let mut window = first_window(max_tokens);
   loop {
     let end = floor_char_boundary(text, window.min(text.len()));
-    let ends = memo.get_or_tokenise(end, || token_lengths(bpe, &bpe.encode_ordinary(&text[..end])));
+    let ends = memo.get_or_tokenise(end, |kept| head_window(text, end, encoding, bpe, kept));
     if end == text.len() && ends.len() <= max_tokens {
       return Span { at: text.len(), tokens: Some(ends.len()), window: Some(end) };
     }
@@ -438,11 +439,7 @@ pub(crate) fn suffix_span(
   let mut window = first_window(max_tokens);
   loop {
     let start = ceil_char_boundary(text, text.len().saturating_sub(window));
-    let ends = memo.get_or_tokenise(start, || {
-      let mut tokens = bpe.encode_ordinary(&text[start..]);
-      tokens.reverse();
-      token_lengths(bpe, &tokens)
-    });
+    let ends = memo.get_or_tokenise(start, |kept| tail_window(text, start, encoding, bpe, kept));
     if start == 0 && ends.len() <= max_tokens {
       return Span { at: 0, tokens: Some(ends.len()), window: Some(start) };
     }
@@ -454,6 +451,101 @@ pub(crate) fn suffix_span(
     }
     window = window.saturating_mul(2);
   }
+}
+
+/// The token lengths of the head window `text[..end]`. A kept head window (`kept`, keyed by
+/// where each ends) shares its tokens with this one up to the last piece start they share
+/// ([`piece_starts`]), in the encodings that split there: those are taken from it, and only the
+/// rest is tokenised. A budget that moves from call to call asks for windows that differ by a
+/// power of two, so this tokenises about half of a grown window and a few words of a shrunk one.
+fn head_window(
+  text: &str,
+  end: usize,
+  encoding: Encoding,
+  bpe: &CoreBPE,
+  kept: &[(usize, Box<[u16]>)],
+) -> Box<[u16]> {
+  let reused = encoding.splits_at_piece_starts().then(|| {
+    let (shared, lengths) = kept.iter().map(|(k, l)| ((*k).min(end), l)).max_by_key(|(s, _)| *s)?;
+    let from = piece_starts(text, 0, shared).next_back()?;
+    let count = tokens_spanning(lengths.iter(), from)?;
+    Some((from, &lengths[..count]))
+  });
+  let (from, before) = reused.flatten().unwrap_or((0, &[]));
+  let mut lengths = before.to_vec();
+  lengths.extend_from_slice(&token_lengths(encoding, bpe, &bpe.encode_ordinary(&text[from..end])));
+  debug_assert_eq!(
+    lengths,
+    &*token_lengths(encoding, bpe, &bpe.encode_ordinary(&text[..end])),
+    "head window {end} from {from}"
+  );
+  lengths.into()
+}
+
+/// The token lengths of the tail window `text[start..]`, from its end: [`head_window`]'s
+/// mirror, taking a kept tail window's tokens after the first piece start they share.
+fn tail_window(
+  text: &str,
+  start: usize,
+  encoding: Encoding,
+  bpe: &CoreBPE,
+  kept: &[(usize, Box<[u16]>)],
+) -> Box<[u16]> {
+  let reused = encoding.splits_at_piece_starts().then(|| {
+    let (shared, lengths) =
+      kept.iter().map(|(k, l)| ((*k).max(start), l)).min_by_key(|(s, _)| *s)?;
+    let from = piece_starts(text, shared, text.len()).next()?;
+    let count = tokens_spanning(lengths.iter(), text.len() - from)?;
+    Some((from, &lengths[..count]))
+  });
+  let (to, after) = reused.flatten().unwrap_or((text.len(), &[]));
+  let mut tokens = bpe.encode_ordinary(&text[start..to]);
+  tokens.reverse();
+  let mut lengths = after.to_vec();
+  lengths.extend_from_slice(&token_lengths(encoding, bpe, &tokens));
+  debug_assert_eq!(
+    lengths,
+    &*{
+      let mut all = bpe.encode_ordinary(&text[start..]);
+      all.reverse();
+      token_lengths(encoding, bpe, &all)
+    },
+    "tail window {start} to {to}"
+  );
+  lengths.into()
+}
+
+/// How many of the tokens whose byte lengths are `lengths` span exactly `len` bytes; `None`
+/// when no run of them does (`len` inside a token).
+fn tokens_spanning<'a>(lengths: impl Iterator<Item = &'a u16>, len: usize) -> Option<usize> {
+  let mut sum = 0;
+  let mut count = 0;
+  for &l in lengths {
+    if sum >= len {
+      break;
+    }
+    sum += usize::from(l);
+    count += 1;
+  }
+  (sum == len).then_some(count)
+}
+
+/// The offsets in `text[from..to]` where every encoding that [splits at piece
+/// starts](Encoding::splits_at_piece_starts) starts a piece, with the character before each
+/// also in that range: line starts (a newline before, and at the offset a character other than
+/// whitespace and `/`) and spaces after anything but whitespace.
+pub(crate) fn piece_starts(
+  text: &str,
+  from: usize,
+  to: usize,
+) -> impl DoubleEndedIterator<Item = usize> + '_ {
+  let range = &text[from..to];
+  range.char_indices().filter_map(move |(i, c)| {
+    let before = range[..i].chars().next_back()?;
+    let line_start = before == '\n' && !c.is_whitespace() && c != '/';
+    let space = c == ' ' && !before.is_whitespace();
+    (line_start || space).then_some(from + i)
+  })
 }
 
 /// The byte length of the tokens whose lengths are `lengths`.
@@ -497,16 +589,16 @@ impl WindowMemo {
   }
 
   /// The token lengths of the window keyed `key`: kept ones from the memo, a new one from
-  /// `tokenise` (and kept, unless longer than [`MEMO_WINDOW_BYTES`]).
+  /// `tokenise`, given the windows kept (and kept, unless longer than [`MEMO_WINDOW_BYTES`]).
   fn get_or_tokenise(
     &mut self,
     key: usize,
-    tokenise: impl FnOnce() -> Box<[u16]>,
+    tokenise: impl FnOnce(&[(usize, Box<[u16]>)]) -> Box<[u16]>,
   ) -> std::borrow::Cow<'_, [u16]> {
     if let Some(at) = self.windows.iter().position(|(k, _)| *k == key) {
       return std::borrow::Cow::Borrowed(&self.windows[at].1);
     }
-    let lengths = tokenise();
+    let lengths = tokenise(&self.windows);
     if taken_bytes(&lengths) > MEMO_WINDOW_BYTES {
       return std::borrow::Cow::Owned(lengths.into_vec());
     }
@@ -518,9 +610,45 @@ impl WindowMemo {
   }
 }
 
-/// The byte length of each of `tokens`.
-fn token_lengths(bpe: &CoreBPE, tokens: &[tiktoken_rs::Rank]) -> Box<[u16]> {
-  tokens.iter().map(|&t| u16::try_from(token_len(bpe, t)).unwrap_or(u16::MAX)).collect()
+/// The byte length of each of `tokens`, ranks of `encoding`'s tokenizer `bpe`.
+fn token_lengths(encoding: Encoding, bpe: &CoreBPE, tokens: &[tiktoken_rs::Rank]) -> Box<[u16]> {
+  let known = token_length_table(encoding);
+  tokens
+    .iter()
+    .map(|&t| {
+      let slot = usize::try_from(t).ok().and_then(|r| known.get(r));
+      match slot.map(|s| s.load(Ordering::Relaxed)) {
+        Some(len) if len != 0 => len,
+        _ => {
+          let len = u16::try_from(token_len(bpe, t)).unwrap_or(u16::MAX);
+          if let Some(slot) = slot {
+            slot.store(len, Ordering::Relaxed);
+          }
+          len
+        }
+      }
+    })
+    .collect()
+}
+
+/// Ranks below this have their byte length kept in [`token_length_table`]: every rank of the
+/// five tokenizers (`o200k_base` has about 200,000).
+const TOKEN_LENGTH_TABLE_RANKS: usize = 1 << 18;
+
+/// The byte length of each rank of `encoding`'s tokenizer, learnt as windows are tokenised (0:
+/// not yet decoded; no token is empty), so that measuring a window's tokens does not decode each
+/// one (a map look-up and an allocation) every time. 512 KiB per tokenizer used, made on its
+/// first window; a length stored by one thread and not yet seen by another is decoded again, to
+/// the same value.
+fn token_length_table(encoding: Encoding) -> &'static [AtomicU16] {
+  static TABLES: [OnceLock<Box<[AtomicU16]>>; BASE_ENCODING_COUNT] =
+    [const { OnceLock::new() }; BASE_ENCODING_COUNT];
+  match TABLES.get(encoding.base() as usize) {
+    Some(table) => {
+      table.get_or_init(|| (0..TOKEN_LENGTH_TABLE_RANKS).map(|_| AtomicU16::new(0)).collect())
+    }
+    None => &[],
+  }
 }
 
 /// The first window [`prefix_within`] tokenises for `max_tokens`: a power of two bytes, at
@@ -591,7 +719,6 @@ fn count_message(message: &Message, encoding: Encoding) -> usize {
 /// (about a second, and their tables' memory) in a process that uses one.
 fn role_tokens(role: crate::model::message::Role, encoding: Encoding) -> usize {
   use crate::model::message::Role;
-  use std::sync::OnceLock;
   static TABLES: [OnceLock<[usize; Role::ALL.len()]>; ENCODING_COUNT] =
     [const { OnceLock::new() }; ENCODING_COUNT];
   let r = Role::ALL.iter().position(|x| *x == role).unwrap_or(0);
@@ -749,13 +876,51 @@ pub fn set_cache_capacity(capacity: usize) {
 mod tests {
   use super::*;
 
+  /// A window made from a kept one (its tokens up to the last piece start they share, and the
+  /// rest tokenised) holds the tokens of its text tokenised whole, head and tail, growing,
+  /// shrinking and jumping, on every long transcript text and on lines of every kind.
+  #[test]
+  fn windows_made_from_kept_ones_are_their_texts_tokens() {
+    let mut texts = crate::testing::transcript_texts(2_000);
+    texts.push("x = 1;\n\tTabbed\r\n'quoted' a  b //c\n東京 🚀 naïve\u{3000}x\n".repeat(300));
+    texts.push(format!(
+      "{{\"k\": [{}]}}",
+      (0..600).map(|i| format!("\"v{i}\"")).collect::<Vec<_>>().join(", ")
+    ));
+    let mut made = 0;
+    for encoding in [Encoding::O200kBase, Encoding::Cl100kBase, Encoding::O200kHarmony] {
+      let bpe = encoding.bpe().unwrap();
+      for text in &texts {
+        let (mut head, mut tail) = (WindowMemo::default(), WindowMemo::default());
+        for max in [20, 70, 300, 1_000, 90, 2_500, 40, 600] {
+          let (h, t) = (
+            prefix_span(text, max, encoding, &mut head),
+            suffix_span(text, max, encoding, &mut tail),
+          );
+          let (Some(end), Some(start)) = (h.window, t.window) else { continue };
+          let kept = |memo: &WindowMemo, key| {
+            memo.windows.iter().find(|(k, _)| *k == key).map(|(_, l)| l.to_vec())
+          };
+          let whole = token_lengths(encoding, bpe, &bpe.encode_ordinary(&text[..end]));
+          assert_eq!(kept(&head, end).as_deref(), Some(&*whole), "{encoding:?} head {max}");
+          let mut tokens = bpe.encode_ordinary(&text[start..]);
+          tokens.reverse();
+          let whole = token_lengths(encoding, bpe, &tokens);
+          assert_eq!(kept(&tail, start).as_deref(), Some(&*whole), "{encoding:?} tail {max}");
+          made += 1;
+        }
+      }
+    }
+    assert!(made > 100, "{made} windows");
+  }
+
   #[test]
   fn a_window_memo_keeps_its_last_windows_under_its_byte_bound() {
     let mut memo = WindowMemo::default();
     let mut made = 0;
     let mut tokenise = |lengths: Vec<u16>| {
       made += 1;
-      move || lengths.into_boxed_slice()
+      move |_: &[(usize, Box<[u16]>)]| lengths.into_boxed_slice()
     };
     // Over the bound (a window of a text cut at 130,000 tokens and more): answered, not kept.
     let large = vec![u16::MAX; MEMO_WINDOW_BYTES / usize::from(u16::MAX) + 1];
@@ -769,7 +934,7 @@ mod tests {
     assert_eq!(memo.tokens_within(2, usize::MAX), None, "the oldest window gave way");
     for key in 3..2 + MEMO_WINDOWS + 1 {
       assert_eq!(memo.tokens_within(key, 7), Some(2));
-      assert_eq!(memo.get_or_tokenise(key, || unreachable!("kept")).len(), key);
+      assert_eq!(memo.get_or_tokenise(key, |_| unreachable!("kept")).len(), key);
     }
     assert_eq!(made, 1 + MEMO_WINDOWS + 1);
   }
@@ -945,6 +1110,22 @@ mod tests {
     }
     assert_eq!(prefix_within("abcdefgh", 1, Encoding::Approximate), 4);
     assert_eq!(suffix_within("abcdefghij", 2, Encoding::Approximate), 2);
+  }
+
+  #[test]
+  fn token_lengths_learnt_in_the_table_are_the_decoded_ones() {
+    let text = "fn main() { println!(\"héllo 東京 🚀\"); }\n\t  x".repeat(20);
+    for encoding in [Encoding::O200kBase, Encoding::Cl100kBase, Encoding::P50kBase] {
+      let bpe = encoding.bpe().unwrap();
+      let tokens = bpe.encode_ordinary(&text);
+      let decoded: Vec<u16> =
+        tokens.iter().map(|&t| bpe.decode_bytes(&[t]).unwrap().len() as u16).collect();
+      // Once learning the lengths, once reading them back.
+      for _ in 0..2 {
+        assert_eq!(&*token_lengths(encoding, bpe, &tokens), decoded.as_slice(), "{encoding:?}");
+      }
+      assert_eq!(decoded.iter().map(|&n| n as usize).sum::<usize>(), text.len());
+    }
   }
 
   #[test]
