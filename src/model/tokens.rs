@@ -659,8 +659,11 @@ fn first_window(max_tokens: usize) -> usize {
 }
 
 /// The first window tokenised by [`prefix_within`]/[`suffix_within`], in bytes per token asked
-/// for (most tokens are under 8 bytes); the window doubles until it holds enough tokens.
-const WINDOW_BYTES_PER_TOKEN: usize = 8;
+/// for (about what a token of code or English takes); the window doubles until it holds enough
+/// tokens, and a doubled window tokenises only its new half ([`head_window`]). 4 rather than 8:
+/// the 1,000-message bench session's agent loop tokenised 0.51 MB of windows instead of 0.71 MB,
+/// with the same cuts.
+const WINDOW_BYTES_PER_TOKEN: usize = 4;
 /// Tokens beyond the ones asked for that a window must hold, so that the tokens taken are not
 /// the ones cut short by the window's edge.
 const WINDOW_MARGIN_TOKENS: usize = 4;
