@@ -472,8 +472,11 @@ fn head_window(
     Some((from, &lengths[..count]))
   });
   let (from, before) = reused.flatten().unwrap_or((0, &[]));
-  let mut lengths = before.to_vec();
-  lengths.extend_from_slice(&token_lengths(encoding, bpe, &bpe.encode_ordinary(&text[from..end])));
+  let tokens = bpe.encode_ordinary(&text[from..end]);
+  // Sized exactly, so that the boxed slice is this allocation.
+  let mut lengths = Vec::with_capacity(before.len() + tokens.len());
+  lengths.extend_from_slice(before);
+  push_token_lengths(&mut lengths, encoding, bpe, &tokens);
   debug_assert_eq!(
     lengths,
     &*token_lengths(encoding, bpe, &bpe.encode_ordinary(&text[..end])),
@@ -501,8 +504,9 @@ fn tail_window(
   let (to, after) = reused.flatten().unwrap_or((text.len(), &[]));
   let mut tokens = bpe.encode_ordinary(&text[start..to]);
   tokens.reverse();
-  let mut lengths = after.to_vec();
-  lengths.extend_from_slice(&token_lengths(encoding, bpe, &tokens));
+  let mut lengths = Vec::with_capacity(after.len() + tokens.len());
+  lengths.extend_from_slice(after);
+  push_token_lengths(&mut lengths, encoding, bpe, &tokens);
   debug_assert_eq!(
     lengths,
     &*{
@@ -612,23 +616,32 @@ impl WindowMemo {
 
 /// The byte length of each of `tokens`, ranks of `encoding`'s tokenizer `bpe`.
 fn token_lengths(encoding: Encoding, bpe: &CoreBPE, tokens: &[tiktoken_rs::Rank]) -> Box<[u16]> {
+  let mut lengths = Vec::with_capacity(tokens.len());
+  push_token_lengths(&mut lengths, encoding, bpe, tokens);
+  lengths.into()
+}
+
+/// Appends the byte length of each of `tokens` to `out` ([`token_lengths`] without a copy).
+fn push_token_lengths(
+  out: &mut Vec<u16>,
+  encoding: Encoding,
+  bpe: &CoreBPE,
+  tokens: &[tiktoken_rs::Rank],
+) {
   let known = token_length_table(encoding);
-  tokens
-    .iter()
-    .map(|&t| {
-      let slot = usize::try_from(t).ok().and_then(|r| known.get(r));
-      match slot.map(|s| s.load(Ordering::Relaxed)) {
-        Some(len) if len != 0 => len,
-        _ => {
-          let len = u16::try_from(token_len(bpe, t)).unwrap_or(u16::MAX);
-          if let Some(slot) = slot {
-            slot.store(len, Ordering::Relaxed);
-          }
-          len
+  out.extend(tokens.iter().map(|&t| {
+    let slot = usize::try_from(t).ok().and_then(|r| known.get(r));
+    match slot.map(|s| s.load(Ordering::Relaxed)) {
+      Some(len) if len != 0 => len,
+      _ => {
+        let len = u16::try_from(token_len(bpe, t)).unwrap_or(u16::MAX);
+        if let Some(slot) = slot {
+          slot.store(len, Ordering::Relaxed);
         }
+        len
       }
-    })
-    .collect()
+    }
+  }));
 }
 
 /// Ranks below this have their byte length kept in [`token_length_table`]: every rank of the
