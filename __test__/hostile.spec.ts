@@ -528,6 +528,29 @@ test.serial('real transcripts in every format survive every entry point unchange
   }
 })
 
+test.serial('a warm call (every message found in the cache) returns the caller\'s own objects as the first call did', async (t) => {
+  // The second call finds each message by its id alone and takes no handle to it until one is
+  // needed: what it returns must still be the caller's objects, in order.
+  const base = transcript('openhands-resolver-dark-mode.json')
+  for (const messages of [base, toAnthropic(base), toAiSdk(base)] as unknown[][]) {
+    for (const entry of messageEntryPoints.filter((e) => e.returned)) {
+      const first = await outcome(() => entry.call(messages))
+      const second = await outcome(() => entry.call(messages))
+      t.true(first.ok && second.ok, entry.name)
+      if (!first.ok || !second.ok || !entry.returned) continue
+      checkReturned(t, entry, messages, second.value, entry.name)
+      const own = (r: unknown) => entry.returned!(r).filter((m) => messages.includes(m))
+      t.deepEqual(own(second.value), own(first.value), `${entry.name}: the same objects`)
+      t.true(own(second.value).every((m, i) => m === own(first.value)[i]), `${entry.name}: identical`)
+    }
+    const last = messages.length - 1
+    t.true(ct.classifyMessage(messages[last] as never, { messages: messages as never, index: last }).message === messages[last])
+    const window = new ct.ContextWindow()
+    window.append(messages as never)
+    t.true(window.messages().every((m, i) => m === messages[i]))
+  }
+})
+
 test('a wrongly typed option field is named, as any invalid option is; a list with a wrong entry says what every entry must be', (t) => {
   const chat = [{ role: 'user', content: 'hi' }] as never
   const cases: Array<[() => unknown, string]> = [

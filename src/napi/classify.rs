@@ -256,13 +256,13 @@ pub fn classify_message<'env>(
   let Some(index) = index else {
     return Err(throw(CoreError::option("index", "is required with messages")));
   };
-  let Some(object) = input.objects.get(index) else {
+  let Some(object) = input.object(index)? else {
     return Err(throw(CoreError::option(
       "index",
-      format!("must be less than the number of messages ({}), got {index}", input.objects.len()),
+      format!("must be less than the number of messages ({}), got {index}", input.len()),
     )));
   };
-  if !env.strict_equals(message, *object)? {
+  if !env.strict_equals(message, object)? {
     return Err(throw(CoreError::new(
       ErrorKind::InvalidArgument,
       "message",
@@ -271,7 +271,7 @@ pub fn classify_message<'env>(
   }
   let conv = input.conversation(encoding);
   let c = classify_all(&conv, modified.as_ref(), &options).swap_remove(index);
-  classified(env, *object, &c)
+  classified(env, object, &c)
 }
 
 /// The options of {@link classifyMessages}. Every field is optional.
@@ -347,8 +347,7 @@ pub fn classify_messages<'env>(
     classify_all(conv, modified.as_ref(), &options)
   })?;
   // The handles read, not `messages` again: a getter or `toJSON` may have changed the array.
-  let objects = Array::from_vec(env, input.objects.clone())?;
-  classified_list(env, objects, classes.iter())
+  classified_list(env, input.view().array(env)?, classes.iter())
 }
 
 /// What {@link classifyMessage} and {@link classifyMessages} read from their options alike.

@@ -112,7 +112,7 @@ pub fn tag_messages_with_step<'env>(
   };
   Ok(
     input
-      .objects
+      .objects()?
       .into_iter()
       .zip(steps)
       .map(|(message, step)| TaggedMessage { message, step })

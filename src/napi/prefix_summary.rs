@@ -68,7 +68,8 @@ pub fn summarize_prefix<'env>(
   let max = integer_argument(&max_summary_tokens, "maxSummaryTokens", 0.0)
     .map_err(|e| error::throw(env, e))?;
   let content = summarize(&input.refs(), max);
-  let remaining_messages = input.objects.into_iter().last().into_iter().collect();
+  let last = input.len().checked_sub(1).map(|i| input.object(i)).transpose()?.flatten();
+  let remaining_messages = last.into_iter().collect();
   Ok(PrefixSummary {
     summary_message: PrefixSummaryMessage { role: "system".into(), content },
     remaining_messages,

@@ -463,7 +463,7 @@ impl ContextPruner {
     if !pruning.archived.is_empty() {
       let mut records = Vec::with_capacity(pruning.archived.len());
       for &i in &pruning.archived {
-        let Some(object) = input.objects.get(i) else { continue };
+        let Some(object) = input.object(i)? else { continue };
         let json = read::json_stringify(env, object.to_unknown(), i).map_err(throw)?;
         records.push((i, json));
       }

@@ -22,24 +22,56 @@ use crate::model::json_body::{MAX_DEPTH, MESSAGE_FIELDS, NESTED_FIELDS, SERIALIS
 use crate::model::message::Message;
 use crate::model::tokens::Encoding;
 
-/// The caller's messages: their handles and what the core makes of them.
+/// The caller's messages: their objects and what the core makes of them.
 pub(crate) struct JsMessages<'env> {
   /// The caller's objects, in order.
-  pub objects: Vec<Object<'env>>,
+  source: Source<'env>,
   /// The parsed messages, one per object, shared with the message cache.
   pub messages: Vec<Arc<Cached>>,
   /// The format they were read in (given, or detected).
   pub format: Format,
-  /// A plain JavaScript array of `objects` (the one they were read from), when there is one.
-  pub array: Option<Array<'env>>,
+}
+
+/// Where the caller's objects are held during a call.
+enum Source<'env> {
+  /// The plain array the scan read them into (the addon's own, never handed out): a handle is
+  /// taken from it only where one is needed. A warm call finds most messages in the cache by
+  /// their id alone and builds its result from the array in one call, so it never takes
+  /// a handle to them one by one.
+  Array(Array<'env>),
+  /// One handle per message, taken as they were read (the scan could not read every element,
+  /// so the caller's array is not read twice).
+  Handles(Vec<Object<'env>>),
 }
 
 impl<'env> JsMessages<'env> {
   /// The caller's objects, as results are built from them.
   pub fn view(&self) -> Objects<'_, 'env> {
-    match &self.array {
-      Some(array) => Objects::Array(array),
-      None => Objects::Handles(&self.objects),
+    match &self.source {
+      Source::Array(array) => Objects::Array(array),
+      Source::Handles(handles) => Objects::Handles(handles),
+    }
+  }
+
+  /// The number of messages.
+  pub fn len(&self) -> usize {
+    self.messages.len()
+  }
+
+  /// The caller's object at `index`, or `None` past the end.
+  pub fn object(&self, index: usize) -> Result<Option<Object<'env>>> {
+    match &self.source {
+      Source::Handles(handles) => Ok(handles.get(index).copied()),
+      Source::Array(_) if index >= self.messages.len() => Ok(None),
+      Source::Array(array) => element(array, index).map(Some),
+    }
+  }
+
+  /// Every one of the caller's objects, in order.
+  pub fn objects(&self) -> Result<Vec<Object<'env>>> {
+    match &self.source {
+      Source::Handles(handles) => Ok(handles.clone()),
+      Source::Array(array) => (0..self.messages.len()).map(|i| element(array, i)).collect(),
     }
   }
 
@@ -52,6 +84,17 @@ impl<'env> JsMessages<'env> {
   pub fn conversation(&self, encoding: Encoding) -> Conversation<'_> {
     Conversation::from_refs(self.refs(), encoding).with_format(self.format)
   }
+}
+
+/// Element `index` of the scan's array, a message object: the scan found every one of its
+/// elements an object before the reader took it as a message.
+fn element<'env>(array: &Array<'env>, index: usize) -> Result<Object<'env>> {
+  let item = array
+    .get::<Unknown>(index as u32)?
+    .ok_or_else(|| Error::new(Status::InvalidArg, format!("messages[{index}] is missing")))?;
+  // SAFETY: every element of the scan's array that the reader accepted is an object (the
+  // reader refuses any other value, and the array is never changed after the scan).
+  unsafe { item.cast::<Object>() }
 }
 
 /// Reads an array of messages in the detected format (see [`crate::model::format::detect`]).
@@ -85,26 +128,28 @@ pub(crate) fn read_messages_in<'env>(
     _ => None,
   };
   let reader = Reader::new(env)?;
-  let source = elements.as_ref().unwrap_or(&array);
-  let mut input = read_all(env, &reader, source, &ids, &mut instance.cache, format)
+  let source = match elements {
+    Some(elements) => Source::Array(elements),
+    None => Source::Handles(Vec::new()),
+  };
+  let input = read_all(env, &reader, source, array, &ids, &mut instance.cache, format)
     .map_err(|e| super::error::throw(env, e))?;
-  input.messages.array = elements;
   // Remember what was read afresh, so that the next call skips it. The arrays are copied into
   // V8's memory: an external buffer is freed by a finalizer that Node runs on a later turn of
   // the event loop, so a loop of calls that never yields would hold every one of them.
   if !input.fresh.is_empty() {
     let fresh_ids: Vec<f64> = input.fresh.iter().map(|f| f.id as f64).collect();
     let again: Vec<u8> = input.fresh.iter().map(|f| u8::from(f.again)).collect();
-    let (objects, indices) = match &input.messages.array {
+    let (objects, indices) = match &input.messages.source {
       // The scan's array holds them: the helper picks them by index.
-      Some(array) => {
+      Source::Array(array) => {
         let indices: Vec<u32> = input.fresh.iter().map(|f| f.index as u32).collect();
         (*array, Some(Uint32ArraySlice::copy_from(env, &indices)?))
       }
-      None => {
+      Source::Handles(handles) => {
         let mut objects = env.create_array(input.fresh.len() as u32)?;
         for (j, f) in input.fresh.iter().enumerate() {
-          objects.set(j as u32, input.messages.objects[f.index])?;
+          objects.set(j as u32, handles[f.index])?;
         }
         (objects, None)
       }
@@ -135,47 +180,70 @@ struct Fresh {
   again: bool,
 }
 
+/// Reads every message: from the scan's array held in `source`, or, when `source` collects
+/// handles, from `array`, the caller's.
 fn read_all<'env>(
   env: &'env Env,
   reader: &Reader<'env>,
-  array: &Array<'env>,
+  mut source: Source<'env>,
+  array: Array<'env>,
   ids: &[f64],
   cache: &mut MessageCache,
   format: Option<Format>,
 ) -> CoreResult<ReadResult<'env>> {
-  let len = array.len() as usize;
-  let mut objects = Vec::with_capacity(len);
-  let mut cached: Vec<Option<Arc<Cached>>> = Vec::with_capacity(len);
-  let mut values: Vec<Option<Value>> = Vec::with_capacity(len);
-  let mut signals = Vec::with_capacity(len);
-  for i in 0..len {
-    let item = array
+  let from = match &source {
+    Source::Array(elements) => *elements,
+    Source::Handles(_) => array,
+  };
+  let len = from.len() as usize;
+  let item_at = |i: usize| {
+    from
       .get::<Unknown>(i as u32)
       .map_err(|e| {
         CoreError::message(i, "", format!("could not be read: {}", exception_text(env, e)))
       })?
-      .ok_or_else(|| CoreError::message(i, "", "must be an object, got undefined"))?;
+      .ok_or_else(|| CoreError::message(i, "", "must be an object, got undefined"))
+  };
+  let mut cached: Vec<Option<Arc<Cached>>> = Vec::with_capacity(len);
+  let mut values: Vec<Option<Value>> = Vec::with_capacity(len);
+  let mut signals = Vec::with_capacity(len);
+  for i in 0..len {
     // A positive id: the object itself was read before; a negative one: an object with its
-    // content was (the content index).
-    let hit = match ids.get(i) {
-      Some(&id) if id != 0.0 && matches!(item.get_type(), Ok(ValueType::Object)) => {
-        cache.get(id.abs() as u64, id < 0.0)
+    // content was (the content index). The scan gives ids to objects only, so an element of
+    // its array with an id is found in the cache without being taken from the array.
+    let id = ids.get(i).copied().unwrap_or(0.0);
+    let (item, hit) = match &mut source {
+      Source::Array(_) if id != 0.0 => (None, cache.get(id.abs() as u64, id < 0.0)),
+      Source::Array(_) => (Some(item_at(i)?), None),
+      Source::Handles(handles) => {
+        let item = item_at(i)?;
+        let object = id != 0.0 && matches!(item.get_type(), Ok(ValueType::Object));
+        let hit = if object { cache.get(id.abs() as u64, id < 0.0) } else { None };
+        if hit.is_some() {
+          // SAFETY: checked to be an object just above.
+          handles.push(
+            unsafe { item.cast::<Object>() }.map_err(|e| CoreError::message(i, "", e.reason))?,
+          );
+        }
+        (Some(item), hit)
       }
-      _ => None,
     };
     match hit {
       Some(entry) => {
-        // SAFETY: checked to be an object just above.
-        objects
-          .push(unsafe { item.cast::<Object>() }.map_err(|e| CoreError::message(i, "", e.reason))?);
         signals.push(entry.signals);
         cached.push(Some(entry));
         values.push(None);
       }
       None => {
+        let item = match item {
+          Some(item) => item,
+          None => item_at(i)?,
+        };
         let (object, value) = reader.message(item, i)?;
+        if let Source::Handles(handles) = &mut source {
+          handles.push(object);
+        }
         signals.push(Signals::of(&value));
-        objects.push(object);
         cached.push(None);
         values.push(Some(value));
       }
@@ -199,8 +267,13 @@ fn read_all<'env>(
       Some(v) => v,
       // Cached in another format: read it again.
       None => {
-        // SAFETY: `objects[i]` is a live object handle of the current call.
-        let item = unsafe { Unknown::from_raw_unchecked(env.raw(), objects[i].raw()) };
+        let item = match &source {
+          // SAFETY: `handles[i]` is a live object handle of the current call.
+          Source::Handles(handles) => unsafe {
+            Unknown::from_raw_unchecked(env.raw(), handles[i].raw())
+          },
+          Source::Array(_) => item_at(i)?,
+        };
         reader.message(item, i)?.1
       }
     };
@@ -223,7 +296,7 @@ fn read_all<'env>(
     }
     messages.push(entry);
   }
-  Ok(ReadResult { messages: JsMessages { objects, messages, format, array: None }, fresh })
+  Ok(ReadResult { messages: JsMessages { source, messages, format }, fresh })
 }
 
 /// Reads one message in `format` (detected from the message alone when `None`).

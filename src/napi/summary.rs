@@ -218,10 +218,7 @@ pub(crate) fn ask<'env>(
   let dropped: Vec<u32> =
     dropped.iter().filter(|&&i| i < objects.len()).map(|&i| i as u32).collect();
   let dropped_array = objects.pick(env, &dropped)?;
-  let all = match objects {
-    Objects::Array(a) => *a,
-    Objects::Handles(_) => objects.pick(env, &(0..objects.len() as u32).collect::<Vec<_>>())?,
-  };
+  let all = objects.array(env)?;
   let finish = RefCell::new(Some(finish));
   let finish_fn = env.create_function_from_closure::<(), napi::sys::napi_value, _>(
     "contextTrimFinish",

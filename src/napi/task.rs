@@ -104,8 +104,8 @@ pub(crate) fn run_sync<'env, O: Operation>(
 
 /// Runs `op` on the libuv thread pool and returns a `Promise` of its result.
 pub(crate) fn spawn<O: Operation>(input: JsMessages<'_>, op: O) -> Result<AsyncTask<PlanTask<O>>> {
-  let mut objects = Vec::with_capacity(input.objects.len());
-  for object in &input.objects {
+  let mut objects = Vec::with_capacity(input.len());
+  for object in input.objects()? {
     objects.push(object.create_ref::<false>()?);
   }
   Ok(AsyncTask::new(PlanTask { op, messages: input.messages, objects, format: input.format }))

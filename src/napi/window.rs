@@ -108,7 +108,7 @@ impl ContextWindow {
       read::read_messages_in(env, batch, Some(format))?
     };
     let mut held = self.held_array(env)?;
-    for (j, object) in input.objects.iter().enumerate() {
+    for (j, object) in input.objects()?.iter().enumerate() {
       held.set((self.core.len() + j) as u32, object)?;
     }
     for message in input.messages {
@@ -124,7 +124,7 @@ impl ContextWindow {
     let input = read::read_messages_in(env, messages, self.given_format)?;
     let mut held = self.held_array(env)?;
     held.set_named_property("length", 0)?;
-    for (j, object) in input.objects.iter().enumerate() {
+    for (j, object) in input.objects()?.iter().enumerate() {
       held.set(j as u32, object)?;
     }
     let format = input.format;

@@ -160,6 +160,14 @@ impl<'env> Objects<'_, 'env> {
     }
   }
 
+  /// A plain array of the objects: the one held, or a new one of the handles.
+  pub fn array(&self, env: &'env Env) -> Result<Array<'env>> {
+    match self {
+      Objects::Array(a) => Ok(**a),
+      Objects::Handles(_) => self.pick(env, &(0..self.len() as u32).collect::<Vec<_>>()),
+    }
+  }
+
   /// A new array of the objects at `indices` (each less than `len()`).
   pub fn pick(&self, env: &'env Env, indices: &[u32]) -> Result<Array<'env>> {
     match self {
@@ -207,11 +215,7 @@ pub(crate) fn apply_plan_to<'env>(
       .collect();
     return objects.pick(env, &kept);
   }
-  let source = match objects {
-    Objects::Array(a) => *a,
-    Objects::Handles(_) => objects.pick(env, &(0..objects.len() as u32).collect::<Vec<_>>())?,
-  };
-  build(env, &source, objects.len(), format, plan)
+  build(env, &objects.array(env)?, objects.len(), format, plan)
 }
 
 /// [`apply_plan_to`] in one call of the builder (see [`BUILD`]): the plan as numbers, the new
