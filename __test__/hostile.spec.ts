@@ -551,6 +551,33 @@ test.serial('a warm call (every message found in the cache) returns the caller\'
   }
 })
 
+test('options whose fields are known are read without the watch, and still refuse what is no option, at any depth', (t) => {
+  // From the second call on, an options object of only known fields is read as it is: every
+  // shape the watch alone can check still goes through it.
+  const chat = [{ role: 'user', content: 'hi' }] as never
+  for (let k = 0; k < 3; k++) ct.applyMaxContextTokens(chat, 10, { keepFirstSystem: true })
+  for (let k = 0; k < 3; k++) ct.trimByPriority(chat, { targetTokens: 100 })
+  const refused: Array<[() => unknown, string | RegExp]> = [
+    [() => ct.applyMaxContextTokens(chat, 10, { keepFirstSystem: true, keepFristSystem: true } as never), /^keepFristSystem: is not an option \(did you mean keepFirstSystem\?\)/],
+    [() => ct.applyMaxContextTokens(chat, 10, { keepFirstSystem: true, minKeep: { usr: 2 } } as never), /^minKeep\.usr: is not an option/],
+    [() => ct.applyMaxContextTokens(chat, 10, { keepFirstSystem: 'yes' } as never), 'keepFirstSystem: must be a boolean, got string'],
+    [() => ct.applyMaxContextTokens(chat, 10, Object.create({ minKeep: { usr: 2 } }, { keepFirstSystem: { value: true, enumerable: true } })), /^minKeep\.usr: is not an option/],
+    [() => ct.trimByPriority(chat, { targetTokens: 100, preserveRecentTurn: 2 } as never), /^preserveRecentTurn: is not an option \(did you mean preserveRecentTurns\?\)/],
+    [() => ct.trimByPriority(chat, { targetTokens: -1 }), /^targetTokens: must be an integer/],
+  ]
+  for (const [call, message] of refused) t.throws(call, { instanceOf: TypeError, code: 'INVALID_OPTION', message })
+  // A getter is called once, as by the watch, and its value used.
+  let reads = 0
+  const byGetter = { targetTokens: 100, get preserveRecentTurns() { reads++; return 1 } }
+  t.is(ct.trimByPriority(chat, byGetter).messages.length, 1)
+  t.is(reads, 1)
+  // Known fields read as they are give what the watch gave.
+  const plain = { targetTokens: 3, preserveRecentTurns: 0 }
+  const long = [{ role: 'user', content: 'one two three four five six seven eight nine ten' }, { role: 'user', content: 'x' }] as never
+  const watched = { targetTokens: 3, get preserveRecentTurns() { return 0 } }
+  t.deepEqual(ct.trimByPriority(long, plain), ct.trimByPriority(long, watched))
+})
+
 test('a wrongly typed option field is named, as any invalid option is; a list with a wrong entry says what every entry must be', (t) => {
   const chat = [{ role: 'user', content: 'hi' }] as never
   const cases: Array<[() => unknown, string]> = [

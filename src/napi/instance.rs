@@ -873,7 +873,7 @@ pub(crate) struct Instance {
   /// The summarizer bridge (see `summary.rs`).
   pub summarize: FunctionRef<super::summary::SummarizeArgs<'static>, Unknown<'static>>,
   /// The unknown-option check's `watch(options)` (see `options.rs`).
-  pub option_keys: FunctionRef<super::options::WatchArgs<'static>, Array<'static>>,
+  pub option_keys: FunctionRef<super::options::WatchArgs<'static>, Unknown<'static>>,
   /// The parsed messages.
   pub cache: MessageCache,
   /// Buffers of the JSON entry points, kept from call to call.
@@ -1081,7 +1081,7 @@ pub(crate) fn instance(env: &Env) -> Result<&'static mut Instance> {
     let pick: Function<super::write::PickArgs, Array> = env.run_script(super::write::PICK)?;
     let classified: Function<super::classify::ClassifiedArgs, Array> =
       env.run_script(super::classify::CLASSIFIED)?;
-    let option_keys: Function<super::options::WatchArgs, Array> =
+    let option_keys: Function<super::options::WatchArgs, Unknown> =
       env.run_script(super::options::OPTION_KEYS)?;
     let configure: Function<ConfigureArgs, Unknown> = helpers.get_named_property("configure")?;
     let mut state = Instance {

@@ -116,7 +116,10 @@ fn read_checked<R: Default>(
   match value.get_type()? {
     ValueType::Undefined | ValueType::Null => Ok(R::default()),
     ValueType::Object if !value.is_array()? => {
-      let [proxy, unread] = watch(env, value)?;
+      let Some([proxy, unread]) = watch(env, value, std::any::type_name::<R>())? else {
+        // Only keys known to be fields of `R`, none holding options of its own: read as it is.
+        return read(&value, value);
+      };
       let options = read(&value, proxy)?;
       match unknown_option(unread)? {
         Some(error) => Err(super::error::throw(env, error)),
@@ -320,20 +323,43 @@ fn checked_integer(value: f64, min: f64) -> std::result::Result<usize, String> {
 pub(crate) use crate::error::js_number;
 
 /// The JavaScript side of the unknown-option check, compiled once per environment:
-/// `watch(options)` returns `[proxy, unread]`, where `proxy` records every key read from
+/// `watch(options, type)` returns `[proxy, unread]`, where `proxy` records every key read from
 /// `options` (and from the plain objects read from it, wrapped the same way), and `unread()`
 /// returns `[path, knownKeys]` for the first own key of a converted object that was never read,
 /// or `null`. napi-rs reads every field of an options struct, absent or not, so the keys read
 /// from an object are exactly the fields of the struct it was converted to; an object nothing
 /// was read from (held as a raw value, such as a pricing table) is left to its own reader.
-pub(crate) const OPTION_KEYS: &str = r#"(function contextTrimOptionKeys(options) {
-  const nodes = [];
-  const proxies = new Map();
+///
+/// The keys read from a converted object of a `type` with nothing unread are its fields: they
+/// are learnt, and `watch` returns `null` (read the object as it is, no check is left to make)
+/// for a plain object whose own keys are all learnt fields of its type, each holding a value
+/// that is not itself a plain object (nested options, whose keys only the proxy checks) and
+/// not behind a getter. The check reads no value twice and calls no getter; an agent loop's
+/// options object is read without a proxy from its second call on.
+pub(crate) const OPTION_KEYS: &str = r#"(function () {
+  // Per options type (its Rust name): the fields learnt, as read by a converted object.
+  const FIELDS = new Map();
   function plain(v) {
     if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
     const proto = Object.getPrototypeOf(v);
     return proto === Object.prototype || proto === null;
   }
+  // Whether `options` holds only learnt fields of its type, none of them options of its own.
+  function known(options, fields) {
+    if (!plain(options)) return false;
+    const keys = Object.keys(options);
+    for (let i = 0; i < keys.length; i++) {
+      if (!fields.has(keys[i])) return false;
+      const d = Object.getOwnPropertyDescriptor(options, keys[i]);
+      if (d === undefined || d.get !== undefined || d.set !== undefined || plain(d.value)) return false;
+    }
+    return true;
+  }
+  return function contextTrimOptionKeys(options, type) {
+  const learnt = FIELDS.get(type);
+  if (learnt !== undefined && known(options, learnt)) return null;
+  const nodes = [];
+  const proxies = new Map();
   function wrap(target, path) {
     const known = proxies.get(target);
     if (known !== undefined) return known;
@@ -362,19 +388,37 @@ pub(crate) const OPTION_KEYS: &str = r#"(function contextTrimOptionKeys(options)
         if (!n.read.has(k)) return [n.path + k, [...n.read]];
       }
     }
+    // Every key was read: what was read from the object itself is fields of its type.
+    if (nodes[0].read.size > 0 && FIELDS.size < 256) {
+      const fields = FIELDS.get(type) ?? new Set();
+      for (const k of nodes[0].read) fields.add(k);
+      FIELDS.set(type, fields);
+    }
     return null;
   }
   return [proxy, unread];
-})"#;
+  };
+})()"#;
 
-/// The arguments of the `watch` helper: the options object.
-pub(crate) type WatchArgs<'env> = FnArgs<(Unknown<'env>,)>;
+/// The arguments of the `watch` helper: the options object and its type's name.
+pub(crate) type WatchArgs<'env> = FnArgs<(Unknown<'env>, &'static str)>;
 
-/// Wraps `options` so that the keys read from it are recorded (see [`OPTION_KEYS`]).
-fn watch<'env>(env: &'env Env, options: Unknown<'env>) -> Result<[Unknown<'env>; 2]> {
+/// Wraps `options` so that the keys read from it as a `type` are recorded (see
+/// [`OPTION_KEYS`]); `None` when it holds only fields of `type` learnt before, none of them an
+/// options object: then it is read as it is.
+fn watch<'env>(
+  env: &'env Env,
+  options: Unknown<'env>,
+  type_name: &'static str,
+) -> Result<Option<[Unknown<'env>; 2]>> {
   let helper = super::instance::instance(env)?.option_keys.borrow_back(env)?;
-  let pair: Array = helper.call((options,).into())?;
-  Ok([pair.get_element(0)?, pair.get_element(1)?])
+  let pair: Unknown = helper.call((options, type_name).into())?;
+  if is_nullish(&pair) {
+    return Ok(None);
+  }
+  // SAFETY: the helper returns null or an array.
+  let pair: Array = unsafe { pair.cast() }?;
+  Ok(Some([pair.get_element(0)?, pair.get_element(1)?]))
 }
 
 /// The error for the first key of an options object that is no option, if there is one.
