@@ -401,6 +401,9 @@ pub(crate) fn classified_list<'env, 'c>(
   classes: impl ExactSizeIterator<Item = &'c crate::analysis::classify::Classification>,
 ) -> Result<Array<'env>> {
   let n = classes.len();
+  if n == 0 {
+    return env.create_array(0);
+  }
   let mut paths = env.create_array(n as u32)?;
   let mut columns = Vec::with_capacity(n * CLASSIFIED_COLUMNS);
   for (j, c) in classes.enumerate() {

@@ -170,6 +170,9 @@ impl<'env> Objects<'_, 'env> {
 
   /// A new array of the objects at `indices` (each less than `len()`).
   pub fn pick(&self, env: &'env Env, indices: &[u32]) -> Result<Array<'env>> {
+    if indices.is_empty() {
+      return env.create_array(0);
+    }
     match self {
       Objects::Handles(h) => {
         let mut out = env.create_array(indices.len() as u32)?;
