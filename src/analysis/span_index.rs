@@ -97,6 +97,8 @@ struct Mark {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Marks {
   min_chars: usize,
+  /// Sorted by hash, then offset: an index of many texts merges their sorted marks instead of
+  /// sorting them all again on every call.
   marks: Vec<Mark>,
   /// The text is too long for 32-bit offsets (over 4 GiB): every window is hashed instead.
   whole: bool,
@@ -114,6 +116,7 @@ impl Marks {
         marks.push(Mark { hash: (hash >> 32) as u32, at: at as u32 });
       });
     }
+    marks.sort_unstable_by_key(|m| (m.hash, m.at));
     marks.shrink_to_fit();
     Marks { min_chars: sizes.window, marks, whole }
   }
@@ -351,7 +354,8 @@ impl<'a> SpanIndex<'a> {
       let t = u32::try_from(t).unwrap_or(u32::MAX);
       entries.extend(indexed.marks.marks.iter().map(|m| (m.hash, t, m.at)));
     }
-    entries.sort_unstable();
+    // One sorted run per text, in text order: a stable sort finds the runs and merges them.
+    entries.sort();
     let filter = Filter::new(entries.iter().map(|e| e.0), entries.len());
     let lookup = |hash: u32| -> Option<usize> {
       if !filter.may_hold(hash) {
@@ -380,6 +384,8 @@ impl<'a> SpanIndex<'a> {
           mark_group(&entries, &mut needed, group);
         }
       }
+      // In text order, as `around_marks` takes them (marks come by hash).
+      list.sort_unstable();
     }
 
     // The indexed side's windows around the needed marks, in the order of the texts.

@@ -31,7 +31,7 @@
 //! [`RollingContext`] is the `/rolling-context` toggle around it (off by default).
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value;
 
@@ -355,7 +355,7 @@ fn tool_results<'c>(conv: &'c Conversation<'_>) -> impl Iterator<Item = usize> +
 
 /// Something a later message refers to: a window of its text (a [`SpanIndex`] id) or a file
 /// path it names (an index into [`Referrers::paths`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 enum Reference {
   Span(usize),
   Path(usize),
@@ -439,7 +439,7 @@ impl<'a> Referrers<'a> {
     let mut marked = vec![false; len];
     // Latest first; for each reference, the position of the latest tool result having it.
     outputs.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    let mut seen_at: BTreeMap<Reference, usize> = BTreeMap::new();
+    let mut seen_at: HashMap<Reference, usize> = HashMap::new();
     for group in outputs.chunk_by(|a, b| a.1 == b.1) {
       for (i, position, refs) in group {
         let is_source = refs.iter().any(|&r| {
