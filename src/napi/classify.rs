@@ -404,13 +404,20 @@ pub(crate) fn classified_list<'env, 'c>(
   if n == 0 {
     return env.create_array(0);
   }
-  let mut paths = env.create_array(n as u32)?;
+  // Each distinct path crosses once (a history reads the same few files again and again).
+  let mut distinct: Vec<&str> = Vec::new();
+  let mut path_index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
   let mut columns = Vec::with_capacity(n * CLASSIFIED_COLUMNS);
-  for (j, c) in classes.enumerate() {
+  for c in classes {
     let m = &c.metadata;
-    if let Some(path) = &m.file_path {
-      paths.set(j as u32, &**path)?;
-    }
+    let path = m.file_path.as_deref().map_or(-1.0, |path| {
+      let next = distinct.len();
+      let k = *path_index.entry(path).or_insert(next);
+      if k == next {
+        distinct.push(path);
+      }
+      k as f64
+    });
     let flags = u8::from(m.is_system)
       | u8::from(m.is_agent_instruction) << 1
       | u8::from(m.is_current_task) << 2
@@ -423,7 +430,12 @@ pub(crate) fn classified_list<'env, 'c>(
       m.age.map_or(-1.0, |a| f64::from(saturate(a))),
       f64::from(flags),
       m.superseded_by.map_or(-1.0, |i| f64::from(saturate(i))),
+      path,
     ]);
+  }
+  let mut paths = env.create_array(distinct.len() as u32)?;
+  for (k, path) in distinct.iter().enumerate() {
+    paths.set(k as u32, *path)?;
   }
   let helper = super::instance::instance(env)?.classified.borrow_back(env)?;
   // Copied into V8's own memory: an external buffer would hold fresh pages until a GC.
@@ -432,22 +444,23 @@ pub(crate) fn classified_list<'env, 'c>(
 }
 
 /// Numbers per entry passed to the CLASSIFIED helper.
-const CLASSIFIED_COLUMNS: usize = 6;
+const CLASSIFIED_COLUMNS: usize = 7;
 
 /// The CLASSIFIED helper: `ClassifiedMessage` objects from the messages, their numbers
-/// (priority, tokens, step, age or -1, flags, superseding index or -1) and file paths. Fields that do not apply are
+/// (priority, tokens, step, age or -1, flags, superseding index or -1, index of the file path
+/// among `paths` or -1) and the distinct file paths. Fields that do not apply are
 /// absent, as in every other object the addon returns.
 pub(crate) const CLASSIFIED: &str = r#"(function contextTrimClassified(objects, columns, paths) {
   const out = new Array(objects.length);
   for (let i = 0; i < objects.length; i++) {
-    const c = i * 6;
+    const c = i * 7;
     const age = columns[c + 3];
     const flags = columns[c + 4];
     const metadata = {};
     if (flags & 1) metadata.isSystem = true;
     if (flags & 2) metadata.isAgentInstruction = true;
     if (flags & 4) metadata.isCurrentTask = true;
-    if (paths[i] !== undefined) metadata.filePath = paths[i];
+    if (columns[c + 6] >= 0) metadata.filePath = paths[columns[c + 6]];
     if (flags & 8) metadata.wasModified = true;
     if (age >= 0) metadata.age = age;
     if (flags & 16) metadata.isSummarized = true;
