@@ -472,17 +472,13 @@ fn head_window(
     Some((from, &lengths[..count]))
   });
   let (from, before) = reused.flatten().unwrap_or((0, &[]));
-  let tokens = bpe.encode_ordinary(&text[from..end]);
-  // Sized exactly, so that the boxed slice is this allocation.
-  let mut lengths = Vec::with_capacity(before.len() + tokens.len());
-  lengths.extend_from_slice(before);
-  push_token_lengths(&mut lengths, encoding, bpe, &tokens);
+  let lengths = lengths_after(before, encoding, bpe, &bpe.encode_ordinary(&text[from..end]));
   debug_assert_eq!(
     lengths,
-    &*token_lengths(encoding, bpe, &bpe.encode_ordinary(&text[..end])),
+    token_lengths(encoding, bpe, &bpe.encode_ordinary(&text[..end])),
     "head window {end} from {from}"
   );
-  lengths.into()
+  lengths
 }
 
 /// The token lengths of the tail window `text[start..]`, from its end: [`head_window`]'s
@@ -504,19 +500,17 @@ fn tail_window(
   let (to, after) = reused.flatten().unwrap_or((text.len(), &[]));
   let mut tokens = bpe.encode_ordinary(&text[start..to]);
   tokens.reverse();
-  let mut lengths = Vec::with_capacity(after.len() + tokens.len());
-  lengths.extend_from_slice(after);
-  push_token_lengths(&mut lengths, encoding, bpe, &tokens);
+  let lengths = lengths_after(after, encoding, bpe, &tokens);
   debug_assert_eq!(
     lengths,
-    &*{
+    {
       let mut all = bpe.encode_ordinary(&text[start..]);
       all.reverse();
       token_lengths(encoding, bpe, &all)
     },
     "tail window {start} to {to}"
   );
-  lengths.into()
+  lengths
 }
 
 /// How many of the tokens whose byte lengths are `lengths` span exactly `len` bytes; `None`
@@ -616,19 +610,20 @@ impl WindowMemo {
 
 /// The byte length of each of `tokens`, ranks of `encoding`'s tokenizer `bpe`.
 fn token_lengths(encoding: Encoding, bpe: &CoreBPE, tokens: &[tiktoken_rs::Rank]) -> Box<[u16]> {
-  let mut lengths = Vec::with_capacity(tokens.len());
-  push_token_lengths(&mut lengths, encoding, bpe, tokens);
-  lengths.into()
+  lengths_after(&[], encoding, bpe, tokens)
 }
 
-/// Appends the byte length of each of `tokens` to `out` ([`token_lengths`] without a copy).
-fn push_token_lengths(
-  out: &mut Vec<u16>,
+/// `before`, then the byte length of each of `tokens`, in one allocation of the exact size (so
+/// that the boxed slice is that allocation, not a copy).
+fn lengths_after(
+  before: &[u16],
   encoding: Encoding,
   bpe: &CoreBPE,
   tokens: &[tiktoken_rs::Rank],
-) {
+) -> Box<[u16]> {
   let known = token_length_table(encoding);
+  let mut out = Vec::with_capacity(before.len() + tokens.len());
+  out.extend_from_slice(before);
   out.extend(tokens.iter().map(|&t| {
     let slot = usize::try_from(t).ok().and_then(|r| known.get(r));
     match slot.map(|s| s.load(Ordering::Relaxed)) {
@@ -642,6 +637,7 @@ fn push_token_lengths(
       }
     }
   }));
+  out.into()
 }
 
 /// Ranks below this have their byte length kept in [`token_length_table`]: every rank of the
