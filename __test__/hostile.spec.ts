@@ -551,6 +551,18 @@ test.serial('a warm call (every message found in the cache) returns the caller\'
   }
 })
 
+test('a frozen options object holding options of its own is read, and a misspelt key in it is still named', (t) => {
+  // The unknown-option check reads options through a proxy; a proxy of a frozen object cannot
+  // hand out a wrapped nested object for a read-only field, which failed the whole call.
+  const chat = [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'hi' }] as never
+  const frozen = Object.freeze({ keepFirstSystem: true, minKeep: Object.freeze({ user: 1 }) })
+  t.deepEqual(ct.applyMaxContextTokens(chat, 1000, frozen), ct.applyMaxContextTokens(chat, 1000, { keepFirstSystem: true, minKeep: { user: 1 } }))
+  t.throws(() => ct.applyMaxContextTokens(chat, 10, Object.freeze({ minKeep: Object.freeze({ usr: 2 }) }) as never), { instanceOf: TypeError, code: 'INVALID_OPTION', message: /^minKeep\.usr: is not an option \(did you mean user\?\)/ })
+  const nested = Object.freeze({ contextWindow: 400, encoding: 'approximate', strategy: 'truncate', truncation: Object.freeze({ maxAge: 2 }) })
+  t.notThrows(() => new ct.CacheAwareTrimmer(nested as never))
+  t.throws(() => new ct.CacheAwareTrimmer(Object.freeze({ contextWindow: 400, strategy: 'truncate', truncation: Object.freeze({ maxAg: 2 }) }) as never), { code: 'INVALID_OPTION', message: /^truncation\.maxAg: is not an option/ })
+})
+
 test('options whose fields are known are read without the watch, and still refuse what is no option, at any depth', (t) => {
   // From the second call on, an options object of only known fields is read as it is: every
   // shape the watch alone can check still goes through it.
@@ -562,6 +574,7 @@ test('options whose fields are known are read without the watch, and still refus
     [() => ct.applyMaxContextTokens(chat, 10, { keepFirstSystem: true, minKeep: { usr: 2 } } as never), /^minKeep\.usr: is not an option/],
     [() => ct.applyMaxContextTokens(chat, 10, { keepFirstSystem: 'yes' } as never), 'keepFirstSystem: must be a boolean, got string'],
     [() => ct.applyMaxContextTokens(chat, 10, Object.create({ minKeep: { usr: 2 } }, { keepFirstSystem: { value: true, enumerable: true } })), /^minKeep\.usr: is not an option/],
+    [() => ct.applyMaxContextTokens(chat, 10, Object.defineProperty({ keepFirstSystem: true }, 'minKeep', { value: { usr: 2 }, enumerable: false })), /^minKeep\.usr: is not an option/],
     [() => ct.trimByPriority(chat, { targetTokens: 100, preserveRecentTurn: 2 } as never), /^preserveRecentTurn: is not an option \(did you mean preserveRecentTurns\?\)/],
     [() => ct.trimByPriority(chat, { targetTokens: -1 }), /^targetTokens: must be an integer/],
   ]

@@ -872,7 +872,7 @@ pub(crate) struct Instance {
   pub classified: FunctionRef<super::classify::ClassifiedArgs<'static>, Array<'static>>,
   /// The summarizer bridge (see `summary.rs`).
   pub summarize: FunctionRef<super::summary::SummarizeArgs<'static>, Unknown<'static>>,
-  /// The unknown-option check's `watch(options)` (see `options.rs`).
+  /// The unknown-option check's `watch(options, type)` (see `options.rs`).
   pub option_keys: FunctionRef<super::options::WatchArgs<'static>, Unknown<'static>>,
   /// The parsed messages.
   pub cache: MessageCache,

@@ -332,7 +332,7 @@ pub(crate) use crate::error::js_number;
 ///
 /// The keys read from a converted object of a `type` with nothing unread are its fields: they
 /// are learnt, and `watch` returns `null` (read the object as it is, no check is left to make)
-/// for a plain object whose own keys are all learnt fields of its type, each holding a value
+/// for a plain object whose own keys (enumerable or not) are all learnt fields of its type, each holding a value
 /// that is not itself a plain object (nested options, whose keys only the proxy checks) and
 /// not behind a getter. The check reads no value twice and calls no getter; an agent loop's
 /// options object is read without a proxy from its second call on.
@@ -344,10 +344,11 @@ pub(crate) const OPTION_KEYS: &str = r#"(function () {
     const proto = Object.getPrototypeOf(v);
     return proto === Object.prototype || proto === null;
   }
-  // Whether `options` holds only learnt fields of its type, none of them options of its own.
-  function known(options, fields) {
+  // Whether every own key of `options` (enumerable or not: napi-rs reads both) is a learnt field
+  // of its type holding a data value that is no options object of its own.
+  function onlyFields(options, fields) {
     if (!plain(options)) return false;
-    const keys = Object.keys(options);
+    const keys = Object.getOwnPropertyNames(options);
     for (let i = 0; i < keys.length; i++) {
       if (!fields.has(keys[i])) return false;
       const d = Object.getOwnPropertyDescriptor(options, keys[i]);
@@ -356,47 +357,60 @@ pub(crate) const OPTION_KEYS: &str = r#"(function () {
     return true;
   }
   return function contextTrimOptionKeys(options, type) {
-  const learnt = FIELDS.get(type);
-  if (learnt !== undefined && known(options, learnt)) return null;
-  const nodes = [];
-  const proxies = new Map();
-  function wrap(target, path) {
-    const known = proxies.get(target);
-    if (known !== undefined) return known;
-    const node = { path, target, read: new Set() };
-    nodes.push(node);
-    const proxy = new Proxy(target, {
-      get(t, k, r) {
-        const v = Reflect.get(t, k, r);
-        if (typeof k !== 'string') return v;
-        node.read.add(k);
-        return plain(v) ? wrap(v, path + k + '.') : v;
-      },
-      has(t, k) {
-        if (typeof k === 'string') node.read.add(k);
-        return Reflect.has(t, k);
-      },
-    });
-    proxies.set(target, proxy);
-    return proxy;
-  }
-  const proxy = wrap(options, '');
-  function unread() {
-    for (const n of nodes) {
-      if (n.read.size === 0) continue;
-      for (const k of Object.keys(n.target)) {
-        if (!n.read.has(k)) return [n.path + k, [...n.read]];
+    const learnt = FIELDS.get(type);
+    if (learnt !== undefined && onlyFields(options, learnt)) return null;
+    const nodes = [];
+    const proxies = new Map();
+    function wrap(target, path) {
+      const made = proxies.get(target);
+      if (made !== undefined) return made;
+      const node = { path, target, read: new Set() };
+      nodes.push(node);
+      // The proxy's own target is an empty object, every trap reading `target`: a proxy of a
+      // frozen object could not hand out a wrapped value for its read-only fields (a proxy must
+      // return a non-configurable property's very value), so a frozen options object holding
+      // options of its own would fail to convert. Descriptors are reported configurable, as the
+      // empty target allows.
+      const proxy = new Proxy({}, {
+        get(_, k) {
+          const v = Reflect.get(target, k, target);
+          if (typeof k !== 'string') return v;
+          node.read.add(k);
+          return plain(v) ? wrap(v, path + k + '.') : v;
+        },
+        has(_, k) {
+          if (typeof k === 'string') node.read.add(k);
+          return Reflect.has(target, k);
+        },
+        ownKeys: () => Reflect.ownKeys(target),
+        getOwnPropertyDescriptor(_, k) {
+          const d = Reflect.getOwnPropertyDescriptor(target, k);
+          if (d !== undefined) d.configurable = true;
+          return d;
+        },
+        getPrototypeOf: () => Reflect.getPrototypeOf(target),
+      });
+      proxies.set(target, proxy);
+      return proxy;
+    }
+    const proxy = wrap(options, '');
+    function unread() {
+      for (const n of nodes) {
+        if (n.read.size === 0) continue;
+        for (const k of Object.keys(n.target)) {
+          if (!n.read.has(k)) return [n.path + k, [...n.read]];
+        }
       }
+      // Every key was read: what was read from the object itself is fields of its type (a
+      // handful of types; the bound only guards the map).
+      if (nodes[0].read.size > 0 && FIELDS.size < 256) {
+        const fields = FIELDS.get(type) ?? new Set();
+        for (const k of nodes[0].read) fields.add(k);
+        FIELDS.set(type, fields);
+      }
+      return null;
     }
-    // Every key was read: what was read from the object itself is fields of its type.
-    if (nodes[0].read.size > 0 && FIELDS.size < 256) {
-      const fields = FIELDS.get(type) ?? new Set();
-      for (const k of nodes[0].read) fields.add(k);
-      FIELDS.set(type, fields);
-    }
-    return null;
-  }
-  return [proxy, unread];
+    return [proxy, unread];
   };
 })()"#;
 
