@@ -346,7 +346,8 @@ pub fn classify_messages<'env>(
   let classes = super::task::on_kept_conversation(env, &input, encoding, |conv| {
     classify_all(conv, modified.as_ref(), &options)
   })?;
-  // The handles read, not `messages` again: a getter or `toJSON` may have changed the array.
+  // The objects the scan read, not `messages` again: a getter or `toJSON` may have changed the
+  // array.
   classified_list(env, input.view().array(env)?, classes.iter())
 }
 

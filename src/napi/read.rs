@@ -91,7 +91,14 @@ impl<'env> JsMessages<'env> {
 fn element<'env>(array: &Array<'env>, index: usize) -> Result<Object<'env>> {
   let item = array
     .get::<Unknown>(index as u32)?
-    .ok_or_else(|| Error::new(Status::InvalidArg, format!("messages[{index}] is missing")))?;
+    .ok_or_else(|| {
+      Error::new(
+        Status::GenericFailure,
+        format!(
+          "context-trim: messages[{index}] was read, then missing from the addon's own copy of the array (an internal error: please report it with the messages)"
+        ),
+      )
+    })?;
   // SAFETY: every element of the scan's array that the reader accepted is an object (the
   // reader refuses any other value, and the array is never changed after the scan).
   unsafe { item.cast::<Object>() }
