@@ -35,7 +35,7 @@ use crate::error::{Error, Result};
 use crate::model::conversation::{Conversation, Layout};
 use crate::model::format::Format;
 use crate::model::message::{quote, Message, Role};
-use crate::model::tokens::{message_tokens, Encoding};
+use crate::model::tokens::{message_tokens, reply_priming, Encoding};
 use crate::plan::{Action, Plan};
 use crate::strategy::cache_policy::{fit_window, CachePolicy, CachePolicyOptions, Decision};
 use crate::strategy::dedup::{deduplicate, deduplicate_since, DedupOptions};
@@ -280,13 +280,12 @@ pub fn simulate(messages: &[&Message], options: &SimulateOptions) -> Result<Simu
   // message, as the session grows.
   let mut analysis =
     options.policies.iter().any(|&kind| kind != PolicyKind::None).then(GrowingAnalysis::default);
-  // prefix[i]: the tokens of messages[..i].
-  let mut prefix = vec![0];
+  let mut replayed = Replayed { prefix: vec![0], fingerprints: Vec::new() };
   for &end in &ends {
     for m in &messages[layout.len()..end] {
       let tokens = message_tokens(m, options.encoding);
       layout.push(m, tokens);
-      prefix.push(prefix[prefix.len() - 1] + tokens);
+      replayed.push(m, tokens);
     }
     let conv = Conversation::with_layout(messages[..end].to_vec(), options.encoding, &layout)
       .with_format(options.format);
@@ -298,10 +297,39 @@ pub fn simulate(messages: &[&Message], options: &SimulateOptions) -> Result<Simu
       None => conv,
     };
     for runner in &mut runners {
-      runner.turn(&conv, &prefix, options);
+      runner.turn(&conv, &replayed, options);
     }
   }
   Ok(Simulation { runs: runners.into_iter().map(|r| r.finish(options)).collect() })
+}
+
+/// What the replay keeps of the messages so far, by index, for the requests' accounting (read
+/// from here rather than from each message: a turn's request may read every one).
+struct Replayed {
+  /// `prefix[i]`: the tokens of the first `i` messages.
+  prefix: Vec<usize>,
+  /// Each message's [`Message::fingerprint`].
+  fingerprints: Vec<u64>,
+}
+
+impl Replayed {
+  /// Adds the next message, of `tokens`.
+  fn push(&mut self, m: &Message, tokens: usize) {
+    self.prefix.push(self.prefix[self.prefix.len() - 1] + tokens);
+    self.fingerprints.push(m.fingerprint());
+  }
+}
+
+/// How a policy's plan for a turn came from its plan for the turn before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Change {
+  /// Made afresh.
+  Made,
+  /// The same, new messages added.
+  Extended,
+  /// The same but for the messages the supersessions found superseded since `revision`
+  /// ([`Supersessions::changed_since`]), new messages added; it drops nothing.
+  ReplacedSince(usize),
 }
 
 /// What the previous request of a policy sent.
@@ -309,8 +337,29 @@ enum Sent {
   /// Every message of the session up to this index, unchanged.
   All(usize),
   /// Each sent message's key and tokens (see [`sent_messages`]), for the first `covered`
-  /// messages of the session.
-  Keys { sent: Vec<(u64, usize)>, covered: usize },
+  /// messages of the session, and the sum of those tokens.
+  Keys { sent: Vec<(u64, usize)>, covered: usize, tokens: usize },
+}
+
+impl Sent {
+  /// The sent list of a request that sends `sent`.
+  fn keys(sent: Vec<(u64, usize)>, covered: usize) -> Sent {
+    let tokens = sent.iter().map(|(_, tokens)| tokens).sum();
+    Sent::Keys { sent, covered, tokens }
+  }
+}
+
+/// The tokens of the request that sends `plan` of `conv`, given the sum of its messages' tokens
+/// (`Plan::total_tokens` without a pass over the plan, when it inserts nothing).
+fn request_tokens(conv: &Conversation<'_>, plan: &Plan, sent: &Sent) -> usize {
+  let Sent::Keys { sent, tokens, .. } = sent else { return plan.total_tokens(conv) };
+  let total = match (plan.insertions().is_empty(), sent.is_empty()) {
+    (true, true) => 0,
+    (true, false) => tokens + reply_priming(conv.encoding()),
+    (false, _) => plan.total_tokens(conv),
+  };
+  debug_assert_eq!(total, plan.total_tokens(conv));
+  total
 }
 
 /// One policy's replay, a turn at a time.
@@ -343,21 +392,22 @@ impl Runner {
     })
   }
 
-  /// The request of the turn whose messages are `conv` (`prefix`: the sums of their tokens).
-  fn turn(&mut self, conv: &Conversation<'_>, prefix: &[usize], options: &SimulateOptions) {
+  /// The request of the turn whose messages are `conv`.
+  fn turn(&mut self, conv: &Conversation<'_>, replayed: &Replayed, options: &SimulateOptions) {
     let window = options.policy.context_window;
     let budget = options.every_turn_budget.min(window);
-    // `extended`: the plan is the previous turn's, new messages added.
-    let (plan, decision, extended) = match self.kind {
-      PolicyKind::None => (None, None, false),
+    let (plan, decision, change) = match self.kind {
+      PolicyKind::None => (None, None, Change::Made),
       PolicyKind::EveryTurn => {
         let mut plan = fit_window(conv, options.policy.strategy.plan(conv, budget), window, budget);
         plan.conform(conv);
-        (Some(Arc::new(plan)), None, false)
+        (Some(Arc::new(plan)), None, Change::Made)
       }
       PolicyKind::HighLow => {
-        let step = self.policy.step(conv);
-        (Some(step.plan), Some(step.decision), step.extended)
+        // The replay only adds messages: what the policy remembers is there as it was.
+        let step = self.policy.step_extending(conv);
+        let change = if step.extended { Change::Extended } else { Change::Made };
+        (Some(step.plan), Some(step.decision), change)
       }
       PolicyKind::Dedup => {
         // Deduplication applies from a size on, and the conversation only grows: from then on
@@ -365,18 +415,18 @@ impl Runner {
         // decided again.
         let carried = self.deduplicated.as_mut().and_then(|(made, plan)| {
           let now = deduplicate_since(conv, &self.dedup, Arc::make_mut(plan), *made)?;
-          let extended = now == *made;
+          let change = if now == *made { Change::Extended } else { Change::ReplacedSince(*made) };
           *made = now;
-          Some((Arc::clone(plan), extended))
+          Some((Arc::clone(plan), change))
         });
         match carried {
-          Some((plan, extended)) => (Some(plan), None, extended),
+          Some((plan, change)) => (Some(plan), None, change),
           None => {
             let dedup = deduplicate(conv, &self.dedup);
             let plan = Arc::new(dedup.plan);
             let revision = conv.supersessions().map(Supersessions::revision);
             self.deduplicated = revision.filter(|_| dedup.applied).map(|r| (r, Arc::clone(&plan)));
-            (Some(plan), None, false)
+            (Some(plan), None, Change::Made)
           }
         }
       }
@@ -389,38 +439,74 @@ impl Runner {
       None => {
         let common = match &previous {
           Sent::All(n) => (*n).min(conv.len()),
-          Sent::Keys { sent, .. } => (0..conv.len())
-            .zip(sent)
-            .take_while(|(i, (key, _))| conv.message(*i).fingerprint() == *key)
-            .count(),
+          Sent::Keys { sent, .. } => {
+            replayed.fingerprints.iter().zip(sent).take_while(|(f, (key, _))| *f == key).count()
+          }
         };
-        (conv.len(), conv.total_tokens(), prefix[common], Sent::All(conv.len()))
+        (conv.len(), conv.total_tokens(), replayed.prefix[common], Sent::All(conv.len()))
       }
       // The previous request with the new messages after it: all of it is read from the cache.
-      Some(plan) if extended && matches!(previous, Sent::Keys { .. }) => {
-        let Sent::Keys { mut sent, covered } = previous else { unreachable!() };
-        let cached = sent.iter().map(|(_, tokens)| tokens).sum();
-        sent.extend(sent_messages(conv, plan, covered..conv.len()));
-        (sent.len(), plan.total_tokens(conv), cached, Sent::Keys { sent, covered: conv.len() })
+      Some(plan) if change == Change::Extended && matches!(previous, Sent::Keys { .. }) => {
+        let Sent::Keys { mut sent, covered, tokens: cached } = previous else { unreachable!() };
+        let from = sent.len();
+        sent.extend(sent_messages(conv, replayed, plan, covered..conv.len()));
+        let tokens = cached + sent[from..].iter().map(|(_, tokens)| tokens).sum::<usize>();
+        let count = sent.len();
+        let now = Sent::Keys { sent, covered: conv.len(), tokens };
+        (count, request_tokens(conv, plan, &now), cached, now)
+      }
+      // The previous request but for the messages deduplicated again, new messages after it:
+      // it sent every message, so each one's place in it is its index, and the requests share
+      // the messages before the first that changed.
+      Some(plan) if resent_in_place(conv, plan, change, &previous) => {
+        let (Change::ReplacedSince(revision), Sent::Keys { mut sent, covered, mut tokens }) =
+          (change, previous)
+        else {
+          unreachable!("resent_in_place checked both")
+        };
+        let mut common = covered;
+        for &i in changed_since(conv, revision).iter().filter(|&&i| i < covered) {
+          let Some((key, now)) = sent_messages(conv, replayed, plan, i..i + 1).next() else {
+            unreachable!("resent_in_place checked it is sent")
+          };
+          let (was, before) = std::mem::replace(&mut sent[i], (key, now));
+          if was != key {
+            common = common.min(i);
+          }
+          tokens = tokens - before + now;
+        }
+        let cached = sent[..common].iter().map(|(_, tokens)| tokens).sum();
+        let from = sent.len();
+        sent.extend(sent_messages(conv, replayed, plan, covered..conv.len()));
+        tokens += sent[from..].iter().map(|(_, tokens)| tokens).sum::<usize>();
+        debug_assert_eq!(
+          sent,
+          sent_messages(conv, replayed, plan, 0..conv.len()).collect::<Vec<_>>()
+        );
+        let count = sent.len();
+        let now = Sent::Keys { sent, covered: conv.len(), tokens };
+        (count, request_tokens(conv, plan, &now), cached, now)
       }
       Some(plan) => {
         let mut sent = Vec::with_capacity(match &previous {
           Sent::Keys { sent, .. } => sent.len() + 1,
           Sent::All(n) => *n,
         });
-        sent.extend(sent_messages(conv, plan, 0..conv.len()));
+        sent.extend(sent_messages(conv, replayed, plan, 0..conv.len()));
         let common = match &previous {
           Sent::All(n) => sent
             .iter()
-            .zip(0..*n)
-            .take_while(|((key, _), i)| conv.message(*i).fingerprint() == *key)
+            .zip(&replayed.fingerprints[..*n])
+            .take_while(|((key, _), f)| key == *f)
             .count(),
           Sent::Keys { sent: before, .. } => {
             sent.iter().zip(before).take_while(|((key, _), (was, _))| key == was).count()
           }
         };
         let cached: usize = sent[..common].iter().map(|(_, tokens)| tokens).sum();
-        (sent.len(), plan.total_tokens(conv), cached, Sent::Keys { sent, covered: conv.len() })
+        let count = sent.len();
+        let now = Sent::keys(sent, conv.len());
+        (count, request_tokens(conv, plan, &now), cached, now)
       }
     };
     let written_tokens = input_tokens - cached_tokens.min(input_tokens);
@@ -457,10 +543,27 @@ impl Runner {
   }
 }
 
+/// The messages the supersessions of `conv` found superseded since `revision`.
+fn changed_since<'c>(conv: &'c Conversation<'_>, revision: usize) -> &'c [usize] {
+  conv.supersessions().map_or(&[], |known| known.changed_since(revision))
+}
+
+/// Whether the request of `plan` is `previous` with messages replaced in place: `plan` changed
+/// only messages superseded since the previous turn ([`Change::ReplacedSince`]) and sends
+/// them, and `previous` sent every message it covered.
+fn resent_in_place(conv: &Conversation<'_>, plan: &Plan, change: Change, previous: &Sent) -> bool {
+  let (Change::ReplacedSince(revision), Sent::Keys { sent, covered, .. }) = (change, previous)
+  else {
+    return false;
+  };
+  sent.len() == *covered && changed_since(conv, revision).iter().all(|&i| !plan.is_dropped(i))
+}
+
 /// The messages of `range` a plan sends, each as (a key equal for identically serialised messages, its
 /// tokens).
 fn sent_messages<'p>(
   conv: &'p Conversation<'_>,
+  replayed: &'p Replayed,
   plan: &'p Plan,
   range: std::ops::Range<usize>,
 ) -> impl Iterator<Item = (u64, usize)> + 'p {
@@ -469,7 +572,7 @@ fn sent_messages<'p>(
     if matches!(action, Action::Drop) {
       return None;
     }
-    let fingerprint = conv.message(i).fingerprint();
+    let fingerprint = replayed.fingerprints[i];
     let key = match action {
       Action::Keep | Action::Drop => fingerprint,
       Action::Replace(r) => {
@@ -494,7 +597,11 @@ mod tests {
     plan: &Plan,
     range: std::ops::Range<usize>,
   ) -> Vec<(u64, usize)> {
-    sent_messages(conv, plan, range).collect()
+    let mut replayed = Replayed { prefix: vec![0], fingerprints: Vec::new() };
+    for i in 0..conv.len() {
+      replayed.push(conv.message(i), conv.tokens(i));
+    }
+    sent_messages(conv, &replayed, plan, range).collect()
   }
 
   fn text(role: Role, c: char, chars: usize) -> Message {
@@ -637,12 +744,12 @@ mod tests {
     for &end in &ends {
       let conv = Conversation::from_refs(messages[..end].to_vec(), options.encoding)
         .with_format(options.format);
-      let mut prefix = vec![0];
+      let mut replayed = Replayed { prefix: vec![0], fingerprints: Vec::new() };
       for i in 0..end {
-        prefix.push(prefix[i] + conv.tokens(i));
+        replayed.push(conv.message(i), conv.tokens(i));
       }
       for runner in &mut runners {
-        runner.turn(&conv, &prefix, options);
+        runner.turn(&conv, &replayed, options);
       }
     }
     Simulation { runs: runners.into_iter().map(|r| r.finish(options)).collect() }

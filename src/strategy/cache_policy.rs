@@ -307,6 +307,55 @@ pub struct CachePolicy {
   fingerprints: Vec<u64>,
   /// The decisions returned for them.
   plan: Arc<Plan>,
+  /// What `plan` returns of the last conversation given, kept as the decisions change.
+  returned: Returned,
+}
+
+/// The messages a plan returns and their tokens (reply priming aside), counted as the plan
+/// changes rather than over every message again.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Returned {
+  messages: usize,
+  tokens: usize,
+}
+
+impl Returned {
+  /// What `plan` returns of `members`.
+  fn of(conv: &Conversation<'_>, plan: &Plan, members: impl IntoIterator<Item = usize>) -> Self {
+    let mut r = Returned::default();
+    for i in members {
+      if !plan.is_dropped(i) {
+        r.messages += 1;
+        r.tokens += plan.tokens_of(conv, i);
+      }
+    }
+    r
+  }
+
+  /// `self` after `change` to `plan`, which changes no message but `members`.
+  fn after(
+    self,
+    conv: &Conversation<'_>,
+    plan: &mut Plan,
+    members: &[usize],
+    change: impl FnOnce(&mut Plan),
+  ) -> Self {
+    let before = Returned::of(conv, plan, members.iter().copied());
+    change(plan);
+    let after = Returned::of(conv, plan, members.iter().copied());
+    Returned {
+      messages: self.messages - before.messages + after.messages,
+      tokens: self.tokens - before.tokens + after.tokens,
+    }
+  }
+
+  /// The request's tokens ([`Plan::total_tokens`] of a plan that inserts nothing).
+  fn total(self, conv: &Conversation<'_>) -> usize {
+    match self.messages {
+      0 => 0,
+      _ => self.tokens + crate::model::tokens::reply_priming(conv.encoding()),
+    }
+  }
 }
 
 impl CachePolicy {
@@ -317,7 +366,12 @@ impl CachePolicy {
   /// The errors of [`CachePolicyOptions::validate`].
   pub fn new(options: CachePolicyOptions) -> Result<Self> {
     options.validate()?;
-    Ok(CachePolicy { options, fingerprints: Vec::new(), plan: Arc::new(Plan::keep_all(0)) })
+    Ok(CachePolicy {
+      options,
+      fingerprints: Vec::new(),
+      plan: Arc::new(Plan::keep_all(0)),
+      returned: Returned::default(),
+    })
   }
 
   /// The options.
@@ -334,21 +388,37 @@ impl CachePolicy {
   pub fn reset(&mut self) {
     self.fingerprints.clear();
     self.plan = Arc::new(Plan::keep_all(0));
+    self.returned = Returned::default();
   }
 
   /// Decides what to send for `conv`, the conversation so far, and remembers it.
   pub fn step(&mut self, conv: &Conversation<'_>) -> PolicyStep {
+    self.step_checked(conv, true)
+  }
+
+  /// [`CachePolicy::step`] for a conversation that extends the last one given: its first
+  /// [`CachePolicy::remembered`] messages are the same messages, unchanged (the simulator's
+  /// replay of one session). The check that they are, a read of every remembered message,
+  /// is left to debug builds, so a step costs what the new messages and the decision cost.
+  pub(crate) fn step_extending(&mut self, conv: &Conversation<'_>) -> PolicyStep {
+    self.step_checked(conv, false)
+  }
+
+  /// [`CachePolicy::step`], checking the remembered messages against `conv` when `check`.
+  fn step_checked(&mut self, conv: &Conversation<'_>, check: bool) -> PolicyStep {
     let remembered = self.fingerprints.len();
-    let recalled = self.recall(conv);
+    let recalled = self.recall(conv, check);
     let reset = recalled.is_none() && remembered > 0;
     if recalled.is_none() {
       self.fingerprints.clear();
       self.plan = Arc::new(Plan::keep_all(conv.len()));
+      self.returned = Returned::of(conv, &self.plan, 0..conv.len());
     }
     self
       .fingerprints
       .extend((self.fingerprints.len()..conv.len()).map(|i| conv.message(i).fingerprint()));
-    let estimate = self.plan.total_tokens(conv);
+    let estimate = self.returned.total(conv);
+    debug_assert_eq!(estimate, self.plan.total_tokens(conv));
     let options = &self.options;
     let decision = if estimate <= options.high_tokens() {
       Decision::Kept
@@ -363,6 +433,7 @@ impl CachePolicy {
         Decision::Forced
       };
       if decision.replanned() {
+        self.returned = Returned::of(conv, &candidate, 0..conv.len());
         self.plan = Arc::new(candidate);
       }
       decision
@@ -384,18 +455,26 @@ impl CachePolicy {
   /// Applies the remembered decisions to `conv` in place: new messages kept, or dropped with a
   /// unit that was dropped (a new tool result of a dropped call). Returns whether the decisions
   /// for the remembered messages stayed as they were, or `None`, changing nothing, when a
-  /// remembered message is gone or changed.
-  fn recall(&mut self, conv: &Conversation<'_>) -> Option<bool> {
+  /// remembered message is gone or changed (checked only when `check`; else the caller knows
+  /// they are all there).
+  fn recall(&mut self, conv: &Conversation<'_>, check: bool) -> Option<bool> {
     let remembered = self.fingerprints.len();
-    if remembered > conv.len()
-      || !self.fingerprints.iter().enumerate().all(|(i, &f)| conv.message(i).fingerprint() == f)
-    {
+    let same = |fingerprints: &[u64]| {
+      fingerprints.iter().enumerate().all(|(i, &f)| conv.message(i).fingerprint() == f)
+    };
+    debug_assert!(check || (remembered <= conv.len() && same(&self.fingerprints)));
+    if remembered > conv.len() || (check && !same(&self.fingerprints)) {
       return None;
     }
     let plan = Arc::make_mut(&mut self.plan);
     // The strategies a policy runs insert nothing; a remembered insertion would not be kept.
     plan.take_insertions();
     plan.extend_kept(conv.len());
+    let new = Returned::of(conv, plan, remembered..conv.len());
+    let mut returned = Returned {
+      messages: self.returned.messages + new.messages,
+      tokens: self.returned.tokens + new.tokens,
+    };
     // Units only grow by new messages: a unit with a dropped member that gained one goes whole
     // (two units a new message joins may hold a dropped and a returned message).
     let mut unchanged = true;
@@ -409,11 +488,17 @@ impl CachePolicy {
       let members = &conv.units()[u].members;
       if members.iter().any(|&m| plan.is_dropped(m)) {
         unchanged &= members.iter().all(|&m| m >= remembered || plan.is_dropped(m));
-        plan.drop_unit(conv, u);
+        returned = returned.after(conv, plan, members, |plan| plan.drop_unit(conv, u));
       }
     }
     // The last message is always sent: when it answers a dropped call, that call comes back.
-    unchanged &= !revive_last_unit(conv, plan);
+    if let Some(last) = conv.len().checked_sub(1) {
+      let members = &conv.units()[conv.unit_of(last)].members;
+      returned = returned.after(conv, plan, members, |plan| {
+        unchanged &= !revive_last_unit(conv, plan);
+      });
+    }
+    self.returned = returned;
     Some(unchanged)
   }
 
