@@ -73,6 +73,42 @@ test('estimateMessageTokens counts content parts, images, names and object argum
   t.is(ct.estimateMessageTokens({ role: 'user', content: 'hi', name: 'bob' }), ct.estimateMessageTokens({ role: 'user', content: 'hi' }) + 2)
 })
 
+test('screenshots and files count as images wherever they are, and a budget holds them', (t) => {
+  const data = Buffer.alloc(30_000, 7).toString('base64')
+  const image = { type: 'image', source: { type: 'base64', media_type: 'image/png', data } }
+  const anthropic = { format: 'anthropic' } as const
+  const alone = ct.estimateMessageTokens({ role: 'user', content: [image] } as never, anthropic)
+  const result = (content: unknown) =>
+    ct.estimateMessageTokens({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content }] } as never, anthropic)
+  t.is(result([image]), alone)
+  t.is(result([{ type: 'text', text: 'ok' }, image, image]), result('ok') + 2 * 765)
+  const pdf = { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data } }
+  t.is(ct.estimateMessageTokens({ role: 'user', content: [pdf] } as never, anthropic), alone)
+  const text = 'hello world '.repeat(500)
+  const search = { type: 'search_result', source: 's', title: 't', content: [{ type: 'text', text }] }
+  t.true(ct.estimateMessageTokens({ role: 'user', content: [search] } as never, anthropic) > 500)
+  // An AI SDK tool output of parts: its media part is an image, never its base64 text.
+  const aiSdk = { format: 'ai-sdk' } as const
+  const output = (o: unknown) =>
+    ct.estimateMessageTokens({ role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c', toolName: 'shot', output: o }] } as never, aiSdk)
+  const media = { type: 'content', value: [{ type: 'text', text: 'here' }, { type: 'media', data, mediaType: 'image/png' }] }
+  t.is(output(media), output({ type: 'text', value: 'here' }) + 765)
+  t.is(ct.estimateMessageTokens({ role: 'user', content: [{ type: 'file', data, mediaType: 'image/png' }] } as never, aiSdk), alone)
+  // Forty screenshots do not fit 5,000 tokens: the trim drops them rather than report a fit.
+  const session: unknown[] = [{ role: 'user', content: 'Use the computer' }]
+  for (let i = 0; i < 40; i++) {
+    session.push({ role: 'assistant', content: [{ type: 'tool_use', id: `t${i}`, name: 'computer', input: { action: 'screenshot' } }] })
+    session.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: `t${i}`, content: [image] }] })
+  }
+  session.push({ role: 'user', content: 'continue' })
+  t.true(ct.estimateTokens(session as never) > 40 * 765)
+  const trimmed = ct.trimByPriority(session as never, { targetTokens: 5000 })
+  t.true(trimmed.totalTokens <= 5000)
+  t.is(trimmed.totalTokens, ct.estimateTokens(trimmed.messages))
+  const body = JSON.stringify({ messages: session })
+  t.is(JSON.parse(ct.trimByPriorityJson(body, { targetTokens: 5000 }).body).messages.length, trimmed.messages.length)
+})
+
 test('counting leaves the input untouched', (t) => {
   const messages = transcript('openhands-ponyc-4593.json')
   const before = snapshot(messages)

@@ -12,7 +12,9 @@ use std::sync::Arc;
 
 use crate::model::conversation::Conversation;
 use crate::model::message::{Content, Message, Part, Role};
-use crate::model::tokens::{count_tokens, message_content_tokens, message_tokens, Encoding};
+use crate::model::tokens::{
+  count_tokens, message_content_tokens, message_tokens, Encoding, IMAGE_PART_TOKENS,
+};
 
 /// A value of a metadata field added to a replaced message (e.g. `_truncated: true`).
 #[derive(Debug, Clone, PartialEq)]
@@ -482,14 +484,17 @@ pub fn replacement_counted(
   debug_assert_eq!(new, count_tokens(&content, encoding));
   let (old, added) = match &m.content {
     Content::Parts(parts) if parts.iter().any(|p| matches!(p, Part::ToolResult { .. })) => {
-      let results: Vec<&str> = parts
+      // A result's attachments go with its text.
+      let results: Vec<usize> = parts
         .iter()
         .filter_map(|p| match p {
-          Part::ToolResult { content, .. } => Some(content.as_str()),
+          Part::ToolResult { content, attachments, .. } => {
+            Some(count_tokens(content, encoding) + attachments * IMAGE_PART_TOKENS)
+          }
           _ => None,
         })
         .collect();
-      (results.iter().map(|t| count_tokens(t, encoding)).sum::<usize>(), new * results.len())
+      (results.iter().sum::<usize>(), new * results.len())
     }
     // The content's count, memoised in the message: a strategy that replaces the same message
     // on every turn does not hash its whole text again to find the count.
@@ -514,6 +519,7 @@ pub fn replaced_message(m: &Message, content: &str) -> Message {
             Part::ToolResult { call_id, is_error, .. } => Part::ToolResult {
               call_id: call_id.clone(),
               content: content.to_string(),
+              attachments: 0,
               is_error: *is_error,
             },
             other => other.clone(),

@@ -294,27 +294,68 @@ fn input_text(v: Option<&Value>) -> String {
 }
 
 /// The text inside a tool result's content (a string, or text blocks/parts joined by newlines;
-/// other values serialised).
-fn nested_text(v: Option<&Value>) -> String {
+/// other values serialised) and how many attachments it holds ([`attachment`]).
+fn nested_content(v: Option<&Value>) -> (String, usize) {
   match v {
-    None | Some(Value::Null) => String::new(),
-    Some(Value::String(s)) => s.clone(),
+    None | Some(Value::Null) => (String::new(), 0),
+    Some(Value::String(s)) => (s.clone(), 0),
     Some(Value::Array(items)) => {
-      let texts: Vec<String> = items
-        .iter()
-        .filter_map(|item| match item {
-          Value::String(s) => Some(s.clone()),
-          Value::Object(b) => match (b.get("text"), b.get("value")) {
-            (Some(Value::String(t)), _) | (_, Some(Value::String(t))) => Some(t.clone()),
-            _ => None,
-          },
-          _ => None,
-        })
-        .collect();
-      texts.join("\n")
+      let mut texts: Vec<&str> = Vec::new();
+      let mut attachments = 0;
+      for item in items {
+        nested_item(item, &mut texts, &mut attachments, 0);
+      }
+      (texts.join("\n"), attachments)
     }
-    Some(other) => other.to_string(),
+    Some(other) => (other.to_string(), 0),
   }
+}
+
+/// Adds the text of one item of a tool result's content to `texts`, or counts it among the
+/// `attachments`; a search result's own content is read the same way, a few levels deep.
+fn nested_item<'v>(
+  item: &'v Value,
+  texts: &mut Vec<&'v str>,
+  attachments: &mut usize,
+  depth: usize,
+) {
+  match item {
+    Value::String(s) => texts.push(s),
+    Value::Object(b) => match (b.get("text"), b.get("value")) {
+      (Some(Value::String(t)), _) | (_, Some(Value::String(t))) => texts.push(t),
+      _ => {
+        let kind = b.get("type").and_then(Value::as_str).unwrap_or("");
+        if attachment(kind) {
+          *attachments += 1;
+        } else if let (Some(Value::Array(inner)), true) = (b.get("content"), depth < 4) {
+          for item in inner {
+            nested_item(item, texts, attachments, depth + 1);
+          }
+        }
+      }
+    },
+    _ => {}
+  }
+}
+
+/// Whether a content item of `kind` is an image or a file whose content is not read, counted
+/// as an image part: Anthropic `image` and `document` blocks, AI SDK `image` and `file` parts
+/// and a tool output's `media`, `image-data`, `image-url`, `file-data`, `file-url`,
+/// `file-id` and `image-file-id` parts.
+pub(crate) fn attachment(kind: &str) -> bool {
+  matches!(
+    kind,
+    "image"
+      | "document"
+      | "file"
+      | "media"
+      | "image-data"
+      | "image-url"
+      | "file-data"
+      | "file-url"
+      | "file-id"
+      | "image-file-id"
+  )
 }
 
 /// Reads one typed item of a content array (its `type`, its fields, where it is) into the
@@ -425,10 +466,15 @@ fn server_tool_part(kind: &str, fields: &Map<String, Value>) -> Part {
 }
 
 /// Records a tool result in the message and returns its part.
-fn tool_result(m: &mut Message, call_id: String, content: String, is_error: bool) -> Part {
+fn tool_result(
+  m: &mut Message,
+  call_id: String,
+  (content, attachments): (String, usize),
+  is_error: bool,
+) -> Part {
   m.is_error |= is_error;
   m.answers.push(call_id.clone());
-  Part::ToolResult { call_id, content, is_error }
+  Part::ToolResult { call_id, content, attachments, is_error }
 }
 
 fn anthropic_message(value: &Value, index: usize) -> Result<Message> {
@@ -440,7 +486,11 @@ fn anthropic_message(value: &Value, index: usize) -> Result<Message> {
     |kind, f, b, m| {
       Ok(Some(match kind {
         "text" => Part::Text(b.text(f, "text")?),
-        "image" => Part::Image,
+        "image" | "document" => Part::Image,
+        "search_result" => {
+          let (text, _) = nested_content(f.get("content"));
+          Part::Other { kind: kind.into(), text: (!text.is_empty()).then_some(text) }
+        }
         "thinking" => other_part(kind, f, "thinking"),
         // Tools the provider runs itself (web search, web fetch, code execution, MCP
         // connectors): the call and its result are blocks of the same assistant turn, which
@@ -458,7 +508,7 @@ fn anthropic_message(value: &Value, index: usize) -> Result<Message> {
         }
         "tool_result" => {
           let is_error = matches!(f.get("is_error"), Some(Value::Bool(true)));
-          tool_result(m, b.string(f, "tool_use_id")?, nested_text(f.get("content")), is_error)
+          tool_result(m, b.string(f, "tool_use_id")?, nested_content(f.get("content")), is_error)
         }
         _ => other_part(kind, f, "text"),
       }))
@@ -471,7 +521,7 @@ fn ai_sdk_message(value: &Value, index: usize) -> Result<Message> {
   block_message(value, index, &roles, "part", |kind, f, b, m| {
     Ok(Some(match kind {
       "text" => Part::Text(b.text(f, "text")?),
-      "image" => Part::Image,
+      "image" | "file" => Part::Image,
       "reasoning" => other_part(kind, f, "text"),
       // A tool the provider ran (`providerExecuted: true`): its result is a `tool-result` part of
       // the same assistant message, not a tool message of the client's.
@@ -497,12 +547,22 @@ fn ai_sdk_message(value: &Value, index: usize) -> Result<Message> {
           .is_some_and(|t| t.starts_with("error"));
         let content = match output {
           Some(Value::Object(out)) => match out.get("value") {
-            Some(Value::String(s)) => s.clone(),
-            Some(v @ Value::Array(_)) => nested_text(Some(v)),
-            Some(v) => v.to_string(),
-            None => String::new(),
+            // A `content` output's parts, which the binding's reader hands over as their JSON
+            // text (as every `value`): read as parts, so that its images count as images.
+            Some(Value::String(s))
+              if out.get("type").and_then(Value::as_str) == Some("content") =>
+            {
+              match serde_json::from_str::<Value>(s) {
+                Ok(parts @ Value::Array(_)) => nested_content(Some(&parts)),
+                _ => (s.clone(), 0),
+              }
+            }
+            Some(Value::String(s)) => (s.clone(), 0),
+            Some(v @ Value::Array(_)) => nested_content(Some(v)),
+            Some(v) => (v.to_string(), 0),
+            None => (String::new(), 0),
           },
-          other => nested_text(other),
+          other => nested_content(other),
         };
         tool_result(m, b.string(f, "toolCallId")?, content, is_error)
       }
@@ -581,6 +641,49 @@ mod tests {
     assert!(ms[3].is_error);
     assert_eq!(ms[3].content_text(), "ENOENT");
     assert_eq!(ms[2].tool_calls[0].name, "read");
+  }
+
+  /// Images and files count as image parts wherever they are: in a tool result's content (a
+  /// screenshot), as a document or file part, and among an AI SDK `content` output's parts,
+  /// given as parts or as their JSON text (how the binding's reader hands over every `value`),
+  /// whose base64 data is never read as text. A search result's text counts.
+  #[test]
+  fn attachments_count_as_images_wherever_they_are() {
+    use crate::model::tokens::{message_tokens, IMAGE_PART_TOKENS};
+    let e = crate::Encoding::O200kBase;
+    let data = "iVBORw0KGgo".repeat(3_000);
+    let image = json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}});
+    let tokens =
+      |format: Format, m: Value| message_tokens(&format.parse_message(&m, 0).unwrap(), e);
+    let anthropic =
+      |content: Value| tokens(Format::Anthropic, json!({"role": "user", "content": content}));
+    let alone = anthropic(json!([image]));
+    let result = |content: Value| {
+      anthropic(json!([{"type": "tool_result", "tool_use_id": "t", "content": content}]))
+    };
+    assert_eq!(result(json!([image.clone()])), alone);
+    assert_eq!(
+      result(json!([{"type": "text", "text": "ok"}, image.clone(), image.clone()])),
+      result(json!("ok")) + 2 * IMAGE_PART_TOKENS
+    );
+    let pdf = json!({"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": data}});
+    assert_eq!(anthropic(json!([pdf])), alone);
+    let text = "hello world ".repeat(500);
+    let search = json!({"type": "search_result", "source": "s", "title": "t", "content": [{"type": "text", "text": text}]});
+    assert!(anthropic(json!([search.clone()])) > 500);
+    assert!(result(json!([search])) > 500);
+    let ai = |output: Value| {
+      tokens(
+        Format::AiSdk,
+        json!({"role": "tool", "content": [{"type": "tool-result", "toolCallId": "c", "toolName": "shot", "output": output}]}),
+      )
+    };
+    let parts = json!([{"type": "text", "text": "here"}, {"type": "media", "data": data, "mediaType": "image/png"}]);
+    let as_parts = ai(json!({"type": "content", "value": parts}));
+    assert_eq!(as_parts, ai(json!({"type": "text", "value": "here"})) + IMAGE_PART_TOKENS);
+    assert_eq!(ai(json!({"type": "content", "value": parts.to_string()})), as_parts);
+    let file = json!({"role": "user", "content": [{"type": "file", "data": data, "mediaType": "image/png"}]});
+    assert_eq!(tokens(Format::AiSdk, file), alone);
   }
 
   #[test]

@@ -133,7 +133,8 @@ impl Shape {
 pub enum Part {
   /// A text part (`{type: 'text', text}` and the like).
   Text(String),
-  /// An image part; counted as a fixed estimate (see [`crate::model::tokens::IMAGE_PART_TOKENS`]).
+  /// An image, or another attachment whose content is not read (an Anthropic `document`, an AI
+  /// SDK `file`); counted as a fixed estimate (see [`crate::model::tokens::IMAGE_PART_TOKENS`]).
   Image,
   /// A tool result inside a message (an Anthropic `tool_result` block, an AI SDK `tool-result`
   /// part): the call it answers and its text.
@@ -142,6 +143,9 @@ pub enum Part {
     call_id: String,
     /// The result's text.
     content: String,
+    /// The images and other attachments among the result's content (a screenshot, a
+    /// document), each counted as an image part.
+    attachments: usize,
     /// Whether the result is flagged as an error.
     is_error: bool,
   },
@@ -621,7 +625,7 @@ fn parse_part(v: &Value, index: usize, i: usize) -> Result<Part> {
         ))
       }
     },
-    "image_url" | "image" | "input_image" => Part::Image,
+    "image_url" | "image" | "input_image" | "file" | "input_file" => Part::Image,
     "refusal" => Part::Other { kind: kind.to_string(), text: text_field("refusal")? },
     _ => Part::Other { kind: kind.to_string(), text: text_field("text")? },
   })

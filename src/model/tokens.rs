@@ -28,7 +28,8 @@ pub const TOKENS_PER_TOOL_CALL: usize = 1;
 /// Tokens priming the reply, added once per request (`<|start|>assistant<|message|>`).
 pub const REPLY_PRIMING: usize = 3;
 /// Fixed estimate for an image part: OpenAI's price of a 1024×1024 image at high detail
-/// (85 base + 4 tiles × 170). Images are never re-encoded, so this is an estimate.
+/// (85 base + 4 tiles × 170). Images are never re-encoded, so this is an estimate; so is an
+/// attachment whose content is not read (a PDF `document` or `file`), which counts the same.
 pub const IMAGE_PART_TOKENS: usize = 765;
 /// Characters per token of the `approximate` encoding.
 pub const APPROXIMATE_CHARS_PER_TOKEN: usize = 4;
@@ -750,7 +751,10 @@ pub fn content_tokens(content: &Content, encoding: Encoding) -> usize {
     Content::Parts(parts) => parts
       .iter()
       .map(|p| match p {
-        Part::Text(t) | Part::ToolResult { content: t, .. } => count_tokens(t, encoding),
+        Part::Text(t) => count_tokens(t, encoding),
+        Part::ToolResult { content, attachments, .. } => {
+          count_tokens(content, encoding) + attachments * IMAGE_PART_TOKENS
+        }
         Part::Image => IMAGE_PART_TOKENS,
         Part::Other { text: Some(t), .. } => count_tokens(t, encoding),
         Part::Other { text: None, .. } => 0,

@@ -64,8 +64,8 @@ pub fn estimate_message_tokens(
   message: Unknown,
   options: Option<Unknown>,
 ) -> Result<u32> {
-  let encoding = token_encoding(env, options)?;
-  let (_, message) = read::read_message(env, message, None)?;
+  let (encoding, format) = token_options(env, options)?;
+  let (_, message) = read::read_message(env, message, format)?;
   Ok(saturate(tokens::message_tokens(&message, encoding)))
 }
 
