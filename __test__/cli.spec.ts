@@ -612,3 +612,177 @@ test.serial('demo without --html writes its report to the temporary directory an
   t.true(r.stdout.endsWith(`\nHTML report of this trim: ${html}\n  open it in a browser; npm run demo -- --html FILE writes it elsewhere\n`), r.stdout.slice(-300))
   t.true(readFileSync(html, 'utf8').startsWith('<!doctype html>'))
 })
+
+// --- request bodies, budgets, writes and reports (fixes) --------------------------------------
+
+/** An Anthropic request body whose top-level system prompt is most of its tokens. */
+function anthropicBody(system: unknown = 'You are a careful agent. '.repeat(200)) {
+  return {
+    model: 'claude-sonnet-4',
+    max_tokens: 1024,
+    system,
+    messages: [
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: 'hello' },
+      { role: 'user', content: 'go' },
+    ],
+  }
+}
+
+test.serial("trim and simulate count a request body's system field as stats does; trim writes it back unchanged", async (t) => {
+  const body = anthropicBody()
+  const path = file('body.json', JSON.stringify(body))
+  const request = [{ role: 'system' as const, content: body.system as string }, ...(body.messages as Message[])]
+  const total = ct.estimateTokens(request)
+  t.is((await json(t, ['stats', path, '--json'])).tokens, total)
+  // The system prompt alone is over a 500-token budget: trim says so, and never drops it.
+  const over = await runCli(['trim', path, '--budget', '500', '--fail-over-budget', '--json'])
+  t.is(over.code, 3, over.stderr)
+  const report = JSON.parse(over.stdout)
+  t.is(report.systemField, true)
+  t.is(report.before.tokens, total)
+  t.true(report.after.tokens > 500)
+  t.deepEqual(report.messages[0], { index: 0, role: 'system', tier: 'SYSTEM', priority: 100, step: 0, tokensBefore: ct.estimateMessageTokens(request[0]), tokensAfter: ct.estimateMessageTokens(request[0]), decision: 'kept', reason: "kept: the request's top-level system field, sent as it is with every request" })
+  // Numbering as in stats: #0 is the system field, #N the body's messages[N - 1].
+  t.deepEqual(report.messages.map((m: { index: number; role: string }) => [m.index, m.role]), [[0, 'system'], [1, 'user'], [2, 'assistant'], [3, 'user']])
+  t.true((await runCli(['trim', path, '--budget', '500'])).stdout.includes("\n  #0 is the request's top-level system field"))
+  // A percentage is of the whole request.
+  t.is((await json(t, ['trim', path, '--budget', '50%', '--json'])).budget, Math.floor(total / 2))
+  // -o writes the body's shape back: system and the other fields unchanged, trimmed messages.
+  const out = join(tempDir(), 'out.json')
+  const r = await json(t, ['trim', path, '--budget', String(total - 8), '-o', out, '--json'])
+  const written = JSON.parse(readFileSync(out, 'utf8'))
+  t.deepEqual(Object.keys(written), Object.keys(body))
+  t.is(written.system, body.system)
+  t.deepEqual(written.messages, [{ role: 'user', content: 'go' }])
+  t.is(r.after.tokens, ct.estimateTokens([request[0], ...written.messages]))
+  t.false(r.overBudget)
+  // An array of text blocks counts the same text; null is an input error in both commands.
+  const blocks = file('blocks.json', JSON.stringify(anthropicBody([{ type: 'text', text: body.system }])))
+  t.is((await json(t, ['trim', blocks, '--budget', '50%', '--json'])).before.tokens, (await json(t, ['stats', blocks, '--json'])).tokens)
+  const nul = file('null.json', JSON.stringify(anthropicBody(null)))
+  for (const args of [['stats', nul], ['trim', nul, '--budget', '10'], ['simulate', nul]]) {
+    t.deepEqual(await runCli(args), { code: 1, stdout: '', stderr: `context-trim: ${nul}: system: must be a string or an array of text blocks, got null\n` }, args[0])
+  }
+  // simulate replays the request with its system prompt.
+  const sim = await json(t, ['simulate', path, '--json'])
+  t.deepEqual(sim, JSON.parse(JSON.stringify(ct.simulate(request, { contextWindow: 128_000, pricing: 'anthropic' }))))
+  // Errors name the body's own messages, not the request's numbering.
+  const bad = file('bad.json', JSON.stringify({ ...body, messages: [body.messages[0], { role: 'robot', content: 'x' }] }))
+  for (const args of [['stats', bad], ['trim', bad, '--budget', '10'], ['simulate', bad]]) {
+    t.deepEqual(await runCli(args), { code: 1, stdout: '', stderr: `context-trim: ${bad}: messages[1].role: must be one of system, developer, user, assistant, tool, got "robot"\n` }, args[0])
+  }
+})
+
+test.serial('simulate --html and demo --html that cannot be written are one line, exit 1, nothing printed', async (t) => {
+  const dir = tempDir()
+  const small = 'samples/transcripts/openhands-sdk-hello-world.json'
+  const missing = join(dir, 'missing', 'x.html')
+  t.deepEqual(await runCli(['simulate', small, '--html', missing]), { code: 1, stdout: '', stderr: `context-trim: cannot write ${missing}: no such directory\n` })
+  t.deepEqual(await runCli(['simulate', small, '--html', dir]), { code: 1, stdout: '', stderr: `context-trim: cannot write ${dir}: is a directory\n` })
+  t.deepEqual(await runCli(['demo', '--html', missing]), { code: 1, stdout: '', stderr: `context-trim: cannot write ${missing}: no such directory\n` })
+})
+
+test.serial("docs/cli.md's over-budget example and priority rule are what the CLI does", async (t) => {
+  const doc = readFileSync(new URL('../docs/cli.md', import.meta.url), 'utf8')
+  const r = await runCli(['trim', SAMPLE, '--budget', '10', '--fail-over-budget', '--json'])
+  t.is(r.code, 3)
+  t.true(doc.includes(`| \`${r.stderr.trimEnd()}\` |`), r.stderr)
+  // No tier that this trim drops is said to be never dropped.
+  const dropped = new Set(JSON.parse(r.stdout).messages.filter((m: { decision: string }) => m.decision === 'dropped').map((m: { tier: string }) => m.tier))
+  t.true(dropped.has('CURRENT_TASK') && dropped.has('MODIFIED_FILES'))
+  const row = doc.split('\n').find((l) => l.startsWith('| `--strategy priority`')) as string
+  for (const clause of row.split(';').filter((c) => c.includes('never dropped'))) {
+    for (const tier of dropped) t.false(clause.includes(tier as string), clause)
+  }
+})
+
+test.serial('--budget is checked before the input is read, and a percentage too large is a usage error', async (t) => {
+  t.deepEqual(await runCli(['trim', 'nonexist.json', '--budget', 'abc']), {
+    code: 2,
+    stdout: '',
+    stderr: 'context-trim: --budget must be a number of tokens or a percentage, got "abc" (see context-trim --help)\n',
+  })
+  const tokens = (await json(t, ['stats', SAMPLE, '--json'])).tokens as number
+  t.deepEqual(await runCli(['trim', SAMPLE, '--budget', '9007199254740991%']), {
+    code: 2,
+    stdout: '',
+    stderr: `context-trim: --budget is too large: 9007199254740991% of ${tokens.toLocaleString('en-US')} tokens is more than 9,007,199,254,740,991 tokens (see context-trim --help)\n`,
+  })
+})
+
+test.serial('the help says what --budget N% is a percentage of', async (t) => {
+  const help = (await runCli(['--help'])).stdout
+  const start = help.indexOf('  --budget N')
+  const option = help.slice(start, help.indexOf('\n  --strategy', start)).replace(/\s+/g, ' ')
+  t.regex(option, /N% of the input's tokens\b/)
+})
+
+test.serial('trim --strategy truncate says a cut is for maxTokensPerOutput, not the budget', async (t) => {
+  const long = Array.from({ length: 20_000 }, (_, i) => `w${i % 10}`).join(' ')
+  const messages = [
+    { role: 'user', content: 'read it' },
+    { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read_file', arguments: '{"path":"big.txt"}' } }] },
+    { role: 'tool', tool_call_id: 'c1', content: long },
+    { role: 'assistant', content: 'done' },
+  ]
+  const r = await json(t, ['trim', file('long.json', JSON.stringify(messages)), '--budget', '100%', '--strategy', 'truncate', '--json'])
+  const cut = r.messages[2]
+  t.is(cut.decision, 'cut')
+  t.regex(cut.reason, /^cut: \d+ tokens cut from the middle, as the output is longer than maxTokensPerOutput \(2000 tokens, the default of truncateOldToolOutputs; the budget plays no part\)$/)
+})
+
+test.serial('simulate gives no smaller-window hint for a conversation already over the window', async (t) => {
+  const small = 'samples/transcripts/openhands-sdk-hello-world.json'
+  const r = await runCli(['simulate', small, '--policies', 'none', '--window', '1000'])
+  t.is(r.code, 0, r.stderr)
+  t.regex(r.stdout, /\n {2}none +[0-9,]+ .* [0-9]+ turns /)
+  t.false(r.stdout.includes('Nothing was trimmed'), r.stdout)
+  t.false(r.stdout.includes('try a smaller window'), r.stdout)
+})
+
+test.serial('trim -o with a message nested too deeply for JSON.stringify is an input error, not an internal one', async (t) => {
+  const deep = '{"a":'.repeat(5000) + '{}' + '}'.repeat(5000)
+  const path = file('deep.json', `[{"role":"user","content":"hi","extra":${deep}},{"role":"assistant","content":"hello"},{"role":"user","content":"go"}]`)
+  const r = await runCli(['trim', path, '--budget', '100', '-o', join(tempDir(), 'out.json')])
+  t.is(r.code, 1)
+  t.is(r.stdout, '')
+  t.regex(r.stderr, new RegExp(`^context-trim: ${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: messages\\[0\\] is nested too deeply to be written as JSON \\(JSON\\.stringify: [^\\n]+\\)\\n$`))
+})
+
+test.serial('simulate --price-input changes the text and HTML reports: their cost without cache', async (t) => {
+  const small = 'samples/transcripts/openhands-sdk-hello-world.json'
+  const dollars = (n: number) => `$${n.toFixed(n < 10 ? 3 : 2)}`
+  const html = join(tempDir(), 'cost.html')
+  const r = await runCli(['simulate', small, '--price-input', '300', '--html', html])
+  t.is(r.code, 0, r.stderr)
+  const result = await json(t, ['simulate', small, '--price-input', '300', '--json'])
+  const none = result.policies.find((p: { policy: string }) => p.policy === 'none').totals
+  t.is(none.costWithoutCache, (none.inputTokens * 300) / 1e6)
+  t.regex(r.stdout, /\n {2}policy .* without cache\n/)
+  t.regex(r.stdout, new RegExp(`\\n {2}none .* ${dollars(none.costWithoutCache).replace('$', '\\$')}\\n`))
+  t.true(readFileSync(html, 'utf8').includes(`<td>${dollars(none.costWithoutCache)}</td></tr>`))
+  t.not(r.stdout.replace(/\n {2}prices per million[^\n]*/, ''), (await runCli(['simulate', small])).stdout.replace(/\n {2}prices per million[^\n]*/, ''))
+})
+
+test.serial('stats byTool counts each call once when one message answers several in parallel', async (t) => {
+  const body = {
+    messages: [
+      { role: 'user', content: 'look' },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'read_file', input: { path: 'a.ts' } }, { type: 'tool_use', id: 't2', name: 'bash', input: { command: 'ls' } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'export const a = 1' }, { type: 'tool_result', tool_use_id: 't2', content: 'a.ts b.ts' }] },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 't3', name: 'read_file', input: { path: 'b.ts' } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't3', content: 'export const b = 2' }] },
+      { role: 'assistant', content: 'done' },
+    ],
+  }
+  const r = await json(t, ['stats', file('parallel.json', JSON.stringify(body)), '--json'])
+  t.deepEqual(
+    r.byTool.map((x: { tool: string; results: number; calls: number }) => [x.tool, x.results, x.calls]),
+    [
+      ['read_file + bash', 1, 2],
+      ['read_file', 1, 1],
+    ],
+  )
+  t.is(r.byTool.reduce((n: number, x: { calls: number }) => n + x.calls, 0), 3)
+})

@@ -7,8 +7,8 @@ import { CliError } from './input.mjs'
 export const STRATEGIES = {
   priority: {
     functions: ['trimByPriority', 'trimWithPlaceholders'],
-    rule: 'lowest priority tier first, oldest first within a tier, until the request fits: tool results are cut to head and tail, units dropped whole only when that is not enough; SYSTEM, AGENT_INSTRUCTIONS, CURRENT_TASK and MODIFIED_FILES are shortened and dropped last, and the last message stays with its unit',
-    placeholderRule: 'lowest priority tier first, oldest first within a tier, until the request fits: tool results become placeholders in place (their calls stay; their head and tail instead where the budget has room for twice a placeholder), other units are dropped; SYSTEM, AGENT_INSTRUCTIONS, CURRENT_TASK and MODIFIED_FILES go last, and the last message stays with its unit',
+    rule: 'lowest priority tier first, oldest first within a tier, until the request fits: tool results are cut to head and tail, units dropped whole only when that is not enough; AGENT_INSTRUCTIONS, CURRENT_TASK and MODIFIED_FILES go last (shortened, then dropped); the system messages and the last message with its unit are never dropped (cut to head and tail only when they alone exceed the budget)',
+    placeholderRule: 'lowest priority tier first, oldest first within a tier, until the request fits: tool results become placeholders in place (their calls stay; their head and tail instead where the budget has room for twice a placeholder), other units are dropped; AGENT_INSTRUCTIONS, CURRENT_TASK and MODIFIED_FILES go last; the system messages and the last message with its unit are never dropped',
   },
   age: {
     functions: ['trimByAge'],
@@ -25,6 +25,9 @@ export const STRATEGIES = {
 }
 
 export const DEFAULT_DROP_ORDER = ['assistant', 'user']
+
+/** truncateOldToolOutputs' default maxTokensPerOutput: longer tool outputs are cut. */
+const TRUNCATE_MAX_TOKENS = 2000
 
 const INDEX = Symbol('context-trim.cli.index')
 
@@ -87,6 +90,7 @@ export function analyse(ct, messages, { model, format } = {}) {
       step: c ? c.step : steps[index],
       calls: tools[index].calls,
       answers: tools[index].answers,
+      answered: tools[index].answered,
     }
     if (c) {
       row.priority = c.priority
@@ -149,6 +153,9 @@ export function decisionReason(rows, decisions, i, strategy) {
     return k
   }
   const inLastUnit = unitOf(i) === unitOf(last)
+  if (d.decision === 'cut' && strategy === 'truncate') {
+    return `cut: ${d.output._cutTokens} tokens cut from the middle, as the output is longer than maxTokensPerOutput (${TRUNCATE_MAX_TOKENS} tokens, the default of truncateOldToolOutputs; the budget plays no part)`
+  }
   if (d.decision === 'cut') return `cut: ${d.output._cutTokens} tokens cut from the middle, so that the unit fits`
   if (strategy !== 'priority') return [d.decision === 'kept' ? 'kept' : d.decision, r.reason, d.note].filter(Boolean).join(': ')
   if (d.decision === 'kept') {
@@ -229,7 +236,9 @@ function placeholderNote(o) {
 /**
  * The tools each message calls and answers, read from the fields of every supported format:
  * OpenAI `tool_calls`/`tool_call_id`, Anthropic `tool_use`/`tool_result` blocks, AI SDK
- * `tool-call`/`tool-result` parts. A result answers the latest earlier call with its id.
+ * `tool-call`/`tool-result` parts. A result answers the latest earlier call with its id:
+ * `answers` are the names of the tools a message answers, once each, and `answered` how many
+ * calls it answers (a message may answer several calls in parallel, of one tool or several).
  */
 function toolsOf(messages) {
   const names = new Map()
@@ -245,7 +254,7 @@ function toolsOf(messages) {
       const n = typeof name === 'string' ? name : names.get(id)
       if (n !== undefined) answers.push(n)
     }
-    if (m === null || typeof m !== 'object') return { calls, answers }
+    if (m === null || typeof m !== 'object') return { calls, answers, answered: 0 }
     if (Array.isArray(m.tool_calls)) for (const c of m.tool_calls) call(c?.id, c?.function?.name)
     if (m.role === 'tool' && typeof m.tool_call_id === 'string') answer(m.tool_call_id)
     if (Array.isArray(m.content)) {
@@ -256,7 +265,7 @@ function toolsOf(messages) {
         else if (p?.type === 'tool-result') answer(p.toolCallId, p.toolName)
       }
     }
-    return { calls, answers: unique(answers) }
+    return { calls, answers: unique(answers), answered: answers.length }
   })
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The context-trim command line: a thin layer over the addon. The addon counts, classifies and
 // trims; this file reads arguments and files, and prints what the addon decided.
-import { readFileSync, realpathSync, writeFileSync } from 'node:fs'
+import { readFileSync, realpathSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join, relative } from 'node:path'
@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url'
 
 import { DEFAULT_DROP_ORDER, STRATEGIES, analyse, clean, decisionReason, holdInput, runTrim, textOf, tiers, totalsBy } from './analyse.mjs'
 import { renderHtmlReport } from './html.mjs'
-import { CliError, displayName, formatConversation, parseConversation, readInput } from './input.mjs'
+import { CliError, displayName, formatConversation, inInputTerms, parseConversation, readInput, withSystemField, writeOutput } from './input.mjs'
 import { unknownModelWarning } from './models.mjs'
 import { DECISION_COLOURS, ROLE_COLOURS, TIER_COLOURS, bar, num, pad, palette, pct, preview, useColour } from './terminal.mjs'
 import { SIMULATE_HELP, SIMULATE_OPTIONS, SIMULATE_USAGE, runSimulate } from './simulate.mjs'
@@ -50,6 +50,7 @@ ${SIMULATE_HELP}
 
 options:
   --budget N          the token budget of the whole request: N tokens, or N% of the input's
+                      tokens (rounded down; a request body's system field counts too)
   --strategy S        priority (default): lowest priority tier first (trimByPriority)
                       age: oldest first (trimByAge)
                       truncate: shortens old and long tool outputs (truncateOldToolOutputs)
@@ -143,13 +144,23 @@ export function parseArguments(argv) {
   return { command, positional, options }
 }
 
-/** The budget: `N` tokens or `N%` of `total`. */
-function budgetOf(text, total) {
+/** The value of `--budget`, checked before any input is read: `N` tokens or `N%` of the input's. */
+function parseBudget(text) {
   const m = /^([0-9]+)(%?)$/.exec(text)
   if (!m) throw usageError(`--budget must be a number of tokens or a percentage, got "${text}"`)
   const n = Number(m[1])
   if (!Number.isSafeInteger(n)) throw usageError(`--budget is too large: ${text}`)
-  return m[2] ? Math.floor((total * n) / 100) : n
+  return { text, n, percent: m[2] === '%' }
+}
+
+/** The budget in tokens for an input of `total` tokens (a percentage is rounded down). */
+function budgetOf(budget, total) {
+  if (!budget.percent) return budget.n
+  const tokens = (BigInt(total) * BigInt(budget.n)) / 100n
+  if (tokens > BigInt(Number.MAX_SAFE_INTEGER)) {
+    throw usageError(`--budget is too large: ${budget.text} of ${num(total)} tokens is more than ${num(Number.MAX_SAFE_INTEGER)} tokens`)
+  }
+  return Number(tokens)
 }
 
 function checkCommonOptions(options) {
@@ -168,29 +179,22 @@ function addon() {
 
 /**
  * Loads a conversation and checks it with the addon; invalid messages give the addon's message.
- * With `systemField`, a request body's top-level `system` (`{system, messages}`, as Anthropic's
- * API and the AI SDK take it) is read as a first system message, so that it is counted.
+ * A request body's top-level `system` (`{system, messages}`, as Anthropic's API and the AI SDK
+ * take it) is read as a first system message, #0, so that it is counted (`withSystemField`).
  */
-function load(ct, path, options, { systemField = false } = {}) {
+function load(ct, path, options) {
   const name = displayName(path)
   const text = readInput(path)
-  let parsed = parseConversation(text, name)
+  const parsed = withSystemField(parseConversation(text, name), name)
   holdInput(ct, parsed.messages.length + 1, Buffer.byteLength(text))
-  const system = parsed.form === 'object' ? parsed.wrapper.system : undefined
-  if (systemField && system !== undefined) {
-    if (typeof system !== 'string' && !Array.isArray(system)) {
-      throw new CliError(`${name}: system: must be a string or an array of text blocks, got ${system === null ? 'null' : typeof system}`)
-    }
-    parsed = { ...parsed, messages: [{ role: 'system', content: system }, ...parsed.messages], systemField: true }
-  }
   let analysis
   try {
     analysis = analyse(ct, parsed.messages, options)
   } catch (e) {
     if (typeof e.code !== 'string' || !e.code.startsWith('INVALID_')) throw e
-    const message = parsed.systemField ? e.message.replace(/^messages\[0\]/, 'system') : e.message
-    throw new CliError(`${name}: ${message}${lineHint(parsed, e.message)}`)
+    throw new CliError(`${name}: ${inInputTerms(parsed, e.message)}${lineHint(parsed, e.message)}`)
   }
+  analysis.systemField = Boolean(parsed.systemField)
   return { name, parsed, analysis }
 }
 
@@ -219,10 +223,11 @@ function statsReport(ct, name, analysis, top) {
           .map((t) => ({ tier: t.name, priority: t.value, ...sumOf(rows.filter((r) => r.priority === t.value)) }))
           .filter((t) => t.messages > 0)
       : null,
-    byTool: totalsBy(rows, (r) => (r.answers.length ? r.answers.join(' + ') : undefined)).map(({ key, messages, tokens }) => ({
+    byTool: totalsBy(rows, toolKey).map(({ key, messages, tokens }) => ({
       tool: key,
       results: messages,
-      calls: rows.reduce((n, r) => n + r.calls.filter((c) => key.split(' + ').includes(c)).length, 0),
+      // The calls these results answer: each call is counted once, in the group of its result.
+      calls: rows.reduce((n, r) => n + (toolKey(r) === key ? r.answered : 0), 0),
       tokens,
     })),
     largest: [...rows]
@@ -232,6 +237,11 @@ function statsReport(ct, name, analysis, top) {
     files,
     modifiedFiles: files ? files.filter((f) => f.modified).map((f) => f.path) : null,
   }
+}
+
+/** The group of a result in `byTool`: the tools it answers, joined with ` + `. */
+function toolKey(row) {
+  return row.answers.length ? row.answers.join(' + ') : undefined
 }
 
 function sumOf(rows) {
@@ -293,8 +303,7 @@ function plural(n, word) {
 function statsCommand(ct, positional, options, out) {
   const [path] = need(positional, 'stats', 1)
   checkCommonOptions(options)
-  const { name, parsed, analysis } = load(ct, path, { model: options.model, format: options.format }, { systemField: true })
-  analysis.systemField = Boolean(parsed.systemField)
+  const { name, parsed, analysis } = load(ct, path, { model: options.model, format: options.format })
   const report = statsReport(ct, name, analysis, options.top ?? 5)
   if (options.json) out.write(JSON.stringify(report, null, 2) + '\n')
   else printStats(report, analysis, parsed.messages, out, useColour(out))
@@ -317,21 +326,36 @@ function trimOptions(options) {
   for (const role of dropOrder) {
     if (!ROLES.includes(role)) throw usageError(`--drop-order takes roles among ${ROLES.join(', ')}, got "${role}"`)
   }
-  return { strategy, placeholders: Boolean(options.placeholders), dropOrder, model: options.model, format: options.format }
+  const budgetSpec = parseBudget(options.budget)
+  return { strategy, budgetSpec, placeholders: Boolean(options.placeholders), dropOrder, model: options.model, format: options.format }
 }
 
 /** Runs a trim and builds its report (what `--json` prints). */
 function trim(ct, path, options) {
   const opts = trimOptions(options)
   const { name, parsed, analysis } = load(ct, path, opts)
-  const budget = budgetOf(options.budget, analysis.totalTokens)
-  let result
+  const budget = budgetOf(opts.budgetSpec, analysis.totalTokens)
+  // A request body's system field (#0) goes with every request as it is: it counts towards the
+  // budget, and the strategy trims the body's messages to what it leaves them.
+  const fixed = parsed.systemField ? 1 : 0
+  const tokens = analysis.messages.map((r) => r.tokens)
+  const system = parsed.messages.slice(0, fixed)
+  const systemTokens = total(analysis.messages.slice(0, fixed), 'tokens')
+  let trimmed
   try {
-    result = runTrim(ct, parsed.messages, { ...opts, budget, tokens: analysis.messages.map((r) => r.tokens) })
+    trimmed = runTrim(ct, parsed.messages.slice(fixed), { ...opts, budget: Math.max(0, budget - systemTokens), tokens: tokens.slice(fixed) })
   } catch (e) {
     if (typeof e.code !== 'string' || !e.code.startsWith('INVALID_')) throw e
     throw new CliError(`${name}: ${e.message}`)
   }
+  const result = fixed
+    ? {
+        ...trimmed,
+        messages: [...system, ...trimmed.messages],
+        decisions: [{ decision: 'kept', tokensAfter: systemTokens, output: system[0] }, ...trimmed.decisions],
+        totalTokens: ct.estimateTokens([...system, ...trimmed.messages], clean({ model: opts.model, format: opts.format })),
+      }
+    : trimmed
   const rows = analysis.messages.map((r, i) => {
     const d = result.decisions[i]
     return clean({
@@ -344,7 +368,7 @@ function trim(ct, path, options) {
       tokensBefore: r.tokens,
       tokensAfter: d.tokensAfter,
       decision: d.decision,
-      reason: decisionReason(analysis.messages, result.decisions, i, opts.strategy) || undefined,
+      reason: i < fixed ? "kept: the request's top-level system field, sent as it is with every request" : decisionReason(analysis.messages, result.decisions, i, opts.strategy) || undefined,
     })
   })
   const count = (decision) => rows.filter((r) => r.decision === decision).length
@@ -359,6 +383,7 @@ function trim(ct, path, options) {
     budget,
     model: opts.model ?? null,
     format: opts.format ?? 'auto',
+    systemField: Boolean(parsed.systemField),
     before: { messages: rows.length, tokens: analysis.totalTokens },
     after: { messages: result.messages.length, tokens: result.totalTokens },
     savedTokens: analysis.totalTokens - result.totalTokens,
@@ -378,7 +403,10 @@ function trim(ct, path, options) {
     html: null,
     messages: rows,
   }
-  return { report, parsed, result, analysis }
+  // What -o writes: the body's messages (its system field stays in the body), and the input
+  // index of each, in input order.
+  const written = { messages: trimmed.messages, inputIndex: trimmed.decisions.flatMap((d, i) => (d.decision === 'dropped' ? [] : [i])) }
+  return { report, parsed, result, analysis, written }
 }
 
 function total(rows, key) {
@@ -390,6 +418,7 @@ function printTrim(report, out, colour) {
   const lines = []
   const strategy = `${report.strategy}${report.placeholders ? ' with placeholders' : ''}${report.dropOrder ? ` (drop order ${report.dropOrder.join(', ')})` : ''}`
   lines.push(s.bold(`context-trim trim ${report.file}`))
+  if (report.systemField) lines.push(`  #0 is the request's top-level system field: counted as a system message, and sent as it is (never trimmed)`)
   lines.push(`  strategy  ${strategy}: ${report.function}`)
   lines.push(`  rule      ${s.dim(report.rule)}`)
   lines.push(`  budget    ${num(report.budget)} tokens`)
@@ -430,30 +459,22 @@ function printTrim(report, out, colour) {
 
 function trimCommand(ct, positional, options, out, err) {
   const [path] = need(positional, 'trim', 1)
-  const { report, parsed, result, analysis } = trim(ct, path, options)
+  const { report, parsed, result, analysis, written } = trim(ct, path, options)
   const toStdout = options.output === '-'
   const reportStream = toStdout ? err : out
   if (options.output !== undefined) {
-    const text = formatConversation(parsed, result.messages)
+    const text = formatConversation(parsed, written.messages, { name: report.file, inputIndex: (i) => written.inputIndex[i] })
     if (toStdout) out.write(text)
-    else write(options.output, text)
+    else writeOutput(options.output, text)
     report.output = toStdout ? '<stdout>' : options.output
   }
   if (options.html !== undefined) {
-    write(options.html, renderHtmlReport(report, parsed.messages, result, analysis))
+    writeOutput(options.html, renderHtmlReport(report, parsed.messages, result, analysis))
     report.html = options.html
   }
   if (options.json) reportStream.write(JSON.stringify(report, null, 2) + '\n')
   else printTrim(report, reportStream, useColour(reportStream))
   return report
-}
-
-function write(path, text) {
-  try {
-    writeFileSync(path, text)
-  } catch (e) {
-    throw new CliError(`cannot write ${path}: ${e.code === 'ENOENT' ? 'no such directory' : e.code === 'EISDIR' ? 'is a directory' : e.code === 'EACCES' ? 'permission denied' : e.message}`)
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -465,15 +486,16 @@ function demoCommand(ct, positional, options, out) {
   const s = palette(colour)
   const sample = relative(process.cwd(), SAMPLE) || SAMPLE
   const { parsed, analysis } = load(ct, SAMPLE, {})
-  printStats(statsReport(ct, sample, analysis, 5), analysis, parsed.messages, out, colour)
-  out.write('\n')
   const html = options.html ?? join(tmpdir(), 'context-trim-demo-report.html')
   const budget = '27000'
   const priority = typeof ct.trimWithPlaceholders === 'function'
   const trimArgs = priority ? { budget, strategy: 'priority', placeholders: true } : { budget, strategy: 'roles' }
   const { report, result } = trim(ct, SAMPLE, trimArgs)
   report.file = sample
-  write(html, renderHtmlReport(report, parsed.messages, result, analysis))
+  // The report is written before anything is printed, so that an unwritable --html fails alone.
+  writeOutput(html, renderHtmlReport(report, parsed.messages, result, analysis))
+  printStats(statsReport(ct, sample, analysis, 5), analysis, parsed.messages, out, colour)
+  out.write('\n')
   printTrim(report, out, colour)
   const command = `context-trim trim ${sample} --budget ${budget}${priority ? ' --placeholders' : ' --strategy roles'}`
   out.write(

@@ -1,6 +1,6 @@
 // Reading a conversation for the CLI: a JSON array, an object with `messages`, JSON Lines, or
 // stdin. Every failure is a CliError whose message is the one line the user sees.
-import { readFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 
 /** An error the CLI reports as one line on stderr, exiting with `exitCode`. */
 export class CliError extends Error {
@@ -53,11 +53,75 @@ export function parseConversation(text, name) {
   throw new CliError(`${name}: expected a JSON array of messages, an object with a "messages" array, or JSON Lines, got ${got}`)
 }
 
-/** Serialises messages in the form they were read in. */
-export function formatConversation(parsed, messages) {
-  if (parsed.form === 'jsonl') return messages.map((m) => JSON.stringify(m)).join('\n') + '\n'
-  const data = parsed.form === 'object' ? { ...parsed.wrapper, messages } : messages
-  return JSON.stringify(data, null, 2) + '\n'
+/**
+ * Serialises messages in the form they were read in (a request body keeps its other fields, its
+ * `system` included). A value nested too deeply for JSON.stringify is a CliError naming `name`
+ * and the message holding it: `inputIndex(i)` is the input's index of `messages[i]`.
+ */
+export function formatConversation(parsed, messages, { name = 'input', inputIndex = (i) => i } = {}) {
+  try {
+    if (parsed.form === 'jsonl') return messages.map((m) => JSON.stringify(m)).join('\n') + '\n'
+    const data = parsed.form === 'object' ? { ...parsed.wrapper, messages } : messages
+    return JSON.stringify(data, null, 2) + '\n'
+  } catch (e) {
+    if (!(e instanceof RangeError)) throw e
+    const i = messages.findIndex((m) => !stringifies(m))
+    const what = i === -1 ? 'a field' : `messages[${inputIndex(i)}]`
+    throw new CliError(`${name}: ${what} is nested too deeply to be written as JSON (JSON.stringify: ${e.message})`)
+  }
+}
+
+function stringifies(value) {
+  try {
+    JSON.stringify(value, null, 2)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * A request body's top-level `system` field (`{system, messages}`, as Anthropic's API and the AI
+ * SDK take the system prompt), read as a first system message so that it is counted: returns
+ * `parsed` with it before the messages and `systemField: true`, or `parsed` as it is without the
+ * field. Reports number the messages of the request, so that the field is #0 and the body's
+ * `messages[i]` is #(i + 1); errors name the body's own fields ({@link inInputTerms}).
+ */
+export function withSystemField(parsed, name) {
+  const system = parsed.form === 'object' ? parsed.wrapper.system : undefined
+  if (system === undefined) return parsed
+  const blocks = Array.isArray(system) && system.every((b) => isObject(b) && b.type === 'text' && typeof b.text === 'string')
+  if (typeof system !== 'string' && !blocks) {
+    const got = Array.isArray(system) ? 'an array with something other than text blocks' : typeName(system)
+    throw new CliError(`${name}: system: must be a string or an array of text blocks, got ${got}`)
+  }
+  return { ...parsed, messages: [{ role: 'system', content: system }, ...parsed.messages], systemField: true }
+}
+
+/**
+ * An addon message about the messages {@link withSystemField} returned, in the input's terms:
+ * with a system field, `messages[0]` is `system` and `messages[i]` is the body's `messages[i - 1]`.
+ */
+export function inInputTerms(parsed, message) {
+  if (!parsed.systemField) return message
+  return message.replace(/\bmessages\[(\d+)\]/g, (_, i) => (i === '0' ? 'system' : `messages[${Number(i) - 1}]`))
+}
+
+const WRITE_ERRORS = {
+  ENOENT: 'no such directory',
+  ENOTDIR: 'no such directory',
+  EISDIR: 'is a directory',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+}
+
+/** Writes `text` to `path`; a failure is a CliError (exit status 1) naming the path. */
+export function writeOutput(path, text) {
+  try {
+    writeFileSync(path, text)
+  } catch (e) {
+    throw new CliError(`cannot write ${path}: ${WRITE_ERRORS[e.code] ?? e.message}`)
+  }
 }
 
 /** Several lines, the first of which is a JSON object on its own. */

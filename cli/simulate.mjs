@@ -2,9 +2,7 @@
 // prints what each costs with a provider's prompt cache (a table, terminal plots, and an HTML
 // page with inline SVG charts). The addon's `simulate` does the work; this module reads
 // arguments and renders.
-import { writeFileSync } from 'node:fs'
-
-import { CliError, displayName, parseConversation, readInput } from './input.mjs'
+import { CliError, displayName, inInputTerms, parseConversation, readInput, withSystemField, writeOutput } from './input.mjs'
 import { num, pct } from './terminal.mjs'
 
 export const SIMULATE_USAGE = `context-trim simulate <file> [--window N] [--high F] [--low F] [--clear-at-least N]
@@ -30,7 +28,10 @@ export const SIMULATE_OPTIONS = `simulate options:
   --pricing P           anthropic (default: $3 input, cache read 0.1x, cache write 1.25x per
                         million tokens) or openai ($2.50 input, cache read 0.5x, no write charge)
   --price-input X, --price-cache-read X, --price-cache-write X
-                        override one price of the table, in dollars per million tokens
+                        override one price of the table, in dollars per million tokens; the
+                        cost is cache reads at the cache-read price plus the rest at the
+                        cache-write price, and the input price gives only the cost without a
+                        cache (the "without cache" column; costWithoutCache in --json)
   --every-turn-budget N the budget every-turn trims to (default: the window)
   --policies LIST       comma-separated, in order (default none,every-turn,high-low,dedup)
   --turns               also prints the table of every turn
@@ -168,6 +169,7 @@ export function summaryRows(result) {
     writtenTokens: p.totals.writtenTokens,
     cachedFraction: p.totals.cachedFraction,
     cost: p.totals.cost,
+    costWithoutCache: p.totals.costWithoutCache,
     vsEveryTurn: everyTurn && everyTurn.totals.cost > 0 ? p.totals.cost / everyTurn.totals.cost : null,
     overWindowTurns: p.totals.overWindowTurns,
     replans: p.totals.replans,
@@ -183,7 +185,7 @@ export function renderText(result, { file, showTurns = false, width = 60 } = {})
   lines.push(`  ${num(result.turns)} turns · window ${num(result.contextWindow)} tokens · strategy ${result.strategy}`)
   lines.push(`  prices per million tokens: input $${pricing.input}, cache read $${pricing.cacheRead}, cache write $${pricing.cacheWrite}`)
   lines.push('')
-  const header = ['policy', 'tokens sent', 'cached', 'written', 'cached %', 'cost', 'vs every-turn', 'over window', 'trims', 'largest']
+  const header = ['policy', 'tokens sent', 'cached', 'written', 'cached %', 'cost', 'vs every-turn', 'over window', 'trims', 'largest', 'without cache']
   const rows = summaryRows(result).map((r) => [
     r.policy,
     num(r.inputTokens),
@@ -195,6 +197,7 @@ export function renderText(result, { file, showTurns = false, width = 60 } = {})
     r.overWindowTurns ? `${num(r.overWindowTurns)} turns` : 'never',
     num(r.replans),
     num(r.maxInputTokens),
+    dollars(r.costWithoutCache),
   ])
   lines.push(...table(header, rows))
   const label = (p) => p.policy.padEnd(11)
@@ -300,7 +303,7 @@ export function renderHtml(result, { file }) {
   const rows = summaryRows(result)
     .map(
       (r) =>
-        `<tr><td><span class="key" style="background:${COLOURS[r.policy] ?? '#1565c0'}"></span>${escape(r.policy)}</td><td>${num(r.inputTokens)}</td><td>${num(r.cachedTokens)}</td><td>${num(r.writtenTokens)}</td><td>${pct(r.cachedFraction, 1)}</td><td>${dollars(r.cost)}</td><td>${r.vsEveryTurn === null ? '-' : `${r.vsEveryTurn.toFixed(2)}×`}</td><td>${r.overWindowTurns ? `${num(r.overWindowTurns)} turns` : 'never'}</td><td>${num(r.replans)}</td><td>${num(r.maxInputTokens)}</td></tr>`,
+        `<tr><td><span class="key" style="background:${COLOURS[r.policy] ?? '#1565c0'}"></span>${escape(r.policy)}</td><td>${num(r.inputTokens)}</td><td>${num(r.cachedTokens)}</td><td>${num(r.writtenTokens)}</td><td>${pct(r.cachedFraction, 1)}</td><td>${dollars(r.cost)}</td><td>${r.vsEveryTurn === null ? '-' : `${r.vsEveryTurn.toFixed(2)}×`}</td><td>${r.overWindowTurns ? `${num(r.overWindowTurns)} turns` : 'never'}</td><td>${num(r.replans)}</td><td>${num(r.maxInputTokens)}</td><td>${dollars(r.costWithoutCache)}</td></tr>`,
     )
     .join('\n')
   const { pricing } = result
@@ -317,7 +320,7 @@ svg { display: block; margin: 8px 0 24px }
 <h1>context-trim simulate</h1>
 <p>${escape(file)}: ${num(result.turns)} turns, window ${num(result.contextWindow)} tokens, strategy <code>${escape(result.strategy)}</code>.
 Prices per million tokens: input $${pricing.input}, cache read $${pricing.cacheRead}, cache write $${pricing.cacheWrite}.</p>
-<table><thead><tr><th>policy</th><th>tokens sent</th><th>cached</th><th>written</th><th>cached %</th><th>cost</th><th>vs every-turn</th><th>over window</th><th>trims</th><th>largest</th></tr></thead>
+<table><thead><tr><th>policy</th><th>tokens sent</th><th>cached</th><th>written</th><th>cached %</th><th>cost</th><th>vs every-turn</th><th>over window</th><th>trims</th><th>largest</th><th>without cache</th></tr></thead>
 <tbody>
 ${rows}
 </tbody></table>
@@ -330,14 +333,16 @@ ${cost}
 }
 
 /**
- * When no policy changed anything (the conversation never came near the window), the four rows
- * are identical: says so, and suggests a window at half the largest request, where they differ.
+ * When no policy changed anything and every request fit the window (the conversation never came
+ * near it), the four rows are identical: says so, and suggests a window at half the largest
+ * request, where they differ. A conversation over the window gets no hint: a smaller window
+ * would not help, and the rows already show the turns over it.
  */
 export function untrimmedHint(result) {
   const none = result.policies.find((p) => p.policy === 'none')
   const largest = Math.max(0, ...result.policies.map((p) => p.totals.maxInputTokens))
   const changed = result.policies.some((p) => p.totals.replans > 0 || p.totals.inputTokens !== none?.totals.inputTokens)
-  if (changed || largest === 0) return null
+  if (changed || largest === 0 || largest > result.contextWindow) return null
   const suggestion = Math.max(1, Math.floor(largest / 2))
   return (
     `\nNothing was trimmed: the largest request (${num(largest)} tokens) is ${pct(largest, result.contextWindow)} of the ${num(result.contextWindow)}-token window, ` +
@@ -353,7 +358,9 @@ export function untrimmedHint(result) {
 export function runSimulate(argv, { ct, out = process.stdout }) {
   const { file, options } = parseSimulateArguments(argv)
   const name = displayName(file)
-  const { messages } = parseConversation(readInput(file), name)
+  // A request body's top-level system field is the first message of every request (#0).
+  const parsed = withSystemField(parseConversation(readInput(file), name), name)
+  const { messages } = parsed
   let result
   try {
     result = ct.simulate(messages, simulateOptions(options))
@@ -364,10 +371,10 @@ export function runSimulate(argv, { ct, out = process.stdout }) {
       const flag = m && FLAGS[m[1]]
       throw usageError(flag ? `${flag} ${m[2]}` : e.message)
     }
-    if (typeof e.code === 'string' && e.code.startsWith('INVALID_')) throw new CliError(`${name}: ${e.message}`)
+    if (typeof e.code === 'string' && e.code.startsWith('INVALID_')) throw new CliError(`${name}: ${inInputTerms(parsed, e.message)}`)
     throw e
   }
-  if (options.html) writeFileSync(options.html, renderHtml(result, { file: name }))
+  if (options.html) writeOutput(options.html, renderHtml(result, { file: name }))
   if (options.json) out.write(JSON.stringify(result, null, 2) + '\n')
   else {
     out.write(renderText(result, { file: name, showTurns: options.turns }))
