@@ -778,6 +778,11 @@ pub fn trim_order_keeping(
 /// Without, the seed's: a result about a file the tracker knows gets [`file_placeholder`]; any
 /// other result `[Content truncated - file: P - N steps ago - T tokens]` (the file part only
 /// when the result is about a file), where N is the result's age and T its tokens.
+///
+/// A message holding several results (parallel calls answered in one Anthropic or AI SDK
+/// message) has one placeholder, which each of its results gets: it names no file (the
+/// file is the first result's, not the others') and says how many results it stands for,
+/// `[Content truncated - K tool results - N steps ago - T tokens]`.
 pub fn placeholder(
   conv: &Conversation<'_>,
   i: usize,
@@ -787,9 +792,13 @@ pub fn placeholder(
 ) -> Replacement {
   let tokens = conv.tokens(i);
   let age = conv.age(i);
-  let path = classification.metadata.file_path.as_deref();
+  let results = conv.messages()[i].answers.len();
+  let path = classification.metadata.file_path.as_deref().filter(|_| results <= 1);
   let text = match (template, path, path.and_then(|p| tracker.get(p))) {
     (Some(template), ..) => template.render(&PlaceholderFields { age, tokens, path }),
+    (None, None, _) if results > 1 => {
+      format!("[Content truncated - {results} tool results - {age} steps ago - {tokens} tokens]")
+    }
     (None, Some(path), Some(reference)) => file_placeholder(
       path,
       &conv.messages()[i].content_text(),
@@ -1294,6 +1303,37 @@ mod tests {
       &*r.content,
       format!("[Content truncated - file: /x - 0 steps ago - {} tokens]", conv.tokens(1))
     );
+  }
+
+  /// Parallel calls answered in one message (Anthropic `tool_result` blocks): each block gets
+  /// the message's placeholder, so it names no file, even one the tracker knows (it would
+  /// present the other results as that file), and says how many results it stands for.
+  #[test]
+  fn a_message_of_several_results_gets_a_placeholder_that_names_no_file() {
+    let messages = serde_json::json!([
+      {"role": "user", "content": "Check the repo"},
+      {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t1", "name": "read_file", "input": {"path": "a.ts"}},
+        {"type": "tool_use", "id": "t2", "name": "bash", "input": {"command": "npm test"}}]},
+      {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "t1", "content": "line of output\n".repeat(400)},
+        {"type": "tool_result", "tool_use_id": "t2", "content": "FAIL ".repeat(800), "is_error": true}]},
+      {"role": "user", "content": "next"}
+    ]);
+    let (_, msgs) = crate::model::format::parse_messages(&messages, None).unwrap();
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    let c = classify_conversation(&conv, None, &ClassifyOptions::default());
+    assert_eq!(c[2].metadata.file_path.as_deref(), Some("a.ts"));
+    let tracker = FileTracker::from_conversation(&conv, 0.0);
+    assert!(tracker.get("a.ts").is_some());
+    let r = placeholder(&conv, 2, &c[2], &tracker, None);
+    assert_eq!(
+      &*r.content,
+      format!("[Content truncated - 2 tool results - 0 steps ago - {} tokens]", conv.tokens(2))
+    );
+    let template = PlaceholderTemplate::new("[{path}: {tokens} tokens]");
+    let r = placeholder(&conv, 2, &c[2], &tracker, Some(&template));
+    assert_eq!(&*r.content, format!("[: {} tokens]", conv.tokens(2)));
   }
 
   #[test]
