@@ -2160,7 +2160,8 @@ export interface TrimOptions {
   /**
    * Also inserts the summary into `messages`: one `user` message flagged `_summary: true`,
    * right after the leading system/developer messages. Its tokens count towards
-   * `targetTokens` (more is trimmed to make room), and an earlier summary is folded into it.
+   * `targetTokens` (more is trimmed to make room; one that cannot fit beside what must stay,
+   * even at 64 tokens, is returned but not inserted), and an earlier summary is folded into it.
    * Needs `summarizeDropped`.
    * @default false
    */

@@ -58,7 +58,8 @@ pub struct TrimOptions<'env> {
   pub summarize_dropped: Option<bool>,
   /// Also inserts the summary into `messages`: one `user` message flagged `_summary: true`,
   /// right after the leading system/developer messages. Its tokens count towards
-  /// `targetTokens` (more is trimmed to make room), and an earlier summary is folded into it.
+  /// `targetTokens` (more is trimmed to make room; one that cannot fit beside what must stay,
+  /// even at 64 tokens, is returned but not inserted), and an earlier summary is folded into it.
   /// Needs `summarizeDropped`.
   /// @default false
   pub insert_summary: Option<bool>,

@@ -17,8 +17,8 @@
 //!   summary is made again from what that run drops (a few rounds at most, then once more with
 //!   room for a summary of `max_tokens`). When the strategy cannot drop more (the never-dropped
 //!   messages fill the budget), the summary is made shorter to fit the room they leave, down
-//!   to [`MIN_SUMMARY_TOKENS`]; if even that does not fit, the outcome says `over_budget`, as
-//!   the strategy's would.
+//!   to [`MIN_SUMMARY_TOKENS`]; if even that does not fit, it is not inserted (the budget comes
+//!   first; the summary is still returned) and the outcome is the strategy's at the target.
 //! - **No pile-up**: with insertion, any earlier summary the strategy kept is dropped too and
 //!   folded into the new one, so a conversation holds at most one summary. A dropped summary is
 //!   folded by [`crate::output::summary::Digest::extract`].
@@ -134,8 +134,15 @@ pub fn trim_with_summary<T: Trimmed>(
       let mut max_tokens = options.max_tokens;
       if !fits {
         let room = target.saturating_sub(base + summary_message_tokens(0, encoding));
-        max_tokens = room.min(max_tokens).max(MIN_SUMMARY_TOKENS.min(max_tokens));
+        max_tokens = room.min(max_tokens);
         text = digest.bounded(max_tokens, encoding).1;
+        let floor = MIN_SUMMARY_TOKENS.min(options.max_tokens);
+        if max_tokens < floor || base + summary_message(&text, encoding).tokens > target {
+          // Not even the shortest summary fits beside what must stay: it would put a request
+          // that can meet its budget over it. The strategy's own result at the target, with
+          // its summary returned but not inserted.
+          return with_summary_of(conv, trim(target), options.max_tokens);
+        }
       }
       let at = position(conv, &plan);
       plan.insert_before(at, summary_message(&text, encoding));
@@ -148,6 +155,21 @@ pub fn trim_with_summary<T: Trimmed>(
     run_target = if rounds > MAX_ROUNDS { target.saturating_sub(max_cost) } else { next };
     result = trim(run_target);
   }
+}
+
+/// `result` with the summary of what it removed, not inserted (bounded to `max_tokens`).
+fn with_summary_of<T: Trimmed>(
+  conv: &Conversation<'_>,
+  result: T,
+  max_tokens: usize,
+) -> (T, Option<Summary>) {
+  let sources = removed(conv, &result.outcome().plan);
+  if sources.is_empty() {
+    return (result, None);
+  }
+  let (_, text) = Digest::extract(conv, &sources).bounded(max_tokens, conv.encoding());
+  let tokens = count_tokens(&text, conv.encoding());
+  (result, Some(Summary { text, tokens, sources, inserted_before: None, max_tokens }))
 }
 
 /// Replaces the text of the summary `outcome` inserts (e.g. with a summarizer callback's text):
@@ -359,14 +381,45 @@ mod tests {
     let msgs = vec![Message::text(Role::System, "s"), user(&"an old request ".repeat(50))];
     let conv = Conversation::new(&msgs, Encoding::O200kBase);
     // Age-based trimming never drops the last message; mark it dropped by hand instead.
-    let (out, summary) = trim_with_summary(&conv, 0, &options(true), |t| {
+    let drop_request = |t| {
       let mut plan = Plan::keep_all(2);
       plan.drop_message(1);
       Outcome::new(&conv, plan, t)
-    });
+    };
+    let (out, summary) = trim_with_summary(&conv, 400, &options(true), drop_request);
     assert_eq!(summary.expect("a summary").inserted_before, Some(2));
-    assert!(out.over_budget);
+    assert!(!out.over_budget);
     assert_eq!(validate_plan(&msgs, &out.plan, Format::Anthropic), vec![]);
+    // Where not even the shortest summary fits, it is returned, not inserted.
+    let (out, summary) = trim_with_summary(&conv, 20, &options(true), drop_request);
+    let summary = summary.expect("a summary");
+    assert_eq!((summary.inserted_before, summary.sources), (None, vec![1]));
+    assert!(out.plan.insertions().is_empty());
+  }
+
+  /// A summary that does not fit beside what must stay is not inserted: the request meets the
+  /// budget it could meet without it (it used to be inserted at its 64-token floor, over the
+  /// budget), and the summary is still returned.
+  #[test]
+  fn a_summary_that_does_not_fit_is_returned_not_inserted() {
+    let mut msgs = vec![Message::text(Role::System, "s")];
+    for i in 0..10 {
+      msgs.push(user(&format!("u{i} ").repeat(100)));
+      msgs.push(Message::text(Role::Assistant, &format!("a{i} ").repeat(100)));
+    }
+    msgs.push(user("last"));
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    let opts = |reserve_max| SummaryOptions { max_tokens: 500, insert: true, reserve_max };
+    for (target, reserve_max) in [(30, false), (70, true)] {
+      let (plain, _) = trim_with_summary(&conv, target, &options(false), by_priority(&conv));
+      let (t, summary) = trim_with_summary(&conv, target, &opts(reserve_max), by_priority(&conv));
+      assert!(!plain.outcome.over_budget && !t.outcome.over_budget, "{target}");
+      assert!(t.outcome.total_tokens <= target, "{target}");
+      assert_eq!(t.outcome.plan, plain.outcome.plan, "{target}");
+      let summary = summary.expect("a summary");
+      assert_eq!(summary.inserted_before, None);
+      assert!(!summary.sources.is_empty());
+    }
   }
 
   #[test]
