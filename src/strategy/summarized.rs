@@ -405,7 +405,7 @@ mod tests {
     let mut msgs = vec![Message::text(Role::System, "s")];
     for i in 0..10 {
       msgs.push(user(&format!("u{i} ").repeat(100)));
-      msgs.push(Message::text(Role::Assistant, &format!("a{i} ").repeat(100)));
+      msgs.push(Message::text(Role::Assistant, format!("a{i} ").repeat(100)));
     }
     msgs.push(user("last"));
     let conv = Conversation::new(&msgs, Encoding::O200kBase);
