@@ -398,3 +398,45 @@ test('trimByPriority summarizes what it drops when asked', (t) => {
   t.is(summaryMessages(result.messages).length, 0)
   t.false('summary' in ct.trimByPriority(messages, { targetTokens: 2500 }))
 })
+
+test('summarizePrefix labels a tool result Tool in every format: an Anthropic user message of tool_result blocks too', (t) => {
+  const anthropic = [
+    { role: 'user', content: 'U' },
+    { role: 'assistant', content: [{ type: 'tool_use', id: 'a', name: 'f', input: {} }] },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'a', content: 'R' }] },
+    { role: 'user', content: 'last' },
+  ]
+  const want = 'Summary of earlier turns:\nUser: U\n\nAgent: \nCalled f({})\n\nTool: R'
+  t.is(ct.summarizePrefix(anthropic as never, 100).summaryMessage.content, want)
+  const aiSdk = [
+    { role: 'user', content: 'U' },
+    { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'a', toolName: 'f', input: {} }] },
+    { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'a', toolName: 'f', output: { type: 'text', value: 'R' } }] },
+    { role: 'user', content: 'last' },
+  ]
+  t.is(ct.summarizePrefix(aiSdk as never, 100).summaryMessage.content, want)
+  const openai = [
+    { role: 'user', content: 'U' },
+    { role: 'assistant', content: null, tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+    { role: 'tool', tool_call_id: 'a', content: 'R' },
+    { role: 'user', content: 'last' },
+  ]
+  t.is(ct.summarizePrefix(openai as never, 100).summaryMessage.content, want)
+  // Results and text in one user message: each run of results a Tool entry, each run of text
+  // a User entry, in the message's order.
+  const mixed = [
+    { role: 'assistant', content: [{ type: 'tool_use', id: 'a', name: 'f', input: {} }, { type: 'tool_use', id: 'b', name: 'g', input: { x: 1 } }] },
+    {
+      role: 'user',
+      content: [
+        { type: 'tool_result', tool_use_id: 'a', content: 'R1' },
+        { type: 'tool_result', tool_use_id: 'b', content: [{ type: 'text', text: 'R2' }] },
+        { type: 'text', text: 'thanks' },
+      ],
+    },
+    { role: 'user', content: 'last' },
+  ]
+  const { summaryMessage, remainingMessages } = ct.summarizePrefix(mixed as never, 100)
+  t.is(summaryMessage.content, 'Summary of earlier turns:\nAgent: \nCalled f({})\nCalled g({"x":1})\n\nTool: R1\nR2\n\nUser: thanks')
+  t.is(remainingMessages[0], mixed[2] as never)
+})

@@ -692,3 +692,27 @@ test.serial('a new object is found by content only when every value the reader r
   }
   t.true(checked > 500, String(checked))
 })
+
+test('a model name is looked up in any case and without its provider prefix (OpenRouter, LiteLLM)', async (t) => {
+  const text = '東京の天気は晴れです。 Ünïcode façade {"k": [1, 2, 3]}\n\tindentation    12345678'
+  const o200k = encodeO200k(text).length
+  const cl100k = encodeCl100k(text).length
+  t.not(o200k, cl100k)
+  for (const model of ['gpt-4', 'GPT-4', 'openai/gpt-4', 'azure/gpt-4', 'OpenAI/GPT-4-0613', 'openrouter/openai/gpt-4', 'azure/gpt-35-turbo', 'litellm/openai/gpt-3.5-turbo']) {
+    t.is(ct.countTokens(text, { model }), cl100k, model)
+    t.is(ct.estimateTokens([{ role: 'user', content: text }], { model }), ct.estimateTokens([{ role: 'user', content: text }], { encoding: 'cl100k_base' }), model)
+  }
+  for (const model of ['gpt-4o', 'openrouter/openai/gpt-4o', 'GPT-4o-mini', 'anthropic/claude-sonnet-4', 'claude-sonnet-4', 'openai/gpt-9000', 'openai/']) {
+    t.is(ct.countTokens(text, { model }), o200k, model)
+  }
+  t.is(ct.countTokens(text, { model: 'groq/openai/gpt-oss-120b' }), ct.countTokens(text, { encoding: 'o200k_harmony' }))
+  // The CLI knows them too (it warns about the models the addon does not know).
+  const { encodingForModel, unknownModelWarning } = await import('../cli/models.mjs')
+  t.is(encodingForModel('openai/gpt-4'), 'cl100k_base')
+  t.is(encodingForModel('GPT-4'), 'cl100k_base')
+  t.is(encodingForModel('openrouter/openai/gpt-4o'), 'o200k_base')
+  t.is(encodingForModel('groq/openai/gpt-oss-120b'), 'o200k_harmony')
+  t.is(unknownModelWarning('azure/gpt-4'), null)
+  t.is(encodingForModel('anthropic/claude-sonnet-4'), encodingForModel('claude-sonnet-4'))
+  t.not(unknownModelWarning('anthropic/claude-sonnet-4'), null)
+})

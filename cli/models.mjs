@@ -1,6 +1,8 @@
 // Which encoding `--model` counts with, to warn when a model is unknown. The addon maps a model
-// to its encoding with tiktoken-rs's tables (exact names, then prefixes, after stripping `ft:`)
-// and counts an unknown model with o200k_base; these are the same tables, as tiktoken-rs 0.12.1
+// to its encoding with tiktoken-rs's tables (exact names, then prefixes, after stripping `ft:`),
+// in any case, and with a provider prefix (`openai/gpt-4`: everything up to the last `/`)
+// ignored when the whole name is not in the tables; it counts an unknown model with
+// o200k_base. These are the same tables and the same lookup, as tiktoken-rs 0.12.1
 // has them (src/tokenizer.rs, itself kept in step with OpenAI's tiktoken model.py).
 // __test__/cli.spec.ts checks every entry against the addon's own counts.
 
@@ -77,11 +79,22 @@ export const FALLBACK_ENCODING = 'o200k_base'
 /** Every model name and prefix of the tables with its encoding (for the tests). */
 export const KNOWN_MODELS = [...Object.entries(EXACT).flatMap(([encoding, names]) => names.map((name) => [name, encoding])), ...PREFIXES]
 
-/** The encoding of a model, or null when the tables do not know it. */
-export function encodingForModel(model) {
-  if (model.startsWith('ft:')) return encodingForModel(model.slice(3).split(':')[0])
+/** The encoding of a lower-case model name in the tables alone, or null. */
+function lookup(model) {
+  if (model.startsWith('ft:')) return lookup(model.slice(3).split(':')[0])
   for (const [encoding, names] of Object.entries(EXACT)) if (names.includes(model)) return encoding
   return PREFIXES.find(([prefix]) => model.startsWith(prefix))?.[1] ?? null
+}
+
+/**
+ * The encoding of a model, or null when the tables do not know it: in any case, and without
+ * its provider prefix (`openai/gpt-4`, `openrouter/openai/gpt-4o`) when the whole name is unknown.
+ */
+export function encodingForModel(model) {
+  // Rust's `str::to_lowercase` and JavaScript's `toLowerCase` agree on what the tables hold.
+  const lower = model.toLowerCase()
+  const slash = lower.lastIndexOf('/')
+  return lookup(lower) ?? (slash === -1 ? null : lookup(lower.slice(slash + 1)))
 }
 
 /** The warning for an unknown `--model`, or null for a known one (or none). */

@@ -148,10 +148,19 @@ impl Encoding {
   }
 
   /// The encoding a model uses: exact names then prefixes (tiktoken-rs tables, themselves kept
-  /// in sync with OpenAI's tiktoken `model.py`), after stripping a `ft:` prefix. Unknown models
-  /// fall back to `o200k_base`, the encoding of every current OpenAI model.
+  /// in sync with OpenAI's tiktoken `model.py`), after stripping a `ft:` prefix. The name is
+  /// compared in any case (`GPT-4` is `gpt-4`), and a provider prefix — everything up to the
+  /// last `/`, as in OpenRouter's and LiteLLM's `openai/gpt-4`, `azure/gpt-4` or
+  /// `openrouter/openai/gpt-4o` — is ignored when the whole name is not in the tables. Unknown
+  /// models fall back to `o200k_base`, the encoding of every current OpenAI model (so does
+  /// `anthropic/claude-…`, as `claude-…` does).
   pub fn for_model(model: &str) -> Encoding {
-    match get_tokenizer(model) {
+    let model = model.to_lowercase();
+    let tokenizer = get_tokenizer(&model).or_else(|| {
+      let (_, name) = model.rsplit_once('/')?;
+      get_tokenizer(name)
+    });
+    match tokenizer {
       Some(Tokenizer::Cl100kBase) => Encoding::Cl100kBase,
       Some(Tokenizer::O200kHarmony) => Encoding::O200kHarmony,
       Some(Tokenizer::P50kBase | Tokenizer::P50kEdit) => Encoding::P50kBase,
@@ -1070,6 +1079,35 @@ mod tests {
       ("", Encoding::O200kBase),
     ] {
       assert_eq!(Encoding::for_model(model), enc, "{model}");
+    }
+  }
+
+  #[test]
+  fn model_mapping_ignores_case_and_a_provider_prefix() {
+    for (model, enc) in [
+      ("GPT-4", Encoding::Cl100kBase),
+      ("Gpt-4-0613", Encoding::Cl100kBase),
+      ("GPT-4o", Encoding::O200kBase),
+      ("openai/gpt-4", Encoding::Cl100kBase),
+      ("azure/gpt-4", Encoding::Cl100kBase),
+      ("azure/gpt-35-turbo", Encoding::Cl100kBase),
+      ("OpenAI/GPT-3.5-Turbo", Encoding::Cl100kBase),
+      ("openrouter/openai/gpt-4o", Encoding::O200kBase),
+      ("openrouter/openai/gpt-4", Encoding::Cl100kBase),
+      ("groq/openai/gpt-oss-120b", Encoding::O200kHarmony),
+      ("openai/ft:gpt-3.5-turbo:acme::abc", Encoding::Cl100kBase),
+      ("FT:GPT-3.5-TURBO:acme::abc", Encoding::Cl100kBase),
+      ("openai/text-davinci-003", Encoding::P50kBase),
+      ("openai/davinci", Encoding::R50kBase),
+      // A provider prefix maps as the name after it does: `claude-…` falls back.
+      ("anthropic/claude-sonnet-4", Encoding::O200kBase),
+      ("openai/", Encoding::O200kBase),
+      ("openai/gpt-9000", Encoding::O200kBase),
+    ] {
+      assert_eq!(Encoding::for_model(model), enc, "{model}");
+      // The prefix-free name maps as it does.
+      let bare = model.rsplit('/').next().unwrap().to_lowercase();
+      assert_eq!(Encoding::for_model(&bare), enc, "{bare}");
     }
   }
 

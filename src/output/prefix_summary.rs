@@ -19,11 +19,14 @@
 //!   `maxSummaryTokens`.
 //!
 //! What context-trim adds for messages CursorClaw never sees: a tool result is labelled `Tool`
-//! (CursorClaw labels every role it does not know `System`), a content made of parts is its text
-//! parts joined by newlines, and each tool call of an assistant message is a line
-//! `Called name(arguments)` after its text. A cut never splits a character.
+//! (CursorClaw labels every role it does not know `System`), whatever its role (an Anthropic
+//! user message of `tool_result` blocks is one); a content made of parts is its text parts
+//! joined by newlines, and each tool call of an assistant message is a line
+//! `Called name(arguments)` after its text. A user message holding both tool results and other
+//! text becomes several entries in its order: each run of consecutive results a `Tool:` entry,
+//! each run of the other text a `User:` entry. A cut never splits a character.
 
-use crate::model::message::{Message, Role};
+use crate::model::message::{Content, Message, Part, Role};
 
 /// The first line of the summary, as CursorClaw writes it.
 pub const PREFIX_SUMMARY_HEADER: &str = "Summary of earlier turns:\n";
@@ -71,9 +74,7 @@ pub fn summarize_prefix(messages: &[&Message], max_summary_tokens: usize) -> Str
     if i > 0 {
       body.push_str("\n\n");
     }
-    body.push_str(label(m.role));
-    body.push_str(": ");
-    body.push_str(&m.content_text());
+    push_content(&mut body, m);
     for call in &m.tool_calls {
       body.push_str("\nCalled ");
       body.push_str(&call.name);
@@ -85,6 +86,50 @@ pub fn summarize_prefix(messages: &[&Message], max_summary_tokens: usize) -> Str
   let max_units = max_summary_tokens.saturating_mul(CHARS_PER_TOKEN);
   let end = utf16_prefix_end(&body, max_units);
   format!("{PREFIX_SUMMARY_HEADER}{}", &body[..end])
+}
+
+/// Writes `m`'s entry, or entries, without its tool calls: `Label: text`.
+///
+/// A tool result is labelled `Tool` whatever its role (an Anthropic `tool_result` block comes in
+/// a `user` message). When a message that is not a `tool` message holds tool result parts and
+/// other text (an Anthropic user message with `tool_result` blocks and a text block), each run
+/// of consecutive tool result parts is a `Tool:` entry and each run of the other text a `User:`
+/// (its role's) entry, in the message's order, separated by blank lines.
+fn push_content(body: &mut String, m: &Message) {
+  let parts = match &m.content {
+    Content::Parts(parts)
+      if m.role != Role::Tool && parts.iter().any(|p| matches!(p, Part::ToolResult { .. })) =>
+    {
+      parts
+    }
+    _ => {
+      body.push_str(if m.is_tool_result() { label(Role::Tool) } else { label(m.role) });
+      body.push_str(": ");
+      body.push_str(&m.content_text());
+      return;
+    }
+  };
+  // Runs of parts of one kind (tool result or not), as (is a tool result, texts).
+  let mut runs: Vec<(bool, Vec<&str>)> = Vec::new();
+  for part in parts {
+    let (result, text) = match part {
+      Part::ToolResult { content, .. } => (true, content.as_str()),
+      Part::Text(t) | Part::Other { text: Some(t), .. } => (false, t.as_str()),
+      Part::Image | Part::Other { text: None, .. } => continue,
+    };
+    match runs.last_mut() {
+      Some((kind, texts)) if *kind == result => texts.push(text),
+      _ => runs.push((result, vec![text])),
+    }
+  }
+  for (i, (result, texts)) in runs.iter().enumerate() {
+    if i > 0 {
+      body.push_str("\n\n");
+    }
+    body.push_str(if *result { label(Role::Tool) } else { label(m.role) });
+    body.push_str(": ");
+    body.push_str(&texts.join("\n"));
+  }
 }
 
 /// The byte length of the longest prefix of `text` of at most `max_units` UTF-16 code units,
@@ -175,5 +220,55 @@ mod tests {
     assert_eq!(summary(&messages, 3), "Summary of earlier turns:\nUser: 😀😀é");
     // 7 units allowed: "User: " and half of 😀, which is left out whole.
     assert_eq!(utf16_prefix_end("User: 😀", 7), 6);
+  }
+
+  fn anthropic(messages: serde_json::Value) -> Vec<Message> {
+    crate::model::format::parse_messages(&messages, Some(crate::model::format::Format::Anthropic))
+      .unwrap()
+      .1
+  }
+
+  #[test]
+  fn an_anthropic_tool_result_is_labelled_tool() {
+    let messages = anthropic(serde_json::json!([
+      {"role": "user", "content": "U"},
+      {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "f", "input": {}}]},
+      {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "R"}]},
+      {"role": "user", "content": "last"},
+    ]));
+    assert_eq!(
+      summary(&messages, 100),
+      "Summary of earlier turns:\nUser: U\n\nAgent: \nCalled f({})\n\nTool: R"
+    );
+  }
+
+  #[test]
+  fn results_and_text_in_one_user_message_are_tool_and_user_entries_in_order() {
+    let messages = anthropic(serde_json::json!([
+      {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "a", "name": "f", "input": {}},
+        {"type": "tool_use", "id": "b", "name": "g", "input": {}},
+      ]},
+      {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "a", "content": "R1"},
+        {"type": "tool_result", "tool_use_id": "b", "content": [{"type": "text", "text": "R2"}]},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AA=="}},
+        {"type": "text", "text": "thanks"},
+        {"type": "text", "text": "go on"},
+      ]},
+      {"role": "user", "content": "last"},
+    ]));
+    assert_eq!(
+      summary(&messages, 100),
+      "Summary of earlier turns:\nAgent: \nCalled f({})\nCalled g({})\n\nTool: R1\nR2\n\n\
+       User: thanks\ngo on"
+    );
+    // A user message answering a call through `answers` alone is a tool result too.
+    let mut answer = msg(Role::User, "R");
+    answer.answers.push("a".into());
+    assert_eq!(
+      summary(&[answer, msg(Role::User, "last")], 100),
+      "Summary of earlier turns:\nTool: R"
+    );
   }
 }
