@@ -252,3 +252,34 @@ test('every function that drops messages takes a format: a plain Anthropic conve
     message: `format: must be the window's format (anthropic), got "openai": give the format when creating the window`,
   })
 })
+
+test('a shortened tool result keeps its prompt-cache breakpoint and its error flag, in objects and JSON bodies', (t) => {
+  // The newest message, a long result, is cut to head and tail to fit.
+  const big = 'line of build output\n'.repeat(600)
+  const breakpoint = { type: 'ephemeral' }
+  const anthropic = [
+    { role: 'user', content: 'Build it' },
+    { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'bash', input: { command: 'make' } }] },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text', text: big }, { type: 'text', text: 'done', cache_control: breakpoint }] }] },
+  ]
+  const aiSdk = [
+    { role: 'user', content: 'Build it' },
+    { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'bash', input: { command: 'make' } }] },
+    { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c1', toolName: 'bash', output: { type: 'error-text', value: big } }] },
+  ]
+  const options = { targetTokens: 300 }
+  const a = ct.trimByPriority(anthropic as AnthropicMessage[], options).messages as AnyMessage[]
+  const block = (a[2].content as { content: unknown }[])[0].content as { type: string; text: string; cache_control: unknown }[]
+  t.true(Array.isArray(block) && block.length === 1, JSON.stringify(block).slice(0, 200))
+  t.is(block[0].type, 'text')
+  t.true(block[0].text.length < big.length)
+  t.deepEqual(block[0].cache_control, breakpoint)
+  const s = ct.trimByPriority(aiSdk as AiSdkMessage[], options).messages as AnyMessage[]
+  const output = (s[2].content as { output: { type: string; value: string } }[])[0].output
+  t.is(output.type, 'error-text')
+  t.true(output.value.length < big.length)
+  // The JSON body path writes the same bytes as JSON.stringify of the objects.
+  for (const [messages, trimmed] of [[anthropic, a], [aiSdk, s]] as const) {
+    t.deepEqual(JSON.parse(ct.trimByPriorityJson(JSON.stringify(messages), options).body), JSON.parse(JSON.stringify(trimmed)))
+  }
+})

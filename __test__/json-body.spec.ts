@@ -110,7 +110,7 @@ test('a Buffer is read as UTF-8 without JSON.parse, and the body comes back as a
 // In a `u` pattern a surrogate pair is one code point: this matches lone surrogates only.
 const LONE_SURROGATE = /[\ud800-\udfff]/u
 
-test('a string body is read and written unit for unit: ASCII, Latin-1, astral characters at every offset, lone surrogates as U+FFFD', (t) => {
+test('a string body is read and written unit for unit: ASCII, Latin-1, astral characters at every offset, lone surrogates read as U+FFFD', (t) => {
   // The string path copies UTF-16 units across and transcodes them 16 at a time where they are
   // ASCII: characters on each side of a chunk's edge, in kept and in cut messages.
   const pieces = ['é', '€', '🚀', '\u0080', '\u00ff', '\uffff', '\u{10000}']
@@ -147,14 +147,15 @@ test('a string body is read and written unit for unit: ASCII, Latin-1, astral ch
       const fromString = ct.trimByPriorityJson(text, options)
       const fromBuffer = ct.trimByPriorityJson(Buffer.from(text), options)
       const where = `${what} at ${share}`
-      t.is(fromString.body, new TextDecoder().decode(fromBuffer.body), where)
-      t.false(LONE_SURROGATE.test(fromString.body), where)
+      // A raw lone surrogate stays where its message is kept (the string's own units); the
+      // Buffer of the string has U+FFFD for it, and so has what is trimmed from it.
+      t.is(fromString.body.replace(new RegExp(LONE_SURROGATE, 'gu'), '\ufffd'), new TextDecoder().decode(fromBuffer.body), where)
       // Counted as the objects JSON.parse makes of it (a lone surrogate as U+FFFD).
       if (share === 1) t.is(fromString.totalTokens, total, where)
       const parsed = JSON.parse(text) as unknown[]
       const removed = ct.trimByPriority(parsed as never, options).droppedMessages.map((c) => parsed.indexOf(c.message))
       t.deepEqual([...fromString.dropped, ...fromString.replaced].sort((a, b) => a - b), removed.sort((a, b) => a - b), where)
-      if (share === 1) t.is(fromString.body, text.replace(new RegExp(LONE_SURROGATE, 'gu'), '\ufffd'), where)
+      if (share === 1) t.is(fromString.body, text, where)
       else t.true(fromString.replaced.length + fromString.dropped.length > 0, where)
     }
   }
@@ -335,5 +336,59 @@ test('the bodies of a growing conversation extend its layout from call to call, 
     })
     // Two calls a request, each extending the layout of the call before but the first.
     for (const extended of decideAsUncached(t, requests, 'layoutExtensions')) t.true(extended >= 2 * requests.length - 1, file)
+  }
+})
+
+test('a kept message keeps its lone surrogates, raw in a string body or escaped; a rewritten one has U+FFFD', (t) => {
+  // The repro: an escaped lone surrogate (as JSON.stringify writes one), and a raw one in the
+  // string (a JavaScript string cut in the middle of an emoji has one), kept as they are.
+  for (const text of ['[{"role":"user","content":"a\\uD800b"}]', '[{"role":"user","content":"a\uD800b"}]']) {
+    t.is(ct.trimByPriorityJson(text, { targetTokens: 1000 }).body, text)
+    t.is(ct.trimWithPlaceholdersJson(text, { targetTokens: 1000 }).body, text)
+  }
+  // Raw ones in kept messages, outside the messages array and beside astral characters; one in
+  // a dropped message, gone with it.
+  const kept = [
+    '{"role":"system","content":"sys \udc00"}',
+    '{"role":"user","content":"a\ud800b 😀 \udbff"}',
+    '{"role":"user","content":"c\udc00d"}',
+    '{"role":"assistant","content":"ok \ud83d"}',
+    '{"role":"user","content":"last 🚀 \udfff"}',
+  ]
+  const dropped = `{"role":"assistant","content":"${'x '.repeat(3000)}\ud800"}`
+  const body = (messages: string[]) => `{"system":"\udbff","messages":[${messages.join(',')}],"x":"é\udfff"}`
+  const text = body([...kept.slice(0, 2), dropped, ...kept.slice(2)])
+  for (let call = 0; call < 2; call++) {
+    const got = ct.trimByPriorityJson(text, { targetTokens: 200 })
+    t.deepEqual(got.dropped, [2])
+    t.is(got.body, body(kept), `call ${call}`)
+    // Counted as the Buffer of the string (U+FFFD for each), with the same decisions.
+    const fromBuffer = ct.trimByPriorityJson(Buffer.from(text), { targetTokens: 200 })
+    t.deepEqual({ ...fromBuffer, body: new TextDecoder().decode(fromBuffer.body) }, { ...got, body: Buffer.from(got.body).toString() })
+  }
+  // A Buffer holds no lone surrogate (UTF-8 cannot): its escapes, and its bytes, stay.
+  const escaped = Buffer.from('{"messages":[{"role":"user","content":"a\\ud800b"},{"role":"user","content":"\\udfff"}],"s":"\\udc00"}')
+  t.deepEqual(Buffer.from(ct.trimByPriorityJson(escaped, { targetTokens: 1000 }).body), escaped)
+  // A message rewritten (a placeholder for a long tool result) is new text: U+FFFD for its lone
+  // surrogate; the kept ones around it keep theirs.
+  const messages = [
+    { role: 'user', content: 'read a.ts \ud800' },
+    { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a.ts"}' } }] },
+    { role: 'tool', tool_call_id: 'c1', content: `${'line of a.ts\n'.repeat(400)}\udc00` },
+    { role: 'assistant', content: 'done' },
+    { role: 'user', content: 'go on \udbff' },
+  ]
+  // JSON.stringify escapes lone surrogates: put them back raw.
+  const raw = JSON.stringify(messages).replace(/\\u(d[89a-f][0-9a-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
+  t.true(LONE_SURROGATE.test(raw))
+  // A placeholder, and a cut.
+  for (const w of [ct.trimWithPlaceholdersJson(raw, { targetTokens: 300 }), ct.trimByPriorityJson(raw, { targetTokens: 100 })]) {
+    t.deepEqual([w.replaced, w.dropped], [[2], []])
+    const out = JSON.parse(w.body) as Array<{ content: string }>
+    t.is(out[0].content, 'read a.ts \ud800')
+    t.is(out[4].content, 'go on \udbff')
+    t.false(LONE_SURROGATE.test(out[2].content))
+    t.true(w.body.startsWith(raw.slice(0, raw.indexOf(',{"role":"tool"'))))
+    t.true(w.body.endsWith(raw.slice(raw.indexOf(',{"role":"assistant","content":"done"}'))))
   }
 })

@@ -270,11 +270,48 @@ impl<'a> Body<'a> {
     &self,
     out: &mut String,
     plan: &Plan,
-    mut replaced: impl FnMut(&mut String, usize, &str, &Replacement) -> Result<()>,
+    replaced: impl FnMut(&mut String, usize, &str, &Replacement) -> Result<()>,
   ) -> Result<()> {
+    self.write_traced(out, plan, replaced, None)
+  }
+
+  /// [`Body::write_with`], also listing in `copies`, when given (emptied first), every run of
+  /// `out` copied from the body's text, in order: the text before the messages array, each
+  /// kept message, the text after the array. What is not in a run (brackets, commas, rewritten
+  /// and inserted messages) is new. See [`written_units`].
+  ///
+  /// # Errors
+  ///
+  /// The first error of `replaced`.
+  pub fn write_with_copies(
+    &self,
+    out: &mut String,
+    plan: &Plan,
+    replaced: impl FnMut(&mut String, usize, &str, &Replacement) -> Result<()>,
+    mut copies: Option<&mut Vec<Copied>>,
+  ) -> Result<()> {
+    if let Some(copies) = copies.as_deref_mut() {
+      copies.clear();
+    }
+    self.write_traced(out, plan, replaced, copies)
+  }
+
+  fn write_traced(
+    &self,
+    out: &mut String,
+    plan: &Plan,
+    mut replaced: impl FnMut(&mut String, usize, &str, &Replacement) -> Result<()>,
+    mut copies: Option<&mut Vec<Copied>>,
+  ) -> Result<()> {
+    let mut copy = |out: &mut String, text: std::ops::Range<usize>| {
+      if let Some(copies) = copies.as_deref_mut() {
+        copies.push(Copied { out: out.len()..out.len() + text.len(), text: text.clone() });
+      }
+      out.push_str(&self.text[text]);
+    };
     out.clear();
     out.reserve(self.text.len());
-    out.push_str(&self.text[..self.array.start]);
+    copy(out, 0..self.array.start);
     out.push('[');
     let mut first = true;
     let mut failed = None;
@@ -289,7 +326,10 @@ impl<'a> Body<'a> {
       first = false;
       match step {
         Step::Input(_, Action::Drop) => {}
-        Step::Input((_, raw), Action::Keep) => out.push_str(raw),
+        Step::Input((i, raw), Action::Keep) => {
+          debug_assert_eq!(&self.text[self.spans[*i].clone()], *raw);
+          copy(out, self.spans[*i].clone());
+        }
         Step::Input((i, raw), Action::Replace(r)) => {
           if let Err(e) = replaced(out, *i, raw, r) {
             failed = Some(e);
@@ -308,9 +348,46 @@ impl<'a> Body<'a> {
       return Err(e);
     }
     out.push(']');
-    out.push_str(&self.text[self.array.end..]);
+    copy(out, self.array.end..self.text.len());
     Ok(())
   }
+}
+
+/// A run of a written body copied from the body's text ([`Body::write_with_copies`]): its bytes
+/// in the written body and in the text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Copied {
+  /// Where the run is in the written body.
+  pub out: std::ops::Range<usize>,
+  /// Where it was copied from in the body's text.
+  pub text: std::ops::Range<usize>,
+}
+
+/// The written body `written` as UTF-16 code units, each run copied from the body's text
+/// (`copies`, from [`Body::write_with_copies`]) taken from `text_units`, the code units `text`
+/// was read from, instead of from its UTF-8: a body given as a JavaScript string with a lone
+/// surrogate in it (which its UTF-8 holds as U+FFFD) keeps it where it is kept, in a kept
+/// message or outside the messages array. New text (a rewritten or inserted message) has
+/// U+FFFD for it. `text` must be `text_units` read with each lone surrogate as U+FFFD (one
+/// character for one unit, as [`crate::model::utf16::utf16_to_string`] reads it).
+pub fn written_units(written: &str, text: &str, text_units: &[u16], copies: &[Copied]) -> Vec<u16> {
+  let mut units = Vec::with_capacity(text_units.len());
+  let mut at = 0;
+  // Where in `text` and `text_units` the last run ended; the runs are in the text's order.
+  let (mut byte, mut unit) = (0, 0);
+  for c in copies {
+    units.extend(written[at..c.out.start].encode_utf16());
+    if c.text.start < byte {
+      (byte, unit) = (0, 0);
+    }
+    unit += text[byte..c.text.start].encode_utf16().count();
+    let len = text[c.text.clone()].encode_utf16().count();
+    units.extend_from_slice(&text_units[unit..unit + len]);
+    (byte, unit) = (c.text.end, unit + len);
+    at = c.out.end;
+  }
+  units.extend(written[at..].encode_utf16());
+  units
 }
 
 /// Where the structure of a body breaks: a byte offset.
@@ -595,17 +672,12 @@ pub fn rewrite(raw: &str, r: &Replacement, format: Format, index: usize) -> Resu
   let mut text = String::new();
   push_json_string(&mut text, &r.content);
   let content = entries.iter().find(|(k, _)| k == "content").map(|(_, v)| v.get());
-  let parts = content.filter(|c| c.starts_with('[')).and_then(|c| {
-    let (kind, key) = match format {
-      Format::Anthropic => ("tool_result", "content"),
-      Format::AiSdk => ("tool-result", "output"),
-      Format::OpenAi => return None,
-    };
-    let value = match format {
-      Format::AiSdk => format!("{{\"type\":\"text\",\"value\":{text}}}"),
-      _ => text.clone(),
-    };
-    rewrite_parts(c, kind, key, &value)
+  let parts = content.filter(|c| c.starts_with('[')).and_then(|c| match format {
+    Format::Anthropic => {
+      rewrite_parts(c, "tool_result", "content", |old| result_content(old, &text))
+    }
+    Format::AiSdk => rewrite_parts(c, "tool-result", "output", |old| output_of(old, &text)),
+    Format::OpenAi => None,
   });
   let new_content = parts.unwrap_or(text);
   let mut out = String::with_capacity(raw.len());
@@ -635,9 +707,41 @@ pub fn rewrite(raw: &str, r: &Replacement, format: Format, index: usize) -> Resu
   Ok(out)
 }
 
-/// A content array with `key` of every part of type `kind` set to `value` (JSON text), or
-/// `None` when no part is of that type.
-fn rewrite_parts(content: &str, kind: &str, key: &str, value: &str) -> Option<String> {
+/// A tool result's new `content` (`text`, JSON text): the text, in a text block that keeps the
+/// prompt-cache breakpoint when the result's own blocks had one (the last one's
+/// `cache_control`), as the binding's writer makes it.
+fn result_content(old: Option<&RawValue>, text: &str) -> String {
+  let blocks = old.and_then(|old| serde_json::from_str::<Vec<&RawValue>>(old.get()).ok());
+  let breakpoint = blocks.iter().flatten().rev().find_map(|block| {
+    let Entries(entries) = serde_json::from_str(block.get()).ok()?;
+    entries.into_iter().find(|(k, _)| k == "cache_control").map(|(_, v)| v)
+  });
+  match breakpoint {
+    Some(b) => format!("[{{\"type\":\"text\",\"text\":{text},\"cache_control\":{}}}]", b.get()),
+    None => text.to_string(),
+  }
+}
+
+/// An AI SDK tool result's new `output` (`text`, JSON text): text, still flagged an error when
+/// it was one, as the binding's writer makes it.
+fn output_of(old: Option<&RawValue>, text: &str) -> String {
+  let error = old
+    .and_then(|old| serde_json::from_str::<Entries>(old.get()).ok())
+    .and_then(|Entries(entries)| entries.into_iter().find(|(k, _)| k == "type"))
+    .and_then(|(_, kind)| serde_json::from_str::<String>(kind.get()).ok())
+    .is_some_and(|kind| kind.starts_with("error"));
+  let kind = if error { "error-text" } else { "text" };
+  format!("{{\"type\":\"{kind}\",\"value\":{text}}}")
+}
+
+/// A content array with `key` of every part of type `kind` set to `value(old)` (JSON text, from
+/// the part's old value under `key`), or `None` when no part is of that type.
+fn rewrite_parts(
+  content: &str,
+  kind: &str,
+  key: &str,
+  value: impl Fn(Option<&RawValue>) -> String,
+) -> Option<String> {
   let parts: Vec<&RawValue> = serde_json::from_str(content).ok()?;
   let mut any = false;
   let mut out = String::with_capacity(content.len());
@@ -654,6 +758,8 @@ fn rewrite_parts(content: &str, kind: &str, key: &str, value: &str) -> Option<St
       }
     };
     any = true;
+    let old = entries.iter().find(|(k, _)| k == key).map(|(_, v)| *v);
+    let value = value(old);
     out.push('{');
     for (j, (k, v)) in entries.iter().enumerate() {
       if j > 0 {
@@ -661,15 +767,15 @@ fn rewrite_parts(content: &str, kind: &str, key: &str, value: &str) -> Option<St
       }
       push_json_string(&mut out, k);
       out.push(':');
-      out.push_str(if k == key { value } else { v.get() });
+      out.push_str(if k == key { &value } else { v.get() });
     }
-    if !entries.iter().any(|(k, _)| k == key) {
+    if old.is_none() {
       if !entries.is_empty() {
         out.push(',');
       }
       push_json_string(&mut out, key);
       out.push(':');
-      out.push_str(value);
+      out.push_str(&value);
     }
     out.push('}');
   }
@@ -1320,6 +1426,17 @@ mod tests {
       rewrite(ai, &r, Format::AiSdk, 0).unwrap(),
       r#"{"role":"tool","content":[{"type":"tool-result","toolCallId":"c","toolName":"x","output":{"type":"text","value":"[cut]"}}]}"#
     );
+    // A result's prompt-cache breakpoint and an output's error flag stay.
+    let cached = r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"long","cache_control":{"type":"ephemeral"}},{"type":"text","text":"more"}]}]}"#;
+    assert_eq!(
+      rewrite(cached, &r, Format::Anthropic, 0).unwrap(),
+      r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"[cut]","cache_control":{"type":"ephemeral"}}]}]}"#
+    );
+    let error = r#"{"role":"tool","content":[{"type":"tool-result","toolCallId":"c","toolName":"x","output":{"type":"error-json","value":{"code":1}}}]}"#;
+    assert_eq!(
+      rewrite(error, &r, Format::AiSdk, 0).unwrap(),
+      r#"{"role":"tool","content":[{"type":"tool-result","toolCallId":"c","toolName":"x","output":{"type":"error-text","value":"[cut]"}}]}"#
+    );
     let openai = r#"{"role":"tool","tool_call_id":"c","content":"long","name":"x"}"#;
     assert_eq!(
       rewrite(openai, &r, Format::OpenAi, 0).unwrap(),
@@ -1481,5 +1598,49 @@ mod tests {
     let deep = format!(r#"{{"role":"user","content":{}1{}}}"#, "[".repeat(70), "]".repeat(70));
     let m = message_view(&deep, 0).unwrap_err().to_string();
     assert!(m.contains("nested more than 64"), "{m}");
+  }
+  #[test]
+  fn written_units_keep_the_texts_own_units_where_it_is_copied() {
+    // `template`'s units with each `?` as the next of `lone`.
+    fn with_lone(template: &str, lone: &[u16]) -> Vec<u16> {
+      let mut lone = lone.iter();
+      template
+        .encode_utf16()
+        .map(|u| if u == u16::from(b'?') { *lone.next().unwrap() } else { u })
+        .collect()
+    }
+    // A string body with lone surrogates, and its text as read (U+FFFD for each).
+    let units = with_lone(
+      r#"{"s":"?","messages":[{"role":"user","content":"a?😀"},{"role":"user","content":"?"},{"role":"user","content":"b?"}],"t":"é?"}"#,
+      &[0xd800, 0xdc00, 0xdbff, 0xdfff, 0xdc01],
+    );
+    let text = crate::model::utf16::utf16_to_string(&units, Vec::new());
+    assert_eq!(text.matches('\u{FFFD}').count(), 5);
+    let body = Body::parse(&text).unwrap();
+    let mut plan = Plan::keep_all(3);
+    plan.drop_message(1);
+    plan.replace(2, Replacement::new("[cut] \u{FFFD}".into(), Vec::new(), 1));
+    let (mut out, mut copies) = (String::new(), Vec::new());
+    let rewritten = |out: &mut String, i, raw: &str, r: &Replacement| {
+      out.push_str(&rewrite(raw, r, Format::OpenAi, i)?);
+      Ok(())
+    };
+    body.write_with_copies(&mut out, &plan, rewritten, Some(&mut copies)).unwrap();
+    assert_eq!(out, body.write(&plan, Format::OpenAi).unwrap());
+    // The text before the array, the kept message, the text after it.
+    assert_eq!(copies.len(), 3);
+    for c in &copies {
+      assert_eq!(out[c.out.clone()], text[c.text.clone()]);
+    }
+    // The kept parts have the body's own lone surrogates; the rewritten message, U+FFFD.
+    assert_eq!(
+      written_units(&out, &text, &units, &copies),
+      with_lone(
+        r#"{"s":"?","messages":[{"role":"user","content":"a?😀"},{"role":"user","content":"[cut] ?"}],"t":"é?"}"#,
+        &[0xd800, 0xdc00, 0xfffd, 0xdc01],
+      )
+    );
+    // Without copies, the written text itself.
+    assert_eq!(written_units(&out, &text, &units, &[]), out.encode_utf16().collect::<Vec<_>>());
   }
 }

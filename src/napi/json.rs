@@ -22,7 +22,7 @@ use super::read::js_type_name;
 use super::task::Operation;
 use crate::error::{Error as CoreError, ErrorKind, Result as CoreResult};
 use crate::model::format::{detect_from, Format, Signals};
-use crate::model::json_body::{message_view, rewrite, Body};
+use crate::model::json_body::{message_view, rewrite, written_units, Body};
 use crate::model::message::Message;
 use crate::plan::Action;
 
@@ -109,14 +109,22 @@ fn trim_json<'env>(
   let state = super::instance::instance(env)?;
   let (cache, scratch) = (&mut state.cache, &mut state.scratch);
   let mut owned = String::new();
+  // The string body's code units, when it has a lone surrogate.
+  let mut lone_units: Option<Vec<u16>> = None;
   let borrowed: Uint8ArraySlice;
   let as_string = matches!(body.get_type(), Ok(ValueType::String));
   let text: &str = match body.get_type() {
     Ok(ValueType::String) => {
       let bytes = std::mem::take(&mut scratch.input);
       let read = super::strings::large_string(&body, bytes, &mut scratch.units);
-      scratch.bound_units();
       owned = read.map_err(|e| bad_body(format!("could not be read as UTF-8: {}", e.reason)))?;
+      // A lone surrogate is U+FFFD in the UTF-8: keep the units to write it back as it was.
+      if owned.contains('\u{FFFD}')
+        && char::decode_utf16(scratch.units.iter().copied()).any(|c| c.is_err())
+      {
+        lone_units = Some(std::mem::take(&mut scratch.units));
+      }
+      scratch.bound_units();
       &owned
     }
     Ok(ValueType::Object) if body.is_typedarray().unwrap_or(false) => {
@@ -149,24 +157,31 @@ fn trim_json<'env>(
   let mut earlier = earlier.into_iter().take_while(|w| w.index < shared).peekable();
   let mut rewrites = Vec::new();
   let mut written = std::mem::take(&mut scratch.output);
+  let mut copies = Vec::new();
   parsed
-    .write_with(&mut written, plan, |out, i, raw, r| {
-      while earlier.next_if(|w| w.index < i).is_some() {}
-      let kept =
-        earlier.next_if(|w| w.index == i).filter(|w| w.format == format && w.content == r.content);
-      let rewrite = match kept {
-        Some(w) => w,
-        None => Rewrite {
-          index: i,
-          format,
-          content: r.content.clone(),
-          json: rewrite(raw, r, format, i)?,
-        },
-      };
-      out.push_str(&rewrite.json);
-      rewrites.push(rewrite);
-      Ok(())
-    })
+    .write_with_copies(
+      &mut written,
+      plan,
+      |out, i, raw, r| {
+        while earlier.next_if(|w| w.index < i).is_some() {}
+        let kept = earlier
+          .next_if(|w| w.index == i)
+          .filter(|w| w.format == format && w.content == r.content);
+        let rewrite = match kept {
+          Some(w) => w,
+          None => Rewrite {
+            index: i,
+            format,
+            content: r.content.clone(),
+            json: rewrite(raw, r, format, i)?,
+          },
+        };
+        out.push_str(&rewrite.json);
+        rewrites.push(rewrite);
+        Ok(())
+      },
+      lone_units.is_some().then_some(&mut copies),
+    )
     .map_err(throw)?;
   drop(refs);
   cache.keep_recent(&parsed, messages, rewrites, slot.map(|slot| (slot, shared)));
@@ -176,7 +191,11 @@ fn trim_json<'env>(
   // Bytes are copied into a buffer V8 owns: an external buffer is freed by a finalizer that
   // Node runs on a later turn of the event loop, so a loop of calls that never yields held
   // every body it returned (8 GB after 60,000 calls on a 130 KB body).
-  let body = if as_string {
+  let body = if let Some(units) = &lone_units {
+    // Kept messages and the text around the array are the string's own units, lone
+    // surrogates included (see `written_units`).
+    Either::A(env.create_string_utf16(written_units(&written, text, units, &copies))?)
+  } else if as_string {
     let string = super::strings::new_large_string(env, &written, &mut scratch.units);
     scratch.bound_units();
     Either::A(string?)

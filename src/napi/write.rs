@@ -7,8 +7,10 @@
 //! that already holds the hidden metadata (defining it on a bare object is several times faster
 //! than on one with fields), or by object spread where assigning could differ (an own
 //! `__proto__` key, a frozen `Object.prototype`). What is replaced keeps each format's shape: the whole `content` of an OpenAI
-//! message; the `content` of each `tool_result` block of an Anthropic message; the `output` of
-//! each `tool-result` part of an AI SDK message (as `{type: 'text', value}`). A message the
+//! message; the `content` of each `tool_result` block of an Anthropic message (a string, or one
+//! text block carrying the `cache_control` its own blocks had); the `output` of each
+//! `tool-result` part of an AI SDK message (as `{type: 'text', value}`, `'error-text'` for an
+//! error). A message the
 //! plan inserts is a new object `{role, content}` with string content, a shape every supported
 //! format accepts for `user` and `assistant` messages.
 //!
@@ -50,13 +52,29 @@ function names(keys) {
 // assignment), the copy is a spread and its metadata defined after.
 const ASSIGN_SAFE = !Object.isFrozen(Object.prototype);
 const hasOwn = Object.prototype.hasOwnProperty;
+// A tool result's new content: the text, in a text block that keeps the prompt-cache breakpoint
+// when the result's own blocks had one (Anthropic `cache_control`, the last one's).
+function resultContent(old, text) {
+  if (Array.isArray(old)) {
+    for (let i = old.length - 1; i >= 0; i--) {
+      const b = old[i];
+      if (b !== null && typeof b === 'object' && b.cache_control !== undefined) return [{ type: 'text', text, cache_control: b.cache_control }];
+    }
+  }
+  return text;
+}
+// An AI SDK tool output's new value: text, still flagged an error when it was one.
+function outputOf(old, text) {
+  const kind = old !== null && typeof old === 'object' ? old.type : undefined;
+  return { type: typeof kind === 'string' && kind.startsWith('error') ? 'error-text' : 'text', value: text };
+}
 function copyOf(o, text, format, list, value) {
   let content = text;
   if (Array.isArray(o.content)) {
     if (format === 'anthropic' && o.content.some((b) => b && b.type === 'tool_result')) {
-      content = o.content.map((b) => (b && b.type === 'tool_result' ? { ...b, content: text } : b));
+      content = o.content.map((b) => (b && b.type === 'tool_result' ? { ...b, content: resultContent(b.content, text) } : b));
     } else if (format === 'ai-sdk' && o.content.some((p) => p && p.type === 'tool-result')) {
-      content = o.content.map((p) => (p && p.type === 'tool-result' ? { ...p, output: { type: 'text', value: text } } : p));
+      content = o.content.map((p) => (p && p.type === 'tool-result' ? { ...p, output: outputOf(p.output, text) } : p));
     }
   }
   if (!ASSIGN_SAFE || hasOwn.call(o, '__proto__')) {
