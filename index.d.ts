@@ -1893,7 +1893,8 @@ export interface TokenCacheStats {
 export interface TokenOptions {
   /**
    * A model name that picks the encoding: gpt-4o, gpt-4.1, gpt-4.5, gpt-5 and the o-series use
-   * `o200k_base`; gpt-4 and gpt-3.5 use `cl100k_base`. Unknown models use `o200k_base`.
+   * `o200k_base`; gpt-4 and gpt-3.5 use `cl100k_base`. Compared in any case, and without a
+   * provider prefix (`openai/gpt-4`, `azure/gpt-4`). Unknown models use `o200k_base`.
    */
   model?: string
   /**
