@@ -105,6 +105,13 @@ test('screenshots and files count as images wherever they are, and a budget hold
   const trimmed = ct.trimByPriority(session as never, { targetTokens: 5000 })
   t.true(trimmed.totalTokens <= 5000)
   t.is(trimmed.totalTokens, ct.estimateTokens(trimmed.messages))
+  // Old screenshots lose their image and keep what the tool said: no unit has to go.
+  const withText = structuredClone(session) as { content: unknown }[]
+  for (let i = 2; i < withText.length - 1; i += 2) (withText[i].content as { content: unknown }[])[0].content = [{ type: 'text', text: `clicked at ${i}` }, image]
+  const cut = ct.trimByPriority(withText as never, { targetTokens: 8000 })
+  t.is(cut.messages.length, withText.length)
+  t.true(cut.totalTokens <= 8000)
+  t.deepEqual((cut.messages[2] as { content: { content: unknown }[] }).content[0].content, 'clicked at 2\n\n[... 765 tokens cut ...]')
   const body = JSON.stringify({ messages: session })
   t.is(JSON.parse(ct.trimByPriorityJson(body, { targetTokens: 5000 }).body).messages.length, trimmed.messages.length)
 })

@@ -5,9 +5,10 @@
 //! many tokens were cut between them ([`CUT_MARKER`]). The result is counted after it is built,
 //! so it always fits the budget.
 
-use crate::model::message::Message;
+use crate::model::message::{Content, Message, Part};
 use crate::model::tokens::{
-  count_tokens, count_tokens_uncached, piece_starts, prefix_span, suffix_span, Encoding, WindowMemo,
+  count_tokens, count_tokens_uncached, piece_starts, prefix_span, suffix_span, Encoding,
+  WindowMemo, IMAGE_PART_TOKENS,
 };
 
 /// The marker put in place of the cut middle; `{tokens}` is the number of tokens cut.
@@ -154,15 +155,18 @@ impl Join<'_> {
   }
 }
 
-/// [`cut_middle`] of the content text of `m`, memoised in the message: the cut to
+/// [`cut_middle`] of the content text of `m` (or, for a tool result whose text fits but whose
+/// images and files do not, [`without_attachments`]), memoised in the message: the cut to
 /// [`MIN_CUT_BUDGET`] (for the first encoding asked), the cut to the first other limit and
 /// encoding asked, and a [`CutMemo`] for the others. A strategy that cuts the same old outputs
 /// on every call of a growing conversation cuts each once, and one whose budget moves from call
 /// to call tokenises little more than the words around each new cut's marker.
 pub fn cut_content(m: &Message, max_tokens: usize, encoding: Encoding) -> Option<Cut> {
   let cut = || {
+    let text = m.content_text();
     let mut memo = m.memo.cut_memo.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    cut_middle_memo(&m.content_text(), max_tokens, encoding, &mut memo)
+    cut_middle_memo(&text, max_tokens, encoding, &mut memo)
+      .or_else(|| without_attachments(m, &text, max_tokens, encoding))
   };
   if max_tokens == MIN_CUT_BUDGET {
     return match m.memo.min_cut.get_or_init(|| (encoding, cut())) {
@@ -174,6 +178,38 @@ pub fn cut_content(m: &Message, max_tokens: usize, encoding: Encoding) -> Option
     (limit, enc, memo) if *limit == max_tokens && *enc == encoding => memo.clone(),
     _ => cut(),
   }
+}
+
+/// A tool result's text without its images and files (a screenshot's, counted
+/// [`IMAGE_PART_TOKENS`] each), the marker at its end naming their tokens, when that fits
+/// `max_tokens` and the text alone does not need cutting: what an agent keeps of an old
+/// screenshot is what its tool said of it. `None` without attachments.
+fn without_attachments(
+  m: &Message,
+  text: &str,
+  max_tokens: usize,
+  encoding: Encoding,
+) -> Option<Cut> {
+  let Content::Parts(parts) = &m.content else { return None };
+  let attached: usize = parts
+    .iter()
+    .map(|p| match p {
+      Part::ToolResult { attachments, .. } => *attachments,
+      _ => 0,
+    })
+    .sum();
+  if attached == 0 {
+    return None;
+  }
+  let cut_tokens = attached * IMAGE_PART_TOKENS;
+  let marker = marker(cut_tokens);
+  let out = match text.is_empty() {
+    true => marker.trim().to_string(),
+    false => format!("{text}{}", marker.trim_end()),
+  };
+  let tokens = count_tokens_uncached(&out, encoding);
+  let original_tokens = count_tokens(text, encoding) + cut_tokens;
+  (tokens <= max_tokens).then(|| Cut { text: out.into(), cut_tokens, original_tokens, tokens })
 }
 
 #[cfg(test)]
@@ -375,6 +411,25 @@ mod tests {
       let (head, tail) = cut.text.split_once(&m).unwrap();
       assert!(text.starts_with(head) && text.ends_with(tail), "{encoding:?}");
     }
+  }
+
+  /// A screenshot's result keeps its text and loses its image, whose tokens the marker names;
+  /// without room for that, or without an attachment, nothing is cut.
+  #[test]
+  fn a_result_whose_text_fits_loses_its_images() {
+    let e = Encoding::O200kBase;
+    let shot = |text: &str| {
+      let value = serde_json::json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t",
+        "content": [{"type": "text", "text": text}, {"type": "image", "source": {"type": "base64", "data": "AAAA"}}]}]});
+      crate::model::format::Format::Anthropic.parse_message(&value, 0).unwrap()
+    };
+    let cut = cut_content(&shot("clicked at 3"), 100, e).expect("a cut");
+    assert_eq!(&*cut.text, "clicked at 3\n\n[... 765 tokens cut ...]");
+    assert_eq!((cut.cut_tokens, cut.tokens), (IMAGE_PART_TOKENS, count_tokens(&cut.text, e)));
+    assert_eq!(cut.original_tokens, count_tokens("clicked at 3", e) + IMAGE_PART_TOKENS);
+    assert_eq!(cut_content(&shot("clicked at 3"), 5, e), None);
+    let plain = Message::text(crate::model::message::Role::Tool, "clicked at 3");
+    assert_eq!(cut_content(&plain, 100, e), None);
   }
 
   #[test]
