@@ -521,3 +521,21 @@ test('classifyMessages on an empty conversation is empty, and bad input is a cod
     t.throws(call, { code, message })
   }
 })
+
+test('a larger budget never keeps less of a message with an image: between its text and its text with the image, the text stays', (t) => {
+  const text = 'Here:\n' + Array.from({ length: 300 }, (_, i) => `line ${i} of some output with words`).join('\n')
+  const history = [
+    { role: 'user', content: [{ type: 'text', text }, { type: 'image_url', image_url: { url: 'https://x/y.png' } }] },
+    { role: 'assistant', content: 'ok' },
+    { role: 'user', content: 'continue' },
+  ] as Message[]
+  let before = 0
+  for (let budget = 500; budget <= 3600; budget += 100) {
+    const r = ct.trimByPriority(history, { targetTokens: budget })
+    t.true(r.totalTokens <= budget, `${budget}`)
+    t.true(r.totalTokens >= before, `${budget}: ${r.totalTokens} after ${before}`)
+    before = r.totalTokens
+  }
+  const between = ct.trimByPriority(history, { targetTokens: 3000 }).messages[0]
+  t.true(typeof between.content === 'string' && between.content.startsWith('Here:') && between.content.endsWith('[... 765 tokens cut ...]'))
+})

@@ -180,10 +180,11 @@ pub fn cut_content(m: &Message, max_tokens: usize, encoding: Encoding) -> Option
   }
 }
 
-/// A tool result's text without its images and files (a screenshot's, counted
-/// [`IMAGE_PART_TOKENS`] each), the marker at its end naming their tokens, when that fits
-/// `max_tokens` and the text alone does not need cutting: what an agent keeps of an old
-/// screenshot is what its tool said of it. `None` without attachments.
+/// A message's text without its images and files (a screenshot's in a tool result, a user's
+/// image part; counted [`IMAGE_PART_TOKENS`] each), the marker at its end naming their tokens,
+/// when that fits `max_tokens` and the text alone does not need cutting: what an agent keeps of
+/// an old screenshot is what its tool said of it, and a budget between the text and the text
+/// with its images keeps the text rather than nothing. `None` without attachments.
 fn without_attachments(
   m: &Message,
   text: &str,
@@ -195,6 +196,7 @@ fn without_attachments(
     .iter()
     .map(|p| match p {
       Part::ToolResult { attachments, .. } => *attachments,
+      Part::Image => 1,
       _ => 0,
     })
     .sum();
@@ -430,6 +432,13 @@ mod tests {
     assert_eq!(cut_content(&shot("clicked at 3"), 5, e), None);
     let plain = Message::text(crate::model::message::Role::Tool, "clicked at 3");
     assert_eq!(cut_content(&plain, 100, e), None);
+    // A user's image part, the same way.
+    let value = serde_json::json!({"role": "user", "content": [{"type": "text", "text": "look"}, {"type": "image_url", "image_url": {"url": "https://x/y.png"}}]});
+    let user = crate::model::format::Format::OpenAi.parse_message(&value, 0).unwrap();
+    assert_eq!(
+      &*cut_content(&user, 100, e).expect("a cut").text,
+      "look\n\n[... 765 tokens cut ...]"
+    );
   }
 
   #[test]
