@@ -111,7 +111,7 @@ test('screenshots and files count as images wherever they are, and a budget hold
   const cut = ct.trimByPriority(withText as never, { targetTokens: 8000 })
   t.is(cut.messages.length, withText.length)
   t.true(cut.totalTokens <= 8000)
-  t.deepEqual((cut.messages[2] as { content: { content: unknown }[] }).content[0].content, 'clicked at 2\n\n[... 765 tokens cut ...]')
+  t.deepEqual((cut.messages[2] as unknown as { content: { content: unknown }[] }).content[0].content, 'clicked at 2\n\n[... 765 tokens cut ...]')
   const body = JSON.stringify({ messages: session })
   t.is(JSON.parse(ct.trimByPriorityJson(body, { targetTokens: 5000 }).body).messages.length, trimmed.messages.length)
 })
