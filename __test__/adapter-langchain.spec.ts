@@ -3,7 +3,12 @@
 // by @langchain/core's own fake chat model (`fakeModel`), whose recorded calls are the
 // messages the model received.
 import test from 'ava'
+import { spawnSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { AIMessage, ChatMessage, HumanMessage, RemoveMessage, SystemMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages'
 import { fakeModel } from '@langchain/core/testing'
 import { MemorySaver } from '@langchain/langgraph' // langchain's own dependency: its agents' checkpointer
@@ -300,4 +305,43 @@ test('the CommonJS entry point makes a middleware the CommonJS build of langchai
   t.is(state.messages.at(-1)!.content, 'done')
   for (const call of model.calls) t.true(ct.estimateTokens(cjs.toOpenAIMessages(call.messages)) <= 4000)
   t.true(model.calls.at(-1)!.messages.some((m) => !state.messages.includes(m)), 'something was shortened')
+})
+
+test('a file block counts as an attachment, never as its base64 text, and a shortened message does not carry that text', (t) => {
+  const pdf = Buffer.alloc(60_000, 7).toString('base64')
+  const history = [
+    new SystemMessage('sys'),
+    new HumanMessage({ content: [{ type: 'text', text: 'Summarise this PDF' }, { type: 'file', source_type: 'base64', data: pdf, mime_type: 'application/pdf' }] }),
+    new AIMessage('ok'),
+    new HumanMessage('continue'),
+  ]
+  const [converted] = toOpenAIMessages([history[1]])
+  t.true(ct.estimateMessageTokens(converted) < 800, `${ct.estimateMessageTokens(converted)}`)
+  for (const strategy of ['priority', 'placeholders'] as const) {
+    for (const budget of [30, 8000]) {
+      const { messages } = trimBaseMessages(history, { budget, strategy })
+      for (const m of messages) t.true(history.includes(m) || !JSON.stringify(m.content).includes(pdf.slice(0, 64)), `${strategy} ${budget}`)
+    }
+  }
+})
+
+test('the conversions load without the langchain package; trimMiddleware then says what it needs', (t) => {
+  // An app with context-trim installed and no langchain (only @langchain/core objects, or plain ones).
+  const app = mkdtempSync(join(tmpdir(), 'context-trim-no-langchain-'))
+  try {
+    const pkg = join(app, 'node_modules', 'context-trim')
+    mkdirSync(pkg, { recursive: true })
+    const root = fileURLToPath(new URL('..', import.meta.url))
+    for (const f of readdirSync(root).filter((f) => ['package.json', 'index.js', 'adapters'].includes(f) || f.endsWith('.node'))) symlinkSync(join(root, f), join(pkg, f))
+    const check = `try { lc.trimMiddleware({ budget: 100 }); console.log('made') } catch (e) { console.log(e.code) } console.log(lc.toOpenAIMessages([{ type: 'human', content: 'hi' }]).length)`
+    writeFileSync(join(app, 'cjs.cjs'), `const lc = require('context-trim/langchain'); ${check}`)
+    writeFileSync(join(app, 'esm.mjs'), `import * as lc from 'context-trim/langchain'; ${check}`)
+    for (const entry of ['cjs.cjs', 'esm.mjs']) {
+      const run = spawnSync(process.execPath, ['--preserve-symlinks', entry], { cwd: app, encoding: 'utf8' })
+      t.is(run.status, 0, run.stderr)
+      t.deepEqual(run.stdout.trim().split('\n'), ['MISSING_DEPENDENCY', '1'], entry)
+    }
+  } finally {
+    rmSync(app, { recursive: true, force: true })
+  }
 })

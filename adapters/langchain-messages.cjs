@@ -28,6 +28,13 @@ function invalidMessage(message) {
   return error
 }
 
+/** The error of trimMiddleware without the `langchain` package, whose createMiddleware it uses. */
+function missingLangchain() {
+  const error = new Error('trimMiddleware needs the langchain package (npm install langchain): its createMiddleware makes the middleware; toOpenAIMessages, fromOpenAIMessages and trimBaseMessages need only @langchain/core')
+  error.code = 'MISSING_DEPENDENCY'
+  return error
+}
+
 const ROLES = { human: 'user', ai: 'assistant', tool: 'tool', system: 'system' }
 const GENERIC_ROLES = { user: 'user', human: 'user', assistant: 'assistant', ai: 'assistant', system: 'system', developer: 'developer', tool: 'tool' }
 /** Blocks of an AI message's content that repeat its `tool_calls` (Anthropic's `tool_use`, v1 `tool_call`). */
@@ -49,7 +56,11 @@ function roleOf(message, index) {
   throw invalidMessage(`messages[${index}].type: must be human, ai, tool, system or generic, got ${JSON.stringify(type)}`)
 }
 
-/** LangChain content as OpenAI content: text and images as they are, any other block as its JSON text. */
+/**
+ * LangChain content as OpenAI content: text and images as they are, files and audio as OpenAI
+ * `file` parts (counted as an attachment, never as their base64 text), any other block as its
+ * JSON text.
+ */
 function openAIContent(content, role) {
   if (!Array.isArray(content)) return content
   const parts = []
@@ -60,6 +71,7 @@ function openAIContent(content, role) {
       const url = typeof block.image_url === 'string' ? block.image_url : block.image_url?.url
       parts.push({ type: 'image_url', image_url: { url: typeof url === 'string' ? url : '' } })
     } else if (block?.type === 'image') parts.push({ type: 'image_url', image_url: { url: typeof block.url === 'string' ? block.url : '' } })
+    else if (block?.type === 'file' || block?.type === 'audio') parts.push({ type: 'file', file: {} })
     else if (role === 'assistant' && CALL_BLOCKS.has(block?.type)) continue
     else parts.push({ type: 'text', text: JSON.stringify(block) })
   }
@@ -162,4 +174,4 @@ function trimMiddleware(createMiddleware, options) {
   })
 }
 
-module.exports = { toOpenAIMessages, fromOpenAIMessages, trimBaseMessages, trimMiddleware }
+module.exports = { toOpenAIMessages, fromOpenAIMessages, trimBaseMessages, trimMiddleware, missingLangchain }
