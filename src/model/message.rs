@@ -366,10 +366,20 @@ impl Message {
     self.role == Role::User && self.answers.is_empty()
   }
 
-  /// Whether this is a tool result answering exactly one call: one whose content a strategy
-  /// may replace (a message answering several would get one text for all).
+  /// Whether this is a tool result answering exactly one call, whose text is that result's
+  /// alone: one whose content a strategy may replace. A message answering several would get one
+  /// text for all (the head of one result and the tail of another), and a text block beside the
+  /// result (Anthropic) would be cut into the result and kept beside it too.
   pub fn is_single_result(&self) -> bool {
-    self.is_tool_result() && self.answers.len() == 1
+    let text_beside = match &self.content {
+      Content::Parts(parts) => parts.iter().any(|p| match p {
+        Part::Text(t) => !t.is_empty(),
+        Part::Other { text, .. } => text.as_deref().is_some_and(|t| !t.is_empty()),
+        Part::Image | Part::ToolResult { .. } => false,
+      }),
+      _ => false,
+    };
+    self.is_tool_result() && self.answers.len() == 1 && !text_beside
   }
 
   /// Whether this is agent instructions (AGENTS.md): a user message (not a tool result) named

@@ -213,7 +213,11 @@ pub fn rules(conv: &Conversation<'_>, config: &TruncationConfig) -> Vec<Rule> {
     };
     rules[i] = if referenced.is_none() && conv.age(i) > config.max_age {
       Rule::Placeholder
-    } else if message_content_tokens(messages[i], conv.encoding()) > config.max_tokens_per_output {
+    } else if message_content_tokens(messages[i], conv.encoding()) > config.max_tokens_per_output
+      && conv.shape(i).is_single_result()
+    {
+      // A message of several results (parallel calls) is not cut: one cut of their joined text
+      // would give each result the head of one and the tail of another.
       Rule::Cut
     } else {
       referenced.unwrap_or(Rule::Recent)
@@ -705,6 +709,38 @@ mod tests {
       Action::Replace(r) => Some(&*r.content),
       _ => None,
     }
+  }
+
+  /// A long result is cut on its own text: a message of two results (parallel calls) or of a
+  /// result beside a text block is not cut (one cut of the joined text would give each result
+  /// the head of one and the tail of another, or repeat the text block), a lone one is.
+  #[test]
+  fn only_a_message_whose_text_is_one_result_is_cut() {
+    let lines = |p: &str| (0..400).map(|i| format!("{p} line {i}")).collect::<Vec<_>>().join("\n");
+    let value = serde_json::json!([
+      {"role": "user", "content": "go"},
+      {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "A", "name": "read_file", "input": {"path": "a.ts"}},
+        {"type": "tool_use", "id": "B", "name": "bash", "input": {"command": "ls"}}]},
+      {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "A", "content": lines("AAA")},
+        {"type": "tool_result", "tool_use_id": "B", "content": lines("BBB")}]},
+      {"role": "assistant", "content": [{"type": "tool_use", "id": "C", "name": "bash", "input": {"command": "make"}}]},
+      {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "C", "content": lines("CCC")},
+        {"type": "text", "text": "a note"}]},
+      {"role": "assistant", "content": [{"type": "tool_use", "id": "D", "name": "bash", "input": {"command": "test"}}]},
+      {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "D", "content": lines("DDD")}]},
+      {"role": "assistant", "content": "ok"}
+    ]);
+    let (_, msgs) = crate::model::format::parse_messages(&value, None).unwrap();
+    let conv = Conversation::new(&msgs, ENC);
+    let config = TruncationConfig { max_tokens_per_output: 64, ..TruncationConfig::default() };
+    let plan = truncate_old_tool_outputs(&conv, &config);
+    assert_eq!(plan.replaced(), vec![6]);
+    assert!(
+      content(&plan, 6).is_some_and(|c| c.starts_with("DDD line 0") && c.ends_with("DDD line 399"))
+    );
   }
 
   #[test]
