@@ -13,7 +13,7 @@ use std::sync::Arc;
 use crate::model::conversation::Conversation;
 use crate::model::message::{Content, Message, Part, Role};
 use crate::model::tokens::{
-  count_tokens, message_content_tokens, message_tokens, Encoding, IMAGE_PART_TOKENS,
+  count_tokens, message_content_tokens, message_tokens, part_tokens, Encoding,
 };
 
 /// A value of a metadata field added to a replaced message (e.g. `_truncated: true`).
@@ -485,16 +485,9 @@ pub fn replacement_counted(
   let (old, added) = match &m.content {
     Content::Parts(parts) if parts.iter().any(|p| matches!(p, Part::ToolResult { .. })) => {
       // A result's attachments go with its text.
-      let results: Vec<usize> = parts
-        .iter()
-        .filter_map(|p| match p {
-          Part::ToolResult { content, attachments, .. } => {
-            Some(count_tokens(content, encoding) + attachments * IMAGE_PART_TOKENS)
-          }
-          _ => None,
-        })
-        .collect();
-      (results.iter().sum::<usize>(), new * results.len())
+      let results = parts.iter().filter(|p| matches!(p, Part::ToolResult { .. }));
+      let (old, count) = results.fold((0, 0), |(t, n), p| (t + part_tokens(p, encoding), n + 1));
+      (old, new * count)
     }
     // The content's count, memoised in the message: a strategy that replaces the same message
     // on every turn does not hash its whole text again to find the count.

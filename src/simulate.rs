@@ -447,13 +447,9 @@ impl Runner {
       }
       // The previous request with the new messages after it: all of it is read from the cache.
       Some(plan) if change == Change::Extended && matches!(previous, Sent::Keys { .. }) => {
-        let Sent::Keys { mut sent, covered, tokens: cached } = previous else { unreachable!() };
-        let from = sent.len();
-        sent.extend(sent_messages(conv, replayed, plan, covered..conv.len()));
-        let tokens = cached + sent[from..].iter().map(|(_, tokens)| tokens).sum::<usize>();
-        let count = sent.len();
-        let now = Sent::Keys { sent, covered: conv.len(), tokens };
-        (count, request_tokens(conv, plan, &now), cached, now)
+        let Sent::Keys { sent, covered, tokens: cached } = previous else { unreachable!() };
+        let (count, input, now) = with_new_messages(conv, replayed, plan, sent, covered, cached);
+        (count, input, cached, now)
       }
       // The previous request but for the messages deduplicated again, new messages after it:
       // it sent every message, so each one's place in it is its index, and the requests share
@@ -476,16 +472,8 @@ impl Runner {
           tokens = tokens - before + now;
         }
         let cached = sent[..common].iter().map(|(_, tokens)| tokens).sum();
-        let from = sent.len();
-        sent.extend(sent_messages(conv, replayed, plan, covered..conv.len()));
-        tokens += sent[from..].iter().map(|(_, tokens)| tokens).sum::<usize>();
-        debug_assert_eq!(
-          sent,
-          sent_messages(conv, replayed, plan, 0..conv.len()).collect::<Vec<_>>()
-        );
-        let count = sent.len();
-        let now = Sent::Keys { sent, covered: conv.len(), tokens };
-        (count, request_tokens(conv, plan, &now), cached, now)
+        let (count, input, now) = with_new_messages(conv, replayed, plan, sent, covered, tokens);
+        (count, input, cached, now)
       }
       Some(plan) => {
         let mut sent = Vec::with_capacity(match &previous {
@@ -541,6 +529,26 @@ impl Runner {
     self.totals.cost_without_cache = self.totals.input_tokens as f64 * options.pricing.input / 1e6;
     PolicyRun { kind: self.kind, turns: self.turns, totals: self.totals }
   }
+}
+
+/// The previous request's list `sent` (of the first `covered` messages, `tokens` in all) with
+/// the new messages `plan` sends after it: the request's message count, tokens and list. Debug
+/// builds check the list against one made afresh.
+fn with_new_messages(
+  conv: &Conversation<'_>,
+  replayed: &Replayed,
+  plan: &Plan,
+  mut sent: Vec<(u64, usize)>,
+  covered: usize,
+  tokens: usize,
+) -> (usize, usize, Sent) {
+  let from = sent.len();
+  sent.extend(sent_messages(conv, replayed, plan, covered..conv.len()));
+  let tokens = tokens + sent[from..].iter().map(|(_, tokens)| tokens).sum::<usize>();
+  debug_assert_eq!(sent, sent_messages(conv, replayed, plan, 0..conv.len()).collect::<Vec<_>>());
+  let count = sent.len();
+  let now = Sent::Keys { sent, covered: conv.len(), tokens };
+  (count, request_tokens(conv, plan, &now), now)
 }
 
 /// The messages the supersessions of `conv` found superseded since `revision`.

@@ -155,7 +155,11 @@ impl Encoding {
   /// models fall back to `o200k_base`, the encoding of every current OpenAI model (so does
   /// `anthropic/claude-…`, as `claude-…` does).
   pub fn for_model(model: &str) -> Encoding {
-    let model = model.to_lowercase();
+    // Lower-cased only when it needs to be (the name is looked up on every call given it).
+    let model: std::borrow::Cow<'_, str> = match model.bytes().any(|b| b.is_ascii_uppercase()) {
+      true => model.to_lowercase().into(),
+      false => model.into(),
+    };
     let tokenizer = get_tokenizer(&model).or_else(|| {
       let (_, name) = model.rsplit_once('/')?;
       get_tokenizer(name)
@@ -757,18 +761,21 @@ pub fn content_tokens(content: &Content, encoding: Encoding) -> usize {
   match content {
     Content::Empty => 0,
     Content::Text(t) => count_tokens(t, encoding),
-    Content::Parts(parts) => parts
-      .iter()
-      .map(|p| match p {
-        Part::Text(t) => count_tokens(t, encoding),
-        Part::ToolResult { content, attachments, .. } => {
-          count_tokens(content, encoding) + attachments * IMAGE_PART_TOKENS
-        }
-        Part::Image => IMAGE_PART_TOKENS,
-        Part::Other { text: Some(t), .. } => count_tokens(t, encoding),
-        Part::Other { text: None, .. } => 0,
-      })
-      .sum(),
+    Content::Parts(parts) => parts.iter().map(|p| part_tokens(p, encoding)).sum(),
+  }
+}
+
+/// The tokens of one content part: its text, and [`IMAGE_PART_TOKENS`] for an image and for
+/// each of a tool result's attachments.
+pub fn part_tokens(part: &Part, encoding: Encoding) -> usize {
+  match part {
+    Part::Text(t) => count_tokens(t, encoding),
+    Part::ToolResult { content, attachments, .. } => {
+      count_tokens(content, encoding) + attachments * IMAGE_PART_TOKENS
+    }
+    Part::Image => IMAGE_PART_TOKENS,
+    Part::Other { text: Some(t), .. } => count_tokens(t, encoding),
+    Part::Other { text: None, .. } => 0,
   }
 }
 

@@ -109,19 +109,14 @@ pub fn trim_with_summary<T: Trimmed>(
     if result.outcome().dropped.is_empty() {
       return (result, None);
     }
-    let mut plan = result.outcome().plan.clone();
-    if options.insert {
-      fold_kept_summaries(conv, &mut plan);
+    if !options.insert {
+      return with_summary_of(conv, result, options.max_tokens);
     }
+    let mut plan = result.outcome().plan.clone();
+    fold_kept_summaries(conv, &mut plan);
     let sources = removed(conv, &plan);
     let digest = Digest::extract(conv, &sources);
     let (_, mut text) = digest.bounded(options.max_tokens, encoding);
-    if !options.insert {
-      let tokens = count_tokens(&text, encoding);
-      let summary =
-        Summary { text, tokens, sources, inserted_before: None, max_tokens: options.max_tokens };
-      return (result, Some(summary));
-    }
     let base = plan.total_tokens(conv);
     let base = if base == 0 { crate::model::tokens::reply_priming(encoding) } else { base };
     let cost = if options.reserve_max { max_cost } else { summary_message(&text, encoding).tokens };
@@ -139,9 +134,10 @@ pub fn trim_with_summary<T: Trimmed>(
         let floor = MIN_SUMMARY_TOKENS.min(options.max_tokens);
         if max_tokens < floor || base + summary_message(&text, encoding).tokens > target {
           // Not even the shortest summary fits beside what must stay: it would put a request
-          // that can meet its budget over it. The strategy's own result at the target, with
-          // its summary returned but not inserted.
-          return with_summary_of(conv, trim(target), options.max_tokens);
+          // that can meet its budget over it. The strategy's own result at the target (this
+          // one when no round lowered it), with its summary returned but not inserted.
+          let at_target = if run_target == target { result } else { trim(target) };
+          return with_summary_of(conv, at_target, options.max_tokens);
         }
       }
       let at = position(conv, &plan);
