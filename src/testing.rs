@@ -55,3 +55,88 @@ pub(crate) fn transcripts() -> Vec<(String, Vec<Message>)> {
     })
     .collect()
 }
+
+/// A session of parallel calls: `read_file` of `src/a.ts` and `src/b.ts` (the second fails),
+/// then `read_file` of `src/x.ts` beside an `edit_file` of `src/c.ts`, then `read_file` of
+/// `src/d.ts` beside `bash` `npm test`. Anthropic: each step's results in one user message
+/// ([`parallel_results`]); OpenAI: a tool message per result ([`parallel_results_openai`]).
+type Step = [(&'static str, &'static str, serde_json::Value, String, bool); 2];
+
+fn parallel_steps() -> [Step; 3] {
+  let lines = |tag: &str, n: usize| -> String {
+    (0..n).map(|k| format!("{tag} line {k}")).collect::<Vec<_>>().join("\n")
+  };
+  let path = |p: &str| serde_json::json!({"path": p});
+  [
+    [
+      ("t1", "read_file", path("src/a.ts"), lines("A", 40), false),
+      ("t2", "read_file", path("src/b.ts"), "Error: ENOENT: no such file src/b.ts".into(), true),
+    ],
+    [
+      ("t3", "read_file", path("src/x.ts"), lines("X", 30), false),
+      (
+        "t4",
+        "edit_file",
+        serde_json::json!({"path": "src/c.ts", "old": "x", "new": "y"}),
+        "Edited src/c.ts".into(),
+        false,
+      ),
+    ],
+    [
+      ("t5", "read_file", path("src/d.ts"), lines("D", 20), false),
+      (
+        "t6",
+        "bash",
+        serde_json::json!({"command": "npm test"}),
+        "1 passing\n[exit code 0]".into(),
+        false,
+      ),
+    ],
+  ]
+}
+
+/// [`parallel_steps`] in Anthropic's format: 8 messages, the results in messages 2, 4 and 6.
+pub(crate) fn parallel_results() -> Vec<Message> {
+  let mut messages =
+    vec![serde_json::json!({"role": "user", "content": "Fix the bug in src/a.ts"})];
+  for step in parallel_steps() {
+    let calls: Vec<serde_json::Value> = step
+      .iter()
+      .map(|(id, name, input, _, _)| serde_json::json!({"type": "tool_use", "id": id, "name": name, "input": input}))
+      .collect();
+    let results: Vec<serde_json::Value> = step
+      .iter()
+      .map(|(id, _, _, content, is_error)| serde_json::json!({"type": "tool_result", "tool_use_id": id, "content": content, "is_error": is_error}))
+      .collect();
+    messages.push(serde_json::json!({"role": "assistant", "content": calls}));
+    messages.push(serde_json::json!({"role": "user", "content": results}));
+  }
+  messages.push(serde_json::json!({"role": "assistant", "content": "Done."}));
+  parse(serde_json::Value::Array(messages))
+}
+
+/// [`parallel_steps`] in OpenAI's format: 11 messages, the results in messages 2–3, 5–6 and
+/// 8–9.
+pub(crate) fn parallel_results_openai() -> Vec<Message> {
+  let mut messages =
+    vec![serde_json::json!({"role": "user", "content": "Fix the bug in src/a.ts"})];
+  for step in parallel_steps() {
+    let calls: Vec<serde_json::Value> = step
+      .iter()
+      .map(|(id, name, input, _, _)| serde_json::json!({"id": id, "type": "function", "function": {"name": name, "arguments": input.to_string()}}))
+      .collect();
+    messages.push(serde_json::json!({"role": "assistant", "content": null, "tool_calls": calls}));
+    for (id, _, _, content, is_error) in step {
+      messages.push(serde_json::json!({"role": "tool", "tool_call_id": id, "content": content, "is_error": is_error}));
+    }
+  }
+  messages.push(serde_json::json!({"role": "assistant", "content": "Done."}));
+  parse(serde_json::Value::Array(messages))
+}
+
+fn parse(messages: serde_json::Value) -> Vec<Message> {
+  match crate::model::format::parse_messages(&messages, None) {
+    Ok((_, messages)) => messages,
+    Err(e) => panic!("the fixture reads: {e:?}"),
+  }
+}

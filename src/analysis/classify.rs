@@ -398,6 +398,9 @@ pub struct Classes {
   compact: Vec<Compact>,
   /// The results a newer one supersedes and the newer one, ascending by the first.
   superseded_by: Vec<(usize, usize)>,
+  /// The messages of several results classed by a result about another file than the one
+  /// their [`FileOperations::path_number`] names, and that file's number, ascending.
+  paths_of_several: Vec<(usize, Option<usize>)>,
 }
 
 impl Classes {
@@ -424,12 +427,17 @@ impl Classes {
     operations: &FileOperations,
   ) -> Vec<Classification> {
     let mut superseded = self.superseded_by.iter().peekable();
+    let mut several = self.paths_of_several.iter().peekable();
     self
       .compact
       .iter()
       .enumerate()
       .map(|(i, class)| {
-        let path = operations.path_number(i).map(|n| Arc::clone(operations.path(n)));
+        let number = match several.next_if(|(at, _)| *at == i) {
+          Some(&(_, n)) => n,
+          None => operations.path_number(i),
+        };
+        let path = number.map(|n| Arc::clone(operations.path(n)));
         let by = superseded.next_if(|(at, _)| *at == i).map(|&(_, by)| by);
         class.classification(conv.tokens(i), conv.step(i), conv.age(i), path, by)
       })
@@ -450,8 +458,7 @@ pub fn classes_with_operations(
   let paths = operations.paths();
   let mut is_modified: Vec<Option<bool>> = vec![None; paths];
   let mut last_change: Vec<Option<usize>> = vec![None; paths];
-  for (i, op) in operations.operations().iter().enumerate() {
-    let (Some(op), Some(n)) = (op, operations.path_number(i)) else { continue };
+  for (i, op, n) in operations.each() {
     let kind = op.effective_kind();
     match modified {
       Modified::InSession => {
@@ -469,42 +476,41 @@ pub fn classes_with_operations(
       last_change[n] = Some(i);
     }
   }
-  let mut classes: Vec<Compact> = messages
-    .iter()
-    .enumerate()
-    .map(|(i, m)| {
-      // A message has a path number when it has a file operation.
-      let modified = operations.path_number(i).map(|n| is_modified[n] == Some(true));
-      classify_known(m, conv.shape(i), modified, conv.age(i), task == Some(i), options)
-    })
-    .collect();
-  // A view of a file is what an agent edits against, however old it is: a read that no later
-  // change of its file follows stays a recent read. A later read leaves it a view unless it
-  // covers it (a range, a `grep`, a `head` shows part of the file: the agent still copies the
-  // rest from the older view); a read the later one covers is superseded, made stale below.
-  // And "modified files" is the latest content of each modified file: a result about one that
-  // a later change of the file follows no longer shows it. A view stays a view the agent may
-  // copy from (what the change left alone), a recent read but not a protected one; a change is
-  // then one step of the work like any other tool result (rule 6).
-  for (i, op) in operations.operations().iter().enumerate() {
-    let (Some(op), Some(n)) = (op.as_ref(), operations.path_number(i)) else { continue };
-    let changed_later = last_change[n].is_some_and(|c| c > i);
-    let c = &mut classes[i];
-    if !changed_later {
-      if op.kind == FileOpKind::Read
-        && !op.failed
-        && c.priority == ContentPriority::StaleToolOutputs
-      {
-        c.priority = ContentPriority::RecentFileReads;
-      }
-    } else if c.priority == ContentPriority::ModifiedFiles {
-      c.priority = if op.effective_kind() == FileOpKind::Read {
-        ContentPriority::RecentFileReads
-      } else {
-        other_result(conv.age(i), options)
-      };
-      c.flags |= Compact::AGE;
+  // The class of message `i` as a result about `op` (numbered `n`), or about no file.
+  let class_of = |i: usize, op: Option<(&FileOp, usize)>| {
+    let m = &messages[i];
+    let modified = op.map(|(_, n)| is_modified[n] == Some(true));
+    let mut c = classify_known(m, conv.shape(i), modified, conv.age(i), task == Some(i), options);
+    if let Some((op, n)) = op {
+      let changed_later = last_change[n].is_some_and(|l| l > i);
+      as_of_later_changes(&mut c, op, changed_later, conv.age(i), options);
     }
+    c
+  };
+  // A message of several results (parallel calls) is classed as the most important of them,
+  // as the unit of one call and its result each would be; the path it names is that one's.
+  let mut paths_of_several = Vec::new();
+  let mut classes: Vec<Compact> = Vec::with_capacity(messages.len());
+  for (i, m) in messages.iter().enumerate() {
+    if m.answers.len() < 2 {
+      let op = operations.operations()[i].as_ref().zip(operations.path_number(i));
+      classes.push(class_of(i, op));
+      continue;
+    }
+    let ops = operations.of_message(i);
+    let mut best: Option<(Compact, Option<usize>)> = None;
+    let about_no_file = (m.answers.len() > ops.len()).then_some(None);
+    for op in ops.iter().map(|&(op, n)| Some((op, n))).chain(about_no_file) {
+      let c = class_of(i, op);
+      if best.is_none_or(|(b, _)| c.priority > b.priority) {
+        best = Some((c, op.map(|(_, n)| n)));
+      }
+    }
+    let (c, n) = best.unwrap_or_else(|| (class_of(i, None), None));
+    if n.is_some() && n != operations.path_number(i) {
+      paths_of_several.push((i, n));
+    }
+    classes.push(c);
   }
   // A result that a newer one supersedes shows what is no longer so: stale, whatever its file.
   let mut superseded_by = superseded_pairs(conv, &ToolNames::default());
@@ -532,7 +538,39 @@ pub fn classes_with_operations(
       }
     }
   }
-  Classes { compact: classes, superseded_by }
+  Classes { compact: classes, superseded_by, paths_of_several }
+}
+
+/// The class `c` of a result about `op` as the file's later changes leave it.
+///
+/// A view of a file is what an agent edits against, however old it is: a read that no later
+/// change of its file follows stays a recent read. A later read leaves it a view unless it
+/// covers it (a range, a `grep`, a `head` shows part of the file: the agent still copies the
+/// rest from the older view); a read the later one covers is superseded, made stale by the
+/// caller. And "modified files" is the latest content of each modified file: a result about one
+/// that a later change of the file follows no longer shows it. A view stays a view the agent
+/// may copy from (what the change left alone), a recent read but not a protected one; a change
+/// is then one step of the work like any other tool result (rule 6).
+fn as_of_later_changes(
+  c: &mut Compact,
+  op: &FileOp,
+  changed_later: bool,
+  age: usize,
+  options: &ClassifyOptions,
+) {
+  if !changed_later {
+    if op.kind == FileOpKind::Read && !op.failed && c.priority == ContentPriority::StaleToolOutputs
+    {
+      c.priority = ContentPriority::RecentFileReads;
+    }
+  } else if c.priority == ContentPriority::ModifiedFiles {
+    c.priority = if op.effective_kind() == FileOpKind::Read {
+      ContentPriority::RecentFileReads
+    } else {
+      other_result(age, options)
+    };
+    c.flags |= Compact::AGE;
+  }
 }
 
 #[cfg(test)]
@@ -771,5 +809,52 @@ mod tests {
     assert!(!is_agent_instruction(&result("1", "# AGENTS.md"), &[]));
     assert!(!is_agent_instruction(&user("see # AGENTS.md"), &[]));
     assert!(!is_agent_instruction(&user("x"), &[String::new()]));
+  }
+
+  /// Parallel calls answered in one message (Anthropic) are classed as the same calls answered
+  /// one message each (OpenAI) are as a unit: the message takes its most important result's
+  /// priority and names that result's file, whatever the order of the results, and a failed
+  /// result beside a read does not make the read a failure.
+  #[test]
+  fn a_message_of_several_results_is_classed_as_its_most_important_result() {
+    let options = ClassifyOptions::default();
+    let anthropic = crate::testing::parallel_results();
+    let openai = crate::testing::parallel_results_openai();
+    let classes = |msgs: &[Message]| {
+      classify_conversation(&Conversation::new(msgs, Encoding::O200kBase), None, &options)
+    };
+    let (a, o) = (classes(&anthropic), classes(&openai));
+    // Anthropic message -> the OpenAI messages that hold the same content.
+    let same = [
+      (0, &[0][..]),
+      (1, &[1]),
+      (2, &[2, 3]),
+      (3, &[4]),
+      (4, &[5, 6]),
+      (5, &[7]),
+      (6, &[8, 9]),
+      (7, &[10]),
+    ];
+    for (i, split) in same {
+      let top = split.iter().map(|&k| o[k].priority).max();
+      assert_eq!(Some(a[i].priority), top, "message {i}");
+    }
+    assert_eq!(a[4].priority, ModifiedFiles);
+    assert_eq!(a[4].metadata.file_path.as_deref(), Some("src/c.ts"));
+    assert_eq!(a[2].priority, o[2].priority);
+    assert_eq!(a[2].metadata.file_path.as_deref(), Some("src/a.ts"));
+    assert_eq!(a[6].metadata.file_path, None, "the test output outranks the read");
+    // The same with each step's results in the other order.
+    let mut swapped = anthropic.clone();
+    for i in [2, 4, 6] {
+      if let crate::model::message::Content::Parts(parts) = &mut swapped[i].content {
+        parts.reverse();
+      }
+      swapped[i].answers.reverse();
+    }
+    let s = classes(&swapped);
+    let priorities = |c: &[Classification]| c.iter().map(|c| c.priority).collect::<Vec<_>>();
+    assert_eq!(priorities(&s), priorities(&a));
+    assert_eq!(s[4].metadata.file_path.as_deref(), Some("src/c.ts"));
   }
 }

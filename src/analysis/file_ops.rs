@@ -50,6 +50,11 @@
 //! not file operations. Without both a kind and a path there is no file operation; any other
 //! shell command line (pipes, lists, several files) is none.
 //!
+//! A message that answers several calls with a result part each (parallel calls: an Anthropic
+//! user message of `tool_result` blocks, an AI SDK tool message) is read result by result
+//! ([`file_operations_of`]): each with its own call, text and error flag, as the same results
+//! answered one message each would be.
+//!
 //! A result that reports failure ([`FileOp::failed`]) — flagged `is_error`, or starting with
 //! `ERROR`, `Error:`, `Ran into [Errno`, `Your proposed edit has introduced`, `[No exact match
 //! found` or ``Invalid `path` parameter`` (the OpenHands editor) — keeps its kind, so callers can
@@ -121,6 +126,10 @@ pub struct FileOp {
   pub kind: FileOpKind,
   /// Whether the result reports that the operation failed.
   pub failed: bool,
+  /// The result it was found in, by its part's index in the message's content, when the
+  /// message holds several results ([`file_operations_of`]); `None` when the message was read
+  /// whole.
+  pub part: Option<usize>,
 }
 
 impl FileOp {
@@ -163,8 +172,55 @@ const NAME_RULES: &[(FileOpKind, &[(&str, bool)])] = &[
 ];
 
 /// The file operation of message `i`, if it is a tool result about a file (see the module
-/// documentation for the rules).
+/// documentation for the rules). Of a message holding several results
+/// ([`file_operations_of`]), the one that says most about the session: the first successful
+/// change, else the first successful read, else the first.
 pub fn file_operation(conv: &Conversation<'_>, i: usize) -> Option<FileOp> {
+  let message = conv.messages().get(i)?;
+  if message.answers.len() > 1 {
+    return representative(file_operations_of(conv, i));
+  }
+  single_operation(conv, i)
+}
+
+/// Every file operation of message `i`, in the order of its results. A message that answers
+/// several calls with one result part each (parallel calls: an Anthropic user message of
+/// `tool_result` blocks, an AI SDK tool message) is read result by result, each with its own
+/// call, text and error flag ([`FileOp::part`]); any other tool result is read whole, as by
+/// [`file_operation`].
+pub fn file_operations_of(conv: &Conversation<'_>, i: usize) -> Vec<FileOp> {
+  let Some(message) = conv.messages().get(i) else { return Vec::new() };
+  let results = message.several_results();
+  if results.is_empty() {
+    return single_operation(conv, i).into_iter().collect();
+  }
+  let facts = message
+    .memo
+    .results_facts
+    .get_or_init(|| results.iter().map(|r| ResultFacts::of(r.text)).collect());
+  results
+    .iter()
+    .zip(facts.iter())
+    .filter_map(|(r, facts)| {
+      let call =
+        conv.result_call(i, r.call_id).and_then(|(caller, c)| facts_of_call(conv, caller, c));
+      operation(call, None, facts, r.is_error, Some(r.part))
+    })
+    .collect()
+}
+
+/// The operation that stands for a message's several ([`file_operation`]).
+fn representative(ops: Vec<FileOp>) -> Option<FileOp> {
+  let pick = ops
+    .iter()
+    .position(|op| !op.failed && op.kind.modifies())
+    .or_else(|| ops.iter().position(|op| !op.failed))
+    .unwrap_or(0);
+  ops.into_iter().nth(pick)
+}
+
+/// The file operation of message `i` read whole (one result, or none).
+fn single_operation(conv: &Conversation<'_>, i: usize) -> Option<FileOp> {
   let message = conv.messages().get(i)?;
   if !message.is_tool_result() {
     return None;
@@ -172,15 +228,27 @@ pub fn file_operation(conv: &Conversation<'_>, i: usize) -> Option<FileOp> {
   // The text is scanned once per message and the findings memoised: a history that grows by a
   // message a turn is not rescanned every turn.
   let facts = message.memo.result_facts.get_or_init(|| ResultFacts::of(&message.content_text()));
+  let call = conv.answered_call(i).and_then(|(caller, c)| facts_of_call(conv, caller, c));
+  operation(call, message.name.as_deref(), facts, message.is_error, None)
+}
+
+/// The file operation of one result: its call's facts (or, without a known call, the tool
+/// `name` the result carries), what its text says, and whether it is flagged as an error.
+fn operation(
+  call: Option<&CallFacts>,
+  name: Option<&str>,
+  facts: &ResultFacts,
+  flagged: bool,
+  part: Option<usize>,
+) -> Option<FileOp> {
   if facts.listing {
     return None;
   }
-  let call = call_facts(conv, i);
   let named;
   let (args_kind, name_kind, args_path) = match call {
     Some(c) => (c.args_kind, c.name_kind, c.args_path.as_ref()),
     None => {
-      named = message.name.as_deref().and_then(kind_for_tool_name);
+      named = name.and_then(kind_for_tool_name);
       (None, named, None)
     }
   };
@@ -198,8 +266,8 @@ pub fn file_operation(conv: &Conversation<'_>, i: usize) -> Option<FileOp> {
   // of the script's last command: `cat > t.py << EOF … EOF` then `python t.py` wrote t.py
   // even when the test failed.)
   let shell_read = call.is_some_and(|c| c.shell) && kind == FileOpKind::Read;
-  let failed = message.is_error || facts.reports_failure || (shell_read && facts.shell_failed);
-  Some(FileOp { path, kind, failed })
+  let failed = flagged || facts.reports_failure || (shell_read && facts.shell_failed);
+  Some(FileOp { path, kind, failed, part })
 }
 
 /// What a tool call says about a file operation: its arguments' editor command and path, and
@@ -514,9 +582,8 @@ fn simple_file_op(line: &str) -> Option<ShellOp> {
   }
 }
 
-/// The facts of the call that message `i` answers, if it answers a known call.
-fn call_facts<'c>(conv: &Conversation<'c>, i: usize) -> Option<&'c CallFacts> {
-  let (caller, c) = conv.answered_call(i)?;
+/// The facts of call `c` of message `caller`.
+fn facts_of_call<'c>(conv: &Conversation<'c>, caller: usize, c: usize) -> Option<&'c CallFacts> {
   let caller = conv.message(caller);
   caller
     .memo
@@ -593,6 +660,9 @@ pub struct FileOperations {
   operations: Vec<Option<FileOp>>,
   /// Per message, its operation's path number.
   numbers: Vec<Option<usize>>,
+  /// The operations of the messages that hold more than one ([`file_operations_of`]), with
+  /// their path numbers: by message ascending, each message's in the order of its results.
+  several: Vec<(usize, FileOp, usize)>,
   /// Path -> number (a path is input text: std's hasher, see Cargo.toml).
   by_path: std::collections::HashMap<Arc<str>, usize>,
   /// Number -> path.
@@ -604,22 +674,88 @@ impl FileOperations {
   /// before must be the same).
   pub fn extend(&mut self, conv: &Conversation<'_>) {
     for i in self.operations.len()..conv.len() {
-      self.push(file_operation(conv, i));
+      let several = conv.message(i).answers.len() > 1;
+      if !several {
+        let op = single_operation(conv, i);
+        let number = op.as_ref().map(|op| self.number(&op.path));
+        self.numbers.push(number);
+        self.operations.push(op);
+        continue;
+      }
+      let ops = file_operations_of(conv, i);
+      if ops.len() > 1 {
+        for op in &ops {
+          let number = self.number(&op.path);
+          self.several.push((i, op.clone(), number));
+        }
+      }
+      let op = representative(ops);
+      let number = op.as_ref().map(|op| self.number(&op.path));
+      self.numbers.push(number);
+      self.operations.push(op);
     }
   }
 
-  fn push(&mut self, op: Option<FileOp>) {
-    let number = op.as_ref().map(|op| match self.by_path.get(op.path.as_str()) {
+  /// The number of `path`, numbering it if it is new.
+  fn number(&mut self, path: &str) -> usize {
+    match self.by_path.get(path) {
       Some(&number) => number,
       None => {
-        let path: Arc<str> = Arc::from(op.path.as_str());
+        let path: Arc<str> = Arc::from(path);
         self.by_path.insert(Arc::clone(&path), self.paths.len());
         self.paths.push(path);
         self.paths.len() - 1
       }
-    });
-    self.numbers.push(number);
-    self.operations.push(op);
+    }
+  }
+
+  /// Every operation of message `i` with its path number: several for a message of several
+  /// results about files, else its operation, if any.
+  pub fn of_message(&self, i: usize) -> Vec<(&FileOp, usize)> {
+    let several = self.several_of(i);
+    if !several.is_empty() {
+      return several.iter().map(|(_, op, n)| (op, *n)).collect();
+    }
+    match (self.operations.get(i), self.path_number(i)) {
+      (Some(Some(op)), Some(n)) => vec![(op, n)],
+      _ => Vec::new(),
+    }
+  }
+
+  /// The operations of message `i` when it holds more than one.
+  fn several_of(&self, i: usize) -> &[(usize, FileOp, usize)] {
+    let start = self.several.partition_point(|(m, _, _)| *m < i);
+    let end = start + self.several[start..].partition_point(|(m, _, _)| *m == i);
+    &self.several[start..end]
+  }
+
+  /// Every operation of every message, in order: (message, operation, path number). A message
+  /// of several results gives one per result about a file.
+  pub fn each(&self) -> impl Iterator<Item = (usize, &FileOp, usize)> + '_ {
+    let mut several = self.several.iter().peekable();
+    let mut pending: std::vec::IntoIter<(usize, &FileOp, usize)> = Vec::new().into_iter();
+    let mut i = 0;
+    std::iter::from_fn(move || loop {
+      if let Some(next) = pending.next() {
+        return Some(next);
+      }
+      if i >= self.operations.len() {
+        return None;
+      }
+      let at = i;
+      i += 1;
+      let mut ops = Vec::new();
+      while let Some((_, op, n)) = several.next_if(|(m, _, _)| *m == at) {
+        ops.push((at, op, *n));
+      }
+      if ops.is_empty() {
+        if let (Some(op), Some(n)) = (&self.operations[at], self.numbers[at]) {
+          return Some((at, op, n));
+        }
+        continue;
+      }
+      pending = ops.into_iter();
+    })
   }
 
   /// Every message's operation.
@@ -853,7 +989,7 @@ mod tests {
   }
 
   fn ok(path: &str, kind: FileOpKind) -> Option<FileOp> {
-    Some(FileOp { path: path.into(), kind, failed: false })
+    Some(FileOp { path: path.into(), kind, failed: false, part: None })
   }
 
   /// A tool result with only a `name` and content, as in the seed's tests.
@@ -1044,7 +1180,8 @@ mod tests {
 
   #[test]
   fn a_shell_read_that_exits_non_zero_read_nothing() {
-    let failed = |path: &str, kind| Some(FileOp { path: path.into(), kind, failed: true });
+    let failed =
+      |path: &str, kind| Some(FileOp { path: path.into(), kind, failed: true, part: None });
     let cat = r#"{"command":"cat tests/a.py"}"#;
     let gone =
       "<returncode>1</returncode>\n<output>\ncat: tests/a.py: No such file or directory\n</output>";
@@ -1190,7 +1327,8 @@ mod tests {
 
   #[test]
   fn failures_keep_their_kind_and_are_flagged() {
-    let failed = |path: &str, kind| Some(FileOp { path: path.into(), kind, failed: true });
+    let failed =
+      |path: &str, kind| Some(FileOp { path: path.into(), kind, failed: true, part: None });
     assert_eq!(
       op(
         "str_replace_editor",
@@ -1226,5 +1364,36 @@ mod tests {
     assert!(
       FileOpKind::Create.modifies() && FileOpKind::Edit.modifies() && FileOpKind::Delete.modifies()
     );
+  }
+
+  /// Parallel calls answered in one message: each result is read with its own call, text and
+  /// error flag; the message's one operation is its first successful change, else its first
+  /// successful read.
+  #[test]
+  fn several_results_are_read_one_by_one() {
+    let msgs = crate::testing::parallel_results();
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    let of = |i| file_operations_of(&conv, i);
+    let op = |path: &str, kind, failed, part| FileOp { path: path.into(), kind, failed, part };
+    use FileOpKind::*;
+    assert_eq!(of(2), [op("src/a.ts", Read, false, Some(0)), op("src/b.ts", Read, true, Some(1))]);
+    assert_eq!(of(4), [op("src/x.ts", Read, false, Some(0)), op("src/c.ts", Edit, false, Some(1))]);
+    assert_eq!(of(6), [op("src/d.ts", Read, false, Some(0))]);
+    assert_eq!(file_operation(&conv, 2), Some(op("src/a.ts", Read, false, Some(0))));
+    assert_eq!(file_operation(&conv, 4), Some(op("src/c.ts", Edit, false, Some(1))));
+    let ops = numbered_file_operations(&conv);
+    let each: Vec<(usize, &str)> = ops.each().map(|(i, op, _)| (i, op.path.as_str())).collect();
+    assert_eq!(
+      each,
+      [(2, "src/a.ts"), (2, "src/b.ts"), (4, "src/x.ts"), (4, "src/c.ts"), (6, "src/d.ts")]
+    );
+    assert_eq!(ops.of_message(6).len(), 1);
+    assert!(ops.of_message(5).is_empty());
+    // A growing conversation finds the same operations message by message.
+    let mut grown = FileOperations::default();
+    for end in 1..=msgs.len() {
+      grown.extend(&Conversation::new(&msgs[..end], Encoding::O200kBase));
+    }
+    assert_eq!(&grown, &*ops);
   }
 }

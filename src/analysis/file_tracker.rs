@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 
-use crate::analysis::file_ops::{file_operations, FileOp, FileOpKind};
+use crate::analysis::file_ops::{numbered_file_operations, FileOpKind, FileOperations};
 use crate::model::conversation::Conversation;
 
 /// How many characters of content a reference keeps as its preview.
@@ -156,37 +156,38 @@ impl FileTracker {
   ///
   /// Steps follow the seed: an assistant message with tool calls starts a new step and a tool
   /// result has the step of its call ([`Conversation::step`]). The content recorded is the
-  /// result's text. A modification whose result reports failure is recorded as a read: the
-  /// file was looked at, not changed.
+  /// result's text (of a message holding several results, that result's own). A modification
+  /// whose result reports failure is recorded as a read: the file was looked at, not changed.
   pub fn from_conversation(conv: &Conversation<'_>, time: f64) -> Self {
-    Self::from_operations(conv, &file_operations(conv), time)
+    Self::from_operations(conv, &numbered_file_operations(conv), time)
   }
 
-  /// [`FileTracker::from_conversation`] with the file operations already found (one entry per
-  /// message, as [`file_operations`] returns them).
-  pub fn from_operations(
-    conv: &Conversation<'_>,
-    operations: &[Option<FileOp>],
-    time: f64,
-  ) -> Self {
+  /// [`FileTracker::from_conversation`] with the file operations already found.
+  pub fn from_operations(conv: &Conversation<'_>, operations: &FileOperations, time: f64) -> Self {
     let mut tracker = FileTracker::new();
-    // The message of each reference's last access: only those previews are ever kept, so they
-    // are made once at the end rather than for every access.
-    let mut last = Vec::new();
-    for (i, op) in operations.iter().enumerate() {
-      let Some(op) = op else { continue };
+    // The operation of each reference's last access: only those previews are ever kept, so
+    // they are made once at the end rather than for every access.
+    let mut last: Vec<(usize, Option<usize>)> = Vec::new();
+    for (i, op, _) in operations.each() {
       tracker.record(&op.path, conv.step(i), op.effective_kind(), None, time);
       let r = tracker.index.get(op.path.as_str()).copied().unwrap_or(usize::MAX);
       if r == last.len() {
-        last.push(i);
+        last.push((i, op.part));
       } else if let Some(slot) = last.get_mut(r) {
-        *slot = i;
+        *slot = (i, op.part);
       }
     }
-    for (r, &i) in tracker.references.iter_mut().zip(&last) {
-      if let Some(message) = conv.messages().get(i) {
-        r.content_preview = Some(message.preview(PREVIEW_CHARS));
-        r.line_count = Some(message.line_count());
+    for (r, &(i, part)) in tracker.references.iter_mut().zip(&last) {
+      let Some(message) = conv.messages().get(i) else { continue };
+      match part.and_then(|p| message.result_text(p)) {
+        Some(text) => {
+          r.content_preview = Some(text.chars().take(PREVIEW_CHARS).collect());
+          r.line_count = Some(text.matches('\n').count() + 1);
+        }
+        None => {
+          r.content_preview = Some(message.preview(PREVIEW_CHARS));
+          r.line_count = Some(message.line_count());
+        }
       }
     }
     tracker
@@ -266,5 +267,29 @@ mod tests {
     assert_eq!((a.last_access_step, a.operation, a.was_modified), (2, FileOpKind::Read, false));
     assert_eq!(t.get("/w/b").unwrap().last_access_step, 3);
     assert_eq!(t.modified_files(), vec!["/w/b"]);
+  }
+
+  /// Parallel calls answered in one message: every result about a file is tracked, each with
+  /// its own content as the preview; a failed read beside a successful one leaves the other
+  /// tracked.
+  #[test]
+  fn every_result_of_a_message_is_tracked_with_its_own_preview() {
+    let msgs = crate::testing::parallel_results();
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    let t = FileTracker::from_conversation(&conv, 0.0);
+    let paths: Vec<&str> = t.references().iter().map(|r| r.path.as_str()).collect();
+    assert_eq!(paths, ["src/a.ts", "src/b.ts", "src/x.ts", "src/c.ts", "src/d.ts"]);
+    assert_eq!(t.modified_files(), ["src/c.ts"]);
+    let a = t.get("src/a.ts").unwrap();
+    assert_eq!(
+      (a.line_count, a.content_preview.as_deref().map(|p| p.starts_with("A line 0"))),
+      (Some(40), Some(true))
+    );
+    assert!(!a.content_preview.as_deref().unwrap_or("").contains("ENOENT"));
+    let c = t.get("src/c.ts").unwrap();
+    assert_eq!(c.content_preview.as_deref(), Some("Edited src/c.ts"));
+    assert_eq!((c.line_count, c.last_access_step), (Some(1), 2));
+    let d = t.get("src/d.ts").unwrap();
+    assert_eq!((d.line_count, d.operation), (Some(20), FileOpKind::Read));
   }
 }

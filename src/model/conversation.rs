@@ -515,6 +515,15 @@ impl<'a> Conversation<'a> {
     self.layout.answered_call[i]
   }
 
+  /// The call that the result answering `call_id` in message `i` answers: (calling message,
+  /// call index), among the calls of the message whose call `i` answers first (a message's
+  /// results answer one message's calls in any conversation a provider accepts).
+  pub fn result_call(&self, i: usize, call_id: &str) -> Option<(usize, usize)> {
+    let (caller, _) = self.layout.answered_call[i]?;
+    let c = self.messages[caller].tool_calls.iter().position(|call| call.id == call_id)?;
+    Some((caller, c))
+  }
+
   /// The name of the tool whose result message `i` is, from its call (or its `name` field).
   pub fn tool_name(&self, i: usize) -> Option<&'a str> {
     match self.layout.answered_call[i] {

@@ -181,6 +181,19 @@ pub struct ToolCall {
   pub arguments: String,
 }
 
+/// One tool result among several in a message ([`Message::several_results`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResultRef<'m> {
+  /// The index of its part in the message's content.
+  pub part: usize,
+  /// The id of the call it answers.
+  pub call_id: &'m str,
+  /// Its text.
+  pub text: &'m str,
+  /// Whether it is flagged as an error.
+  pub is_error: bool,
+}
+
 /// A chat message as the core sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Message {
@@ -213,6 +226,9 @@ pub struct Memo {
   fingerprint: std::sync::OnceLock<u64>,
   /// What the message's own text says about a file operation (see `file_ops`).
   pub(crate) result_facts: std::sync::OnceLock<crate::analysis::file_ops::ResultFacts>,
+  /// What each result's own text says about a file operation, in a message of several results
+  /// (see `file_ops`).
+  pub(crate) results_facts: std::sync::OnceLock<Box<[crate::analysis::file_ops::ResultFacts]>>,
   /// What each tool call's arguments and name say about a file operation (see `file_ops`).
   pub(crate) call_facts: std::sync::OnceLock<Vec<crate::analysis::file_ops::CallFacts>>,
   /// The line count of the content text.
@@ -380,6 +396,36 @@ impl Message {
       _ => false,
     };
     self.is_tool_result() && self.answers.len() == 1 && !text_beside
+  }
+
+  /// The tool results of a message that answers several calls (parallel calls: an Anthropic
+  /// user message of `tool_result` blocks, an AI SDK tool message of `tool-result` parts), each
+  /// on its own: empty for any other message, which the analyses read whole.
+  pub fn several_results(&self) -> Vec<ResultRef<'_>> {
+    match &self.content {
+      Content::Parts(parts) if self.answers.len() > 1 => parts
+        .iter()
+        .enumerate()
+        .filter_map(|(part, p)| match p {
+          Part::ToolResult { call_id, content, is_error, .. } => {
+            Some(ResultRef { part, call_id, text: content, is_error: *is_error })
+          }
+          _ => None,
+        })
+        .collect(),
+      _ => Vec::new(),
+    }
+  }
+
+  /// The text of tool result part `part` ([`ResultRef::part`]), if the content has one there.
+  pub fn result_text(&self, part: usize) -> Option<&str> {
+    match &self.content {
+      Content::Parts(parts) => match parts.get(part)? {
+        Part::ToolResult { content, .. } => Some(content),
+        _ => None,
+      },
+      _ => None,
+    }
   }
 
   /// Whether this is agent instructions (AGENTS.md): a user message (not a tool result) named

@@ -70,7 +70,9 @@ use serde_json::Value;
 
 use crate::analysis::classify::is_agent_instruction;
 use crate::analysis::detect::{exit_status, first_error_line, is_error_output};
-use crate::analysis::file_ops::{editor_command, file_operation, parse_object, FileOpKind};
+use crate::analysis::file_ops::{
+  editor_command, file_operation, file_operations_of, parse_object, FileOp, FileOpKind,
+};
 use crate::model::conversation::Conversation;
 use crate::model::message::{Content, Message, Part, Role, SUMMARY_MARKER};
 use crate::model::tokens::{count_tokens, Encoding};
@@ -304,8 +306,9 @@ impl Digest {
     let mut digest = Digest::new();
     let opens = conv.turn_openers();
     // The calls some message answers: (calling message, call index).
-    let answered: HashSet<(usize, usize)> =
-      (0..conv.len()).filter_map(|i| conv.answered_call(i)).collect();
+    let answered: HashSet<(usize, usize)> = (0..conv.len())
+      .flat_map(|i| conv.message(i).answers.iter().filter_map(move |id| conv.result_call(i, id)))
+      .collect();
     for &i in dropped {
       let Some(m) = conv.messages().get(i) else { continue };
       if m.is_summary {
@@ -347,22 +350,45 @@ impl Digest {
     digest
   }
 
-  /// The items a tool result gives.
+  /// The items a tool result gives: a message of several results (parallel calls) gives each
+  /// result's own, from its call, text and error flag.
   fn tool_result(&mut self, conv: &Conversation<'_>, i: usize, m: &Message) {
-    let text = m.content_text();
-    let flagged = m.is_error
-      || matches!(&m.content, Content::Parts(parts) if parts.iter().any(|p| matches!(p, Part::ToolResult { is_error: true, .. })));
-    let error = flagged || is_error_output(&text);
-    let file = file_operation(conv, i);
+    let several = m.several_results();
+    if several.is_empty() {
+      let flagged = m.is_error
+        || matches!(&m.content, Content::Parts(parts) if parts.iter().any(|p| matches!(p, Part::ToolResult { is_error: true, .. })));
+      let arguments = conv.call_arguments(i);
+      let one = OneResult { text: &m.content_text(), flagged, file: file_operation(conv, i) };
+      return self.one_result(one, arguments, || conv.tool_name(i));
+    }
+    let mut files = file_operations_of(conv, i).into_iter().peekable();
+    for r in several {
+      let file = files.next_if(|op| op.part == Some(r.part));
+      let call =
+        conv.result_call(i, r.call_id).map(|(caller, c)| &conv.message(caller).tool_calls[c]);
+      let one = OneResult { text: r.text, flagged: r.is_error, file };
+      self.one_result(one, call.map(|c| c.arguments.as_str()), || call.map(|c| c.name.as_str()));
+    }
+  }
+
+  /// The items of one tool result whose call has `arguments` and whose tool `tool_name` names.
+  fn one_result<'n>(
+    &mut self,
+    result: OneResult<'_>,
+    arguments: Option<&str>,
+    tool_name: impl FnOnce() -> Option<&'n str>,
+  ) {
+    let OneResult { text, flagged, file } = result;
+    let error = flagged || is_error_output(text);
     let command = match &file {
       Some(_) => None,
-      None => conv.call_arguments(i).and_then(command),
+      None => arguments.and_then(command),
     };
     if let Some(f) = file.as_ref().filter(|f| !f.failed && !error) {
       self.push(Section::for_file(f.kind), one_line(&f.path, MAX_PATH_CHARS));
     }
     if let Some(command) = &command {
-      let item = match exit_status(&text) {
+      let item = match exit_status(text) {
         Some(status) => format!("`{command}` → exit {status}"),
         None => format!("`{command}`"),
       };
@@ -371,16 +397,16 @@ impl Digest {
     if !(error || file.as_ref().is_some_and(|f| f.failed)) {
       return;
     }
-    let line = match error_line(&text) {
+    let line = match error_line(text) {
       Some(line) => line,
       // Only the exit status says so, and the command's item shows it.
       None if command.is_some() && !flagged => return,
-      None => first_line(&text).unwrap_or_else(|| "(no output)".to_string()),
+      None => first_line(text).unwrap_or_else(|| "(no output)".to_string()),
     };
     let source = match (&command, &file) {
       (Some(command), _) => format!("`{}`", one_line(command, MAX_ERROR_SOURCE_CHARS)),
       (None, Some(f)) => one_line(&f.path, MAX_PATH_CHARS),
-      (None, None) => conv.tool_name(i).unwrap_or("tool").to_string(),
+      (None, None) => tool_name().unwrap_or("tool").to_string(),
     };
     self.push(Section::Errors, format!("{source}: {line}"));
   }
@@ -539,6 +565,14 @@ pub fn one_line(text: &str, max_chars: usize) -> String {
   cut.truncate(cut.trim_end().len());
   cut.push('…');
   cut
+}
+
+/// One tool result as the summary reads it: its text, whether it is flagged as an error, and
+/// its file operation.
+struct OneResult<'t> {
+  text: &'t str,
+  flagged: bool,
+  file: Option<FileOp>,
 }
 
 /// The command of a call's arguments (see the module docs), on one line.
@@ -826,5 +860,22 @@ mod tests {
     assert_eq!(one_line("abcdefghij", 5), "abcd…");
     assert_eq!(one_line("ab cd", 5), "ab cd");
     assert!(one_line(&"é".repeat(50), 10).chars().count() <= 10);
+  }
+
+  /// Parallel calls answered in one message give each result's items, as the same calls
+  /// answered one message each do: a failed read beside a good one is an error of its own
+  /// file and leaves the other's item, and a command beside a read is listed.
+  #[test]
+  fn a_message_of_several_results_gives_each_results_items() {
+    let anthropic = digest_of(&crate::testing::parallel_results());
+    let openai = digest_of(&crate::testing::parallel_results_openai());
+    assert_eq!(anthropic, openai);
+    assert_eq!(anthropic.items(Section::FilesRead), ["src/a.ts", "src/x.ts", "src/d.ts"]);
+    assert_eq!(anthropic.items(Section::FilesEdited), ["src/c.ts"]);
+    assert_eq!(anthropic.items(Section::Commands), ["`npm test` → exit 0"]);
+    assert_eq!(
+      anthropic.items(Section::Errors),
+      ["src/b.ts: Error: ENOENT: no such file src/b.ts"]
+    );
   }
 }

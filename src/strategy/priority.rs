@@ -705,7 +705,7 @@ fn prepare<'t>(
   let operations = numbered_file_operations(conv);
   let tracker = match tracker {
     Some(t) => Cow::Borrowed(t),
-    None => Cow::Owned(FileTracker::from_operations(conv, operations.operations(), 0.0)),
+    None => Cow::Owned(FileTracker::from_operations(conv, &operations, 0.0)),
   };
   let modified = Modified::By(&|p| tracker.was_modified(p));
   let classification = classify_with_operations(conv, &operations, modified, options);
@@ -1323,7 +1323,10 @@ mod tests {
     let (_, msgs) = crate::model::format::parse_messages(&messages, None).unwrap();
     let conv = Conversation::new(&msgs, Encoding::O200kBase);
     let c = classify_conversation(&conv, None, &ClassifyOptions::default());
-    assert_eq!(c[2].metadata.file_path.as_deref(), Some("a.ts"));
+    // Classed as its most important result: the recent test output (a recent turn) over the
+    // read (a recent read), so it names no file.
+    assert_eq!(c[2].priority, ContentPriority::RecentTurns);
+    assert_eq!(c[2].metadata.file_path, None);
     let tracker = FileTracker::from_conversation(&conv, 0.0);
     assert!(tracker.get("a.ts").is_some());
     let r = placeholder(&conv, 2, &c[2], &tracker, None);

@@ -26,7 +26,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::analysis::classify::ContentPriority;
-use crate::analysis::file_ops::{file_operations, FileOp, FileOpKind};
+use crate::analysis::file_ops::{numbered_file_operations, FileOp, FileOpKind, FileOperations};
 use crate::analysis::file_tracker::FileTracker;
 use crate::error::{js_number, Error, ErrorKind, Result};
 use crate::model::conversation::Conversation;
@@ -454,13 +454,15 @@ pub fn prune_summarized(
 
 /// The files to re-read after `plan` (see [`Pruning::reconstruction`]).
 fn reconstruction(conv: &Conversation<'_>, plan: &Plan) -> Vec<Reread> {
-  let ops = file_operations(conv);
+  let ops = numbered_file_operations(conv);
   let tracker = FileTracker::from_operations(conv, &ops, 0.0);
   let mut archived: BTreeSet<&str> = BTreeSet::new();
   // The last successful operation on each path.
   let mut last: BTreeMap<&str, (usize, FileOpKind)> = BTreeMap::new();
-  for (i, op) in ops.iter().enumerate() {
-    let Some(op) = op.as_ref().filter(|op| !op.failed) else { continue };
+  for (i, op, _) in ops.each() {
+    if op.failed {
+      continue;
+    }
     if plan.is_dropped(i) {
       archived.insert(&op.path);
     }
@@ -483,21 +485,23 @@ fn reconstruction(conv: &Conversation<'_>, plan: &Plan) -> Vec<Reread> {
 }
 
 /// One line about message `i`: `messages[i] <what> (<tokens> tokens[, <note>])[: <preview>]`;
-/// a tool result about a file says `[failed ]<kind> of <path>` without a preview.
-pub fn describe(
-  conv: &Conversation<'_>,
-  i: usize,
-  op: Option<&FileOp>,
-  note: Option<&str>,
-) -> String {
+/// a tool result about files (`ops`, one per result about a file) says `[failed ]<kind> of
+/// <path>` for each, without a preview.
+pub fn describe(conv: &Conversation<'_>, i: usize, ops: &[&FileOp], note: Option<&str>) -> String {
   let m = conv.message(i);
   let note = note.map(|n| format!(", {n}")).unwrap_or_default();
   let tokens = format!("({} tokens{note})", thousands(conv.tokens(i)));
   let text = m.content_text();
-  let (what, body) = match op {
-    Some(op) if m.is_tool_result() => {
-      let failed = if op.failed { "failed " } else { "" };
-      return format!("messages[{i}] {failed}{} of {} {tokens}", op.kind.as_str(), op.path);
+  let (what, body) = match ops {
+    [_, ..] if m.is_tool_result() => {
+      let what: Vec<String> = ops
+        .iter()
+        .map(|op| {
+          let failed = if op.failed { "failed " } else { "" };
+          format!("{failed}{} of {}", op.kind.as_str(), op.path)
+        })
+        .collect();
+      return format!("messages[{i}] {} {tokens}", what.join(", "));
     }
     _ if m.is_tool_result() => {
       (format!("output of {}", conv.tool_name(i).unwrap_or("a tool")), preview(&text))
@@ -546,17 +550,24 @@ pub fn thousands(n: usize) -> String {
 
 /// The descriptions of the archived messages (the seed's `archivedItems`).
 pub fn archived_items(conv: &Conversation<'_>, pruning: &Pruning) -> Vec<String> {
-  let ops = file_operations(conv);
-  pruning.archived.iter().map(|&i| describe(conv, i, ops[i].as_ref(), None)).collect()
+  let ops = numbered_file_operations(conv);
+  pruning.archived.iter().map(|&i| describe(conv, i, &file_ops_of(&ops, i), None)).collect()
+}
+
+/// The operations of message `i`, for [`describe`].
+fn file_ops_of(ops: &FileOperations, i: usize) -> Vec<&FileOp> {
+  ops.of_message(i).into_iter().map(|(op, _)| op).collect()
 }
 
 /// The descriptions of the kept messages with why they were kept (the seed's `keptItems`).
 pub fn kept_items(conv: &Conversation<'_>, pruning: &Pruning) -> Vec<String> {
-  let ops = file_operations(conv);
+  let ops = numbered_file_operations(conv);
   pruning
     .kept
     .iter()
-    .map(|&(i, why)| describe(conv, i, ops[i].as_ref(), Some(&format!("kept: {}", why.as_str()))))
+    .map(|&(i, why)| {
+      describe(conv, i, &file_ops_of(&ops, i), Some(&format!("kept: {}", why.as_str())))
+    })
     .collect()
 }
 
@@ -604,7 +615,7 @@ pub fn archive_markdown(
   config: &PrunerConfig,
   stamp: &Stamp<'_>,
 ) -> String {
-  let ops = file_operations(conv);
+  let ops = numbered_file_operations(conv);
   let pct =
     if pruning.emergency { config.emergency_target_percentage } else { config.target_percentage };
   let mut md = format!("# Context Archive - {}\n\n## Session Metrics\n", stamp.timestamp);
@@ -625,18 +636,39 @@ pub fn archive_markdown(
   for &i in &pruning.archived {
     let m = conv.message(i);
     let at = format!("messages[{i}] (step {}, {} tokens)", conv.step(i), thousands(conv.tokens(i)));
-    match ops[i].as_ref().filter(|op| !op.failed && m.is_tool_result()) {
-      Some(op) if op.kind == FileOpKind::Read => reads.push(format!("- {}: {at}", op.path)),
-      Some(op) => changes.push(format!("- {}: {} at {at}", op.path, op.kind.as_str())),
-      None if m.is_tool_result() => {
-        let tool = conv.tool_name(i).unwrap_or("unknown tool");
-        let line = match preview(&m.content_text()) {
-          p if p.is_empty() => format!("- {at}"),
-          p => format!("- {at}: {p}"),
-        };
-        outputs.entry(tool).or_default().push(line);
+    if !m.is_tool_result() {
+      talk.push(format!("- {}", describe(conv, i, &[], None)));
+      continue;
+    }
+    // Each result: a file it read or changed, else its tool's output. A message of several
+    // results (parallel calls) lists each of them.
+    let several = m.several_results();
+    let results: Vec<(Option<usize>, Option<&str>, std::borrow::Cow<'_, str>)> =
+      match several.is_empty() {
+        true => vec![(None, conv.tool_name(i), m.content_text())],
+        false => several
+          .iter()
+          .map(|r| {
+            let tool = conv
+              .result_call(i, r.call_id)
+              .map(|(caller, c)| conv.message(caller).tool_calls[c].name.as_str());
+            (Some(r.part), tool, r.text.into())
+          })
+          .collect(),
+      };
+    let files = ops.of_message(i);
+    for (part, tool, text) in results {
+      match files.iter().map(|(op, _)| *op).find(|op| op.part == part && !op.failed) {
+        Some(op) if op.kind == FileOpKind::Read => reads.push(format!("- {}: {at}", op.path)),
+        Some(op) => changes.push(format!("- {}: {} at {at}", op.path, op.kind.as_str())),
+        None => {
+          let line = match preview(&text) {
+            p if p.is_empty() => format!("- {at}"),
+            p => format!("- {at}: {p}"),
+          };
+          outputs.entry(tool.unwrap_or("unknown tool")).or_default().push(line);
+        }
       }
-      None => talk.push(format!("- {}", describe(conv, i, None, None))),
     }
   }
   md.push_str("\n## Archived Items\n");
@@ -960,8 +992,8 @@ mod tests {
       user("next"),
     ];
     let conv = Conversation::new(&msgs, Encoding::O200kBase);
-    let ops = file_operations(&conv);
-    let d = |i: usize| describe(&conv, i, ops[i].as_ref(), None);
+    let ops = numbered_file_operations(&conv);
+    let d = |i: usize| describe(&conv, i, &file_ops_of(&ops, i), None);
     let t = |i: usize| conv.tokens(i);
     assert_eq!(d(1), format!("messages[1] user ({} tokens): Fix the bug please", t(1)));
     assert_eq!(
@@ -976,7 +1008,7 @@ mod tests {
     assert_eq!(d(7), format!("messages[7] failed edit of /w/a.rs ({} tokens)", t(7)));
     assert_eq!(d(8), format!("messages[8] assistant ({} tokens): {}…", t(8), "x".repeat(80)));
     assert_eq!(
-      describe(&conv, 0, None, Some("kept: system")),
+      describe(&conv, 0, &[], Some("kept: system")),
       format!("messages[0] system ({} tokens, kept: system): sys", t(0))
     );
     assert_eq!(thousands(0), "0");
@@ -1136,5 +1168,37 @@ Optional: Read this archive for conversation history; the archived messages are 
     let expected: Vec<String> = (1..=80).map(|n| format!("# prune {n}")).collect();
     assert_eq!(sections, expected);
     std::fs::remove_dir_all(&dir).unwrap();
+  }
+
+  /// Parallel calls answered in one message: every file its results read or changed is to be
+  /// re-read (not only the first result's), a failed read is not, and the archive lists each.
+  #[test]
+  fn every_file_of_a_message_of_several_results_is_reconstructed() {
+    let msgs = crate::testing::parallel_results();
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    let config = PrunerConfig { keep_recent_messages: 1, ..Default::default() };
+    let p = prune(&conv, &config, 10, false);
+    // The edit of src/c.ts is kept (a modified file), with the read beside it.
+    assert_eq!(p.archived, vec![1, 2, 5, 6]);
+    let paths: Vec<(&str, bool)> =
+      p.reconstruction.iter().map(|r| (r.path.as_str(), r.modified)).collect();
+    assert_eq!(paths, [("src/d.ts", false), ("src/a.ts", false)]);
+    let items = archived_items(&conv, &p);
+    assert!(
+      items[1].starts_with("messages[2] read of src/a.ts, failed read of src/b.ts ("),
+      "{}",
+      items[1]
+    );
+    let stamp = Stamp { timestamp: "t", prune: 1, window: 10, data_path: "d.json" };
+    let md = archive_markdown(&conv, &p, &config, &stamp);
+    assert!(
+      md.contains("- src/a.ts: messages[2]") && md.contains("- src/d.ts: messages[6]"),
+      "{md}"
+    );
+    assert!(!md.contains("src/b.ts: messages[2]") && !md.contains("src/x.ts"), "{md}");
+    // The failed read and the test run beside the reads are tool outputs of their own tools.
+    assert!(md.contains("#### bash\n- messages[6] (step 3, "), "{md}");
+    assert!(md.contains("#### read_file\n- messages[2] (step 1, "), "{md}");
+    assert!(md.contains("ENOENT") && md.contains("1 passing"), "{md}");
   }
 }

@@ -327,11 +327,22 @@ fn consumed_sources(
   let outputs = tool_results(conv)
     .enumerate()
     .map(|(p, i)| {
-      let paths = conv
-        .answered_call(i)
-        .and_then(|(caller, c)| call_paths(conv.message(caller)).get(c))
-        .map_or(&[][..], Vec::as_slice);
-      (i, conv.step(i), referrers.references_in(p, paths))
+      let answers = &conv.message(i).answers;
+      let paths_of = |(caller, c): (usize, usize)| call_paths(conv.message(caller)).get(c);
+      let references = if answers.len() > 1 {
+        // Parallel calls answered in one message: the files of every call it answers.
+        let paths: Vec<String> = answers
+          .iter()
+          .filter_map(|id| conv.result_call(i, id).and_then(paths_of))
+          .flatten()
+          .cloned()
+          .collect();
+        referrers.references_in(p, &paths)
+      } else {
+        let paths = conv.answered_call(i).and_then(paths_of).map_or(&[][..], Vec::as_slice);
+        referrers.references_in(p, paths)
+      };
+      (i, conv.step(i), references)
     })
     .collect();
   referrers.sources(conv.len(), outputs)
