@@ -123,3 +123,61 @@ test('the AI SDK does not itself reject an orphaned tool result: validateConvers
   t.true(sent.some((p) => p.type === 'tool-result'), 'the orphan reached the model')
   t.deepEqual(ct.repairConversation(orphan as AnyMessage[]).messages, [orphan[0]])
 })
+
+test('a call awaiting its approval survives every strategy, and the SDK runs it from the trimmed history', async (t) => {
+  // ai@6 `needsApproval`: the model's call comes back with a `tool-approval-request`; the app
+  // adds the user's `tool-approval-response` and calls the SDK again, which runs the approved
+  // call before the model sees the request. Trimming in between must keep the call, its
+  // request and the response together, and count the call as awaiting the SDK, not unanswered.
+  let deleted = 0
+  const approvalTools = {
+    ...tools,
+    deleteFile: tool({
+      description: 'delete a file',
+      inputSchema: jsonSchema<{ path: string }>({ type: 'object', properties: { path: { type: 'string' } }, required: ['path'] }),
+      needsApproval: true,
+      execute: async ({ path }) => {
+        deleted++
+        return `deleted ${path}`
+      },
+    }),
+  }
+  const asking = new MockLanguageModelV3({
+    doGenerate: async () => ({
+      content: [{ type: 'tool-call' as const, toolCallId: 'del-1', toolName: 'deleteFile', input: JSON.stringify({ path: 'tmp.txt' }) }],
+      finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
+      usage,
+      warnings: [],
+    }),
+  })
+  // An earlier loop to trim, then the turn whose call needs approval.
+  const earlier = await generateText({ model: model(6, []), tools, prompt: 'Fix the failing tests in src/.', stopWhen: stepCountIs(10) })
+  const history: ModelMessage[] = [...earlier.response.messages, { role: 'user', content: 'Now delete tmp.txt.' }]
+  const first = await generateText({ model: asking, tools: approvalTools, messages: history })
+  const request = first.content.find((p) => p.type === 'tool-approval-request')
+  if (!request || request.type !== 'tool-approval-request') return t.fail('the SDK asked for no approval')
+  t.is(deleted, 0)
+  const pending: ModelMessage[] = [
+    { role: 'user', content: 'Fix the failing tests in src/.' },
+    ...history,
+    ...first.response.messages,
+    { role: 'tool', content: [{ type: 'tool-approval-response', approvalId: request.approvalId, approved: true }] },
+  ]
+  const pendingAny = pending as AnyMessage[]
+  t.deepEqual(ct.validateConversation(pendingAny), [])
+  t.deepEqual(ct.repairConversation(pendingAny).repairs, [])
+  const budget = Math.floor(ct.estimateTokens(pendingAny) / 3)
+  for (const [name, trim] of strategies) {
+    const out = trim(pending)
+    t.deepEqual(ct.validateConversation(out as AnyMessage[], { format: 'ai-sdk' }), [], name)
+    t.true(out.includes(pending.at(-1)!) && out.includes(pending.at(-2)!), `${name}: the call and its approval are kept`)
+    const prompts: Prompt[] = []
+    const before = deleted
+    const second = await generateText({ model: model(0, prompts), tools: approvalTools, messages: out })
+    t.is(second.text, 'done', name)
+    t.is(deleted, before + 1, `${name}: the SDK ran the approved call`)
+    t.deepEqual(unanswered(prompts[0]), [], `${name}: the model sees the call with its result`)
+  }
+  t.true(ct.estimateTokens(strategies[3][1](pending) as AnyMessage[]) < ct.estimateTokens(pendingAny), 'the history was trimmed')
+  t.true(budget > 0)
+})

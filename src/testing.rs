@@ -140,3 +140,25 @@ fn parse(messages: serde_json::Value) -> Vec<Message> {
     Err(e) => panic!("the fixture reads: {e:?}"),
   }
 }
+
+/// An AI SDK 6 conversation whose `deleteFile` call `c1` needs approval (`a1`): the system
+/// prompt, the task, the assistant's call with its approval request, the approval response
+/// (approved), then `rest` (its results, later turns).
+pub(crate) fn approval_session(rest: serde_json::Value) -> Vec<Message> {
+  let mut messages = serde_json::json!([
+    {"role": "system", "content": "You are an agent."},
+    {"role": "user", "content": "Delete tmp.txt"},
+    {"role": "assistant", "content": [
+      {"type": "text", "text": "I will delete it."},
+      {"type": "tool-call", "toolCallId": "c1", "toolName": "deleteFile", "input": {"filename": "tmp.txt"}},
+      {"type": "tool-approval-request", "approvalId": "a1", "toolCallId": "c1"}]},
+    {"role": "tool", "content": [{"type": "tool-approval-response", "approvalId": "a1", "approved": true}]}
+  ]);
+  if let (Some(list), serde_json::Value::Array(more)) = (messages.as_array_mut(), rest) {
+    list.extend(more);
+  }
+  match crate::model::format::parse_messages(&messages, Some(crate::model::format::Format::AiSdk)) {
+    Ok((_, messages)) => messages,
+    Err(e) => panic!("the fixture reads: {e:?}"),
+  }
+}

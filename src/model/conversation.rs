@@ -141,6 +141,8 @@ pub struct Layout {
   answered_call: Vec<Option<(usize, usize)>>,
   /// The calls made, in order: the call ids, see [`Calls`].
   calls: Calls,
+  /// AI SDK approval id -> the message that requested it (see [`crate::model::message::Part::Approval`]).
+  approvals: HashMap<String, usize>,
   groups: Groups,
 }
 
@@ -260,14 +262,20 @@ impl Layout {
     for id in &m.answers {
       if let Some((caller, c)) = self.calls.get(id) {
         self.answered_call[i].get_or_insert((caller, c));
-        let unit = self.unit_of.get(caller).copied();
-        joined = match (joined, unit) {
-          (Joined::Nothing, Some(u)) => Joined::One(u),
-          (Joined::One(a), Some(u)) if a == u => Joined::One(a),
-          _ => Joined::Several,
-        };
+        joined = joined.with(self.unit_of.get(caller).copied());
         self.groups.join(caller, i);
       }
+    }
+    // An AI SDK approval response goes with the message that asked for the approval (the SDK
+    // looks the request up by its id when it runs the approved call): the same unit.
+    for id in m.approval_responses() {
+      if let Some(&asker) = self.approvals.get(id) {
+        joined = joined.with(self.unit_of.get(asker).copied());
+        self.groups.join(asker, i);
+      }
+    }
+    for (id, _) in m.approval_requests() {
+      self.approvals.insert(id.to_string(), i);
     }
     if m.has_tool_calls() {
       self.current_step += 1;
@@ -330,6 +338,17 @@ enum Joined {
   Nothing,
   One(usize),
   Several,
+}
+
+impl Joined {
+  /// What is joined once the message is also tied to `unit` (`None`: units not numbered yet).
+  fn with(self, unit: Option<usize>) -> Joined {
+    match (self, unit) {
+      (Joined::Nothing, Some(u)) => Joined::One(u),
+      (Joined::One(a), Some(u)) if a == u => Joined::One(a),
+      _ => Joined::Several,
+    }
+  }
 }
 
 impl<'a> Conversation<'a> {

@@ -539,6 +539,12 @@ fn ai_sdk_message(value: &Value, index: usize) -> Result<Message> {
         m.tool_calls.push(call);
         return Ok(None);
       }
+      "tool-approval-request" if b.role == Role::Assistant => {
+        Part::Approval { id: b.string(f, "approvalId")?, call_id: Some(b.string(f, "toolCallId")?) }
+      }
+      "tool-approval-response" if b.role == Role::Tool => {
+        Part::Approval { id: b.string(f, "approvalId")?, call_id: None }
+      }
       "tool-result" => {
         let output = f.get("output");
         let is_error = output

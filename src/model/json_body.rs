@@ -54,6 +54,7 @@ pub(crate) const NESTED_FIELDS: &[&str] = &[
   "output",
   "value",
   "providerExecuted",
+  "approvalId",
 ];
 /// Object-valued fields read as their `JSON.stringify` text instead of being walked.
 pub(crate) const SERIALISED_FIELDS: &[&str] = &["arguments", "input", "value"];

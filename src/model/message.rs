@@ -149,6 +149,17 @@ pub enum Part {
     /// Whether the result is flagged as an error.
     is_error: bool,
   },
+  /// An AI SDK tool approval (a tool with `needsApproval`): an assistant message's
+  /// `tool-approval-request` for one of its calls, or a tool message's
+  /// `tool-approval-response`. Not sent to the model (the SDK strips both before the provider
+  /// sees the request), so it counts no token; it ties the response's message to the
+  /// request's (see [`crate::model::conversation`]).
+  Approval {
+    /// The approval's id (`approvalId`), which the response names.
+    id: String,
+    /// The call a request is for (`toolCallId`); `None` for a response.
+    call_id: Option<String>,
+  },
   /// Any other part: its kind and the text it carries, if any.
   Other {
     /// The part's `type`.
@@ -331,6 +342,7 @@ impl Message {
               Part::Image => 0,
               Part::ToolResult { call_id, content, .. } => string(call_id) + string(content),
               Part::Other { kind, text } => string(kind) + text.as_ref().map_or(0, string),
+              Part::Approval { id, call_id } => string(id) + call_id.as_ref().map_or(0, string),
             }
         })
         .sum::<usize>(),
@@ -391,7 +403,7 @@ impl Message {
       Content::Parts(parts) => parts.iter().any(|p| match p {
         Part::Text(t) => !t.is_empty(),
         Part::Other { text, .. } => text.as_deref().is_some_and(|t| !t.is_empty()),
-        Part::Image | Part::ToolResult { .. } => false,
+        Part::Image | Part::ToolResult { .. } | Part::Approval { .. } => false,
       }),
       _ => false,
     };
@@ -414,6 +426,32 @@ impl Message {
         })
         .collect(),
       _ => Vec::new(),
+    }
+  }
+
+  /// The AI SDK tool approvals the message requests: (approval id, call id) of each
+  /// `tool-approval-request` part.
+  pub fn approval_requests(&self) -> impl Iterator<Item = (&str, &str)> {
+    self.parts().iter().filter_map(|p| match p {
+      Part::Approval { id, call_id: Some(call) } => Some((id.as_str(), call.as_str())),
+      _ => None,
+    })
+  }
+
+  /// The ids of the AI SDK tool approvals the message responds to (its
+  /// `tool-approval-response` parts).
+  pub fn approval_responses(&self) -> impl Iterator<Item = &str> {
+    self.parts().iter().filter_map(|p| match p {
+      Part::Approval { id, call_id: None } => Some(id.as_str()),
+      _ => None,
+    })
+  }
+
+  /// The content's parts (none for a string or empty content).
+  fn parts(&self) -> &[Part] {
+    match &self.content {
+      Content::Parts(parts) => parts,
+      _ => &[],
     }
   }
 

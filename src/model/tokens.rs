@@ -775,7 +775,7 @@ pub fn part_tokens(part: &Part, encoding: Encoding) -> usize {
     }
     Part::Image => IMAGE_PART_TOKENS,
     Part::Other { text: Some(t), .. } => count_tokens(t, encoding),
-    Part::Other { text: None, .. } => 0,
+    Part::Other { text: None, .. } | Part::Approval { .. } => 0,
   }
 }
 

@@ -95,7 +95,8 @@ pub(crate) fn repair_with(messages: &[&Message], rules: &Rules) -> Repaired {
   // 1. Messages that carry nothing, or that answer no call at all.
   let mut skip = vec![false; n];
   for (i, m) in messages.iter().enumerate() {
-    let change = if m.role == Role::Tool && m.answers.is_empty() {
+    let answers_nothing = m.answers.is_empty() && m.approval_responses().next().is_none();
+    let change = if m.role == Role::Tool && answers_nothing {
       Some((
         ProblemKind::MissingToolCallId,
         RepairAction::Drop,
@@ -599,5 +600,49 @@ mod tests {
       }
     }
     assert_eq!(checked, (0..=5).map(|l| 9usize.pow(l)).sum::<usize>());
+  }
+
+  /// AI SDK 6 tool approvals: a call whose approval the last message answers is run (or
+  /// refused) by the SDK before the model sees the request, so it needs no result yet, and the
+  /// response answers the request, not a call. A response that answers no request is dropped;
+  /// a call still without a result once the conversation went on is dropped with its response.
+  #[test]
+  fn tool_approvals_pair_their_request_and_response() {
+    use crate::testing::approval_session;
+    use serde_json::json;
+    let kinds = |msgs: &[Message]| -> Vec<(usize, ProblemKind)> {
+      validate(msgs, Format::AiSdk).into_iter().map(|p| (p.index, p.kind)).collect()
+    };
+    let repaired = |msgs: &[Message]| repair(msgs, Format::AiSdk).plan.dropped();
+    // Approved, waiting for the SDK to run the call.
+    let pending = approval_session(json!([]));
+    assert_eq!(kinds(&pending), []);
+    assert_eq!(repaired(&pending), Vec::<usize>::new());
+    let conv = crate::model::conversation::Conversation::new(
+      &pending,
+      crate::model::tokens::Encoding::O200kBase,
+    );
+    assert_eq!(conv.unit_of(2), conv.unit_of(3), "the response goes with its request");
+    // Run: its result follows in a tool message of its own.
+    let result = json!({"role": "tool", "content": [{"type": "tool-result", "toolCallId": "c1", "toolName": "deleteFile", "output": {"type": "text", "value": "deleted"}}]});
+    let done = approval_session(json!([result, {"role": "assistant", "content": "Deleted."}]));
+    assert_eq!(kinds(&done), []);
+    // Went on without a result: the call is unanswered, and goes with its response.
+    let stuck = approval_session(json!([{"role": "user", "content": "and?"}]));
+    assert_eq!(kinds(&stuck), [(2, ProblemKind::CallWithoutResult)]);
+    assert_eq!(repaired(&stuck), [2, 3]);
+    // A response to no request.
+    let orphan = approval_session(
+      json!([{"role": "tool", "content": [{"type": "tool-approval-response", "approvalId": "a9", "approved": false}]}]),
+    );
+    assert_eq!(
+      kinds(&orphan),
+      [(2, ProblemKind::CallWithoutResult), (4, ProblemKind::OrphanResult)]
+    );
+    assert_eq!(
+      validate(&orphan, Format::AiSdk)[1].message,
+      "tool approval response \"a9\" answers no earlier approval request"
+    );
+    assert_eq!(repaired(&orphan), [2, 3, 4]);
   }
 }

@@ -172,6 +172,9 @@ pub(crate) fn emptiness(m: &Message, rules: &Rules) -> Option<String> {
           Part::Text(t) => t.trim().is_empty(),
           Part::Image => false,
           Part::ToolResult { .. } | Part::Other { .. } => false,
+          // Not sent to the model: a message of approvals alone is no content for it, but the
+          // SDK needs the message (it answers the approval), so it is never empty.
+          Part::Approval { .. } => false,
         })
     }
   };
@@ -201,7 +204,8 @@ struct CallSlot<'m> {
 pub(crate) struct Scan {
   /// The problems, in message order.
   pub problems: Vec<Problem>,
-  /// Every result answered in its place: (result message, calling message).
+  /// Every result answered in its place: (result message, calling message); and every AI SDK
+  /// approval response with the message that asked for the approval.
   pub in_place: Vec<(usize, usize)>,
 }
 
@@ -225,6 +229,12 @@ pub(crate) fn scan<'m>(messages: &'m [&'m Message], rules: &Rules, skip: Option<
   // and whether an instruction was seen.
   let mut seen_any = false;
   let mut seen_instructions = false;
+  // AI SDK tool approvals: approval id -> (asking message, call id), and the approvals the
+  // last message responds to (the SDK runs, or refuses, those calls itself before the model
+  // sees the request: their results may still be missing).
+  let mut approvals: HashMap<&'m str, (usize, &'m str)> = HashMap::new();
+  let last = (0..messages.len()).rev().find(|&i| !skipped(i));
+  let mut pending: Vec<(usize, &'m str)> = Vec::new();
   for (i, m) in messages.iter().enumerate().filter(|&(i, _)| !skipped(i)) {
     if rules.instructions_apart && m.role.is_instruction() {
       seen_instructions = true;
@@ -272,7 +282,26 @@ pub(crate) fn scan<'m>(messages: &'m [&'m Message], rules: &Rules, skip: Option<
       }
     }
 
-    if m.role == Role::Tool && m.answers.is_empty() {
+    for id in m.approval_responses() {
+      match approvals.get(id) {
+        Some(&(asker, call)) => {
+          in_place.push((i, asker));
+          if Some(i) == last {
+            pending.push((asker, call));
+          }
+        }
+        None => problems.push(problem(
+          i,
+          ProblemKind::OrphanResult,
+          None,
+          format!("tool approval response {} answers no earlier approval request", quote(id)),
+        )),
+      }
+    }
+    for (id, call) in m.approval_requests() {
+      approvals.insert(id, (i, call));
+    }
+    if m.role == Role::Tool && m.answers.is_empty() && m.approval_responses().next().is_none() {
       problems.push(problem(
         i,
         ProblemKind::MissingToolCallId,
@@ -366,7 +395,8 @@ pub(crate) fn scan<'m>(messages: &'m [&'m Message], rules: &Rules, skip: Option<
     };
     problems.push(problem(0, ProblemKind::EmptyConversation, None, message.into()));
   }
-  for call in calls.iter().filter(|c| c.answered_by.is_none()) {
+  let awaits_the_sdk = |c: &CallSlot<'_>| pending.contains(&(c.msg, c.id));
+  for call in calls.iter().filter(|c| c.answered_by.is_none() && !awaits_the_sdk(c)) {
     problems.push(problem(
       call.msg,
       ProblemKind::CallWithoutResult,

@@ -21,15 +21,19 @@ use crate::plan::{Action, Plan};
 ///
 /// A last message that is a tool result answering no call (an orphan, which no provider
 /// accepts and which the seed's own tests expect to be dropped like any result) anchors
-/// nothing.
+/// nothing; an AI SDK approval response, which answers no call but the approval request of an
+/// earlier message (its unit), anchors its unit.
 pub fn anchored_units(conv: &Conversation<'_>) -> Vec<bool> {
   let mut anchored = vec![false; conv.units().len()];
   for (u, unit) in conv.units().iter().enumerate() {
     anchored[u] = unit.members.iter().any(|&i| conv.shape(i).is_instruction());
   }
   let Some(last) = conv.len().checked_sub(1) else { return anchored };
-  if !(conv.shape(last).is_tool_result() && conv.answered_call(last).is_none()) {
-    anchored[conv.unit_of(last)] = true;
+  let unit = conv.unit_of(last);
+  // An AI SDK approval response answers no call but goes with the message that asked for it.
+  let alone = conv.units().get(unit).is_none_or(|u| u.members.len() == 1);
+  if !(conv.shape(last).is_tool_result() && conv.answered_call(last).is_none() && alone) {
+    anchored[unit] = true;
   }
   anchored
 }
