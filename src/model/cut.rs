@@ -69,13 +69,27 @@ pub fn cut_middle_memo(
   encoding: Encoding,
   memo: &mut CutMemo,
 ) -> Option<Cut> {
+  cut_middle_beside(text, 0, max_tokens, encoding, memo)
+}
+
+/// [`cut_middle_memo`] of a text that `beside` more tokens go with (a message's images and
+/// files, which a cut copy of its text leaves out): the text is cut only when it does not fit
+/// alone, and the marker, [`Cut::cut_tokens`] and [`Cut::original_tokens`] count them too.
+fn cut_middle_beside(
+  text: &str,
+  beside: usize,
+  max_tokens: usize,
+  encoding: Encoding,
+  memo: &mut CutMemo,
+) -> Option<Cut> {
   if memo.encoding != Some(encoding) {
     *memo = CutMemo { encoding: Some(encoding), ..CutMemo::default() };
   }
-  let original_tokens = *memo.original_tokens.get_or_insert_with(|| count_tokens(text, encoding));
-  if original_tokens <= max_tokens {
+  let text_tokens = *memo.original_tokens.get_or_insert_with(|| count_tokens(text, encoding));
+  if text_tokens <= max_tokens {
     return None;
   }
+  let original_tokens = text_tokens + beside;
   // The marker never names more tokens than the whole text has.
   let marker_tokens = count_tokens(&marker(original_tokens), encoding);
   let mut budget = max_tokens.checked_sub(marker_tokens)?;
@@ -96,7 +110,7 @@ pub fn cut_middle_memo(
       _ => count_tokens_uncached(tail, encoding),
     };
     let kept = head_tokens + tail_tokens;
-    let cut_tokens = original_tokens.saturating_sub(kept);
+    let cut_tokens = text_tokens.saturating_sub(kept) + beside;
     let marker = marker(cut_tokens);
     let out = format!("{head}{marker}{tail}");
     let joined = Join { text, head_end, tail_start, marker: &marker, encoding };
@@ -156,7 +170,8 @@ impl Join<'_> {
 }
 
 /// [`cut_middle`] of the content text of `m` (or, for a tool result whose text fits but whose
-/// images and files do not, [`without_attachments`]), memoised in the message: the cut to
+/// images and files do not, [`without_attachments`]; a cut text leaves them out too, and its
+/// marker counts them), memoised in the message: the cut to
 /// [`MIN_CUT_BUDGET`] (for the first encoding asked), the cut to the first other limit and
 /// encoding asked, and a [`CutMemo`] for the others. A strategy that cuts the same old outputs
 /// on every call of a growing conversation cuts each once, and one whose budget moves from call
@@ -165,7 +180,8 @@ pub fn cut_content(m: &Message, max_tokens: usize, encoding: Encoding) -> Option
   let cut = || {
     let text = m.content_text();
     let mut memo = m.memo.cut_memo.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    cut_middle_memo(&text, max_tokens, encoding, &mut memo)
+    let attached = attachments(m) * IMAGE_PART_TOKENS;
+    cut_middle_beside(&text, attached, max_tokens, encoding, &mut memo)
       .or_else(|| without_attachments(m, &text, max_tokens, encoding))
   };
   if max_tokens == MIN_CUT_BUDGET {
@@ -191,15 +207,7 @@ fn without_attachments(
   max_tokens: usize,
   encoding: Encoding,
 ) -> Option<Cut> {
-  let Content::Parts(parts) = &m.content else { return None };
-  let attached: usize = parts
-    .iter()
-    .map(|p| match p {
-      Part::ToolResult { attachments, .. } => *attachments,
-      Part::Image => 1,
-      _ => 0,
-    })
-    .sum();
+  let attached = attachments(m);
   if attached == 0 {
     return None;
   }
@@ -212,6 +220,19 @@ fn without_attachments(
   let tokens = count_tokens_uncached(&out, encoding);
   let original_tokens = count_tokens(text, encoding) + cut_tokens;
   (tokens <= max_tokens).then(|| Cut { text: out.into(), cut_tokens, original_tokens, tokens })
+}
+
+/// The images and files of a message (a tool result's attachments, a user's image parts).
+fn attachments(m: &Message) -> usize {
+  let Content::Parts(parts) = &m.content else { return 0 };
+  parts
+    .iter()
+    .map(|p| match p {
+      Part::ToolResult { attachments, .. } => *attachments,
+      Part::Image => 1,
+      _ => 0,
+    })
+    .sum()
 }
 
 #[cfg(test)]
@@ -439,6 +460,15 @@ mod tests {
       &*cut_content(&user, 100, e).expect("a cut").text,
       "look\n\n[... 765 tokens cut ...]"
     );
+    // A text too long for the budget is cut, and the images it leaves out are counted in the
+    // marker and the cut's tokens, as they are in the original's.
+    let long = log(300);
+    let cut = cut_content(&shot(&long), 100, e).expect("a cut");
+    let text_only = cut_middle(&long, 100, e).expect("a cut of the text");
+    assert_eq!(cut.original_tokens, text_only.original_tokens + IMAGE_PART_TOKENS);
+    assert_eq!(cut.cut_tokens, text_only.cut_tokens + IMAGE_PART_TOKENS);
+    assert!(cut.text.contains(&marker(cut.cut_tokens)), "{}", cut.text);
+    assert!(cut.tokens <= 100 && cut.tokens == count_tokens(&cut.text, e));
   }
 
   #[test]
