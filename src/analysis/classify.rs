@@ -490,16 +490,17 @@ pub fn classes_with_operations(
   // A message of several results (parallel calls) is classed as the most important of them,
   // as the unit of one call and its result each would be; the path it names is that one's.
   let mut paths_of_several = Vec::new();
+  let mut several = operations.answering_several().iter().peekable();
   let mut classes: Vec<Compact> = Vec::with_capacity(messages.len());
-  for (i, m) in messages.iter().enumerate() {
-    if m.answers.len() < 2 {
+  for i in 0..messages.len() {
+    let Some(&(_, answers)) = several.next_if(|(at, _)| *at == i) else {
       let op = operations.operations()[i].as_ref().zip(operations.path_number(i));
       classes.push(class_of(i, op));
       continue;
-    }
+    };
     let ops = operations.of_message(i);
     let mut best: Option<(Compact, Option<usize>)> = None;
-    let about_no_file = (m.answers.len() > ops.len()).then_some(None);
+    let about_no_file = (answers > ops.len()).then_some(None);
     for op in ops.iter().map(|&(op, n)| Some((op, n))).chain(about_no_file) {
       let c = class_of(i, op);
       if best.is_none_or(|(b, _)| c.priority > b.priority) {

@@ -663,6 +663,9 @@ pub struct FileOperations {
   /// The operations of the messages that hold more than one ([`file_operations_of`]), with
   /// their path numbers: by message ascending, each message's in the order of its results.
   several: Vec<(usize, FileOp, usize)>,
+  /// The messages that answer several calls, with how many they answer, ascending: what the
+  /// classification reads instead of every message.
+  answering_several: Vec<(usize, usize)>,
   /// Path -> number (a path is input text: std's hasher, see Cargo.toml).
   by_path: std::collections::HashMap<Arc<str>, usize>,
   /// Number -> path.
@@ -674,14 +677,15 @@ impl FileOperations {
   /// before must be the same).
   pub fn extend(&mut self, conv: &Conversation<'_>) {
     for i in self.operations.len()..conv.len() {
-      let several = conv.message(i).answers.len() > 1;
-      if !several {
+      let answers = conv.message(i).answers.len();
+      if answers < 2 {
         let op = single_operation(conv, i);
         let number = op.as_ref().map(|op| self.number(&op.path));
         self.numbers.push(number);
         self.operations.push(op);
         continue;
       }
+      self.answering_several.push((i, answers));
       let ops = file_operations_of(conv, i);
       if ops.len() > 1 {
         for op in &ops {
@@ -720,6 +724,12 @@ impl FileOperations {
       (Some(Some(op)), Some(n)) => vec![(op, n)],
       _ => Vec::new(),
     }
+  }
+
+  /// The messages that answer several calls (parallel calls answered in one message), with
+  /// how many calls each answers, ascending.
+  pub fn answering_several(&self) -> &[(usize, usize)] {
+    &self.answering_several
   }
 
   /// The operations of message `i` when it holds more than one.
