@@ -286,16 +286,15 @@ test('a shortened tool result keeps its prompt-cache breakpoint and its error fl
 
 test('parallel results in one message are tracked and classified as the same results one message each', (t) => {
   // OpenAI: a tool message per result. Anthropic (toAnthropic) and the AI SDK (its tool
-  // message holds a step's results) answer each step's calls in one message. (No file is read
-  // twice: a message of several results is never superseded, where one of its results alone
-  // would be; see docs/priority-trimming.md.)
+  // message holds a step's results) answer each step's calls in one message. The last step
+  // reads src/a.ts again, superseding its first read, which shares a message with a failed one.
   const call = (id: string, name: string, args: object) => ({ id, type: 'function' as const, function: { name, arguments: JSON.stringify(args) } })
   const lines = (tag: string, n: number) => Array.from({ length: n }, (_, k) => `${tag} line ${k}`).join('\n')
   const steps: Array<Array<[ReturnType<typeof call>, string]>> = [
     [[call('t1', 'read_file', { path: 'src/a.ts' }), lines('A', 40)], [call('t2', 'read_file', { path: 'src/b.ts' }), 'Error: ENOENT: no such file src/b.ts']],
     [[call('t3', 'read_file', { path: 'src/x.ts' }), lines('X', 30)], [call('t4', 'edit_file', { path: 'src/c.ts', old: 'x', new: 'y' }), 'Edited src/c.ts']],
     [[call('t5', 'read_file', { path: 'src/d.ts' }), lines('D', 20)], [call('t6', 'bash', { command: 'npm test' }), '1 passing\n[exit code 0]']],
-    [[call('t7', 'read_file', { path: 'src/f.ts' }), lines('F', 15)], [call('t8', 'read_file', { path: 'src/e.ts' }), lines('E', 10)]],
+    [[call('t7', 'read_file', { path: 'src/a.ts' }), lines('A', 40)], [call('t8', 'read_file', { path: 'src/e.ts' }), lines('E', 10)]],
   ]
   const openai: Message[] = [{ role: 'user', content: 'Fix the bug in src/a.ts' }]
   for (const step of steps) {
@@ -320,8 +319,8 @@ test('parallel results in one message are tracked and classified as the same res
   const files = (messages: AnyMessage[]) => ct.FileTracker.fromMessages(messages, { now: () => 0 }).getRecentFiles(10, 10)
   const expected = files(openai)
   t.deepEqual(expected.map((f) => [f.path, f.operation, f.lineCount]), [
-    ['src/f.ts', 'read', 15], ['src/e.ts', 'read', 10], ['src/d.ts', 'read', 20],
-    ['src/x.ts', 'read', 30], ['src/c.ts', 'edit', 1], ['src/a.ts', 'read', 40], ['src/b.ts', 'read', 1],
+    ['src/a.ts', 'read', 40], ['src/e.ts', 'read', 10], ['src/d.ts', 'read', 20],
+    ['src/x.ts', 'read', 30], ['src/c.ts', 'edit', 1], ['src/b.ts', 'read', 1],
   ])
   const want: number[] = []
   ct.classifyMessages(openai).forEach((c, i) => (want[holder[i]] = Math.max(want[holder[i]] ?? 0, c.priority)))
@@ -330,6 +329,7 @@ test('parallel results in one message are tracked and classified as the same res
     const classes = ct.classifyMessages(messages as AnyMessage[])
     t.deepEqual(classes.map((c) => c.priority), want, format)
     t.is(classes[4].metadata.filePath, 'src/c.ts', `${format}: the edit beside a read names its file`)
+    t.is(classes[2].priority, ct.ContentPriority.STALE_TOOL_OUTPUTS, `${format}: the superseded read and the failed one are stale`)
     t.true(classes[4].metadata.wasModified, format)
   }
 })

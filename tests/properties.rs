@@ -6,7 +6,9 @@
 //!
 //! The generator builds an abstract agent session (instructions, AGENTS.md, user tasks with
 //! text or parts, assistant text with reasoning, parallel tool calls with `str_replace_editor`
-//! style file reads and edits, errors, `null` contents) and renders it in each format. A quarter
+//! style file reads and edits, errors, `null` contents; in AI SDK format a step's results in one
+//! tool message or one each, tool approvals, a last call awaiting the SDK after its approval)
+//! and renders it in each format. A quarter
 //! of the sessions are broken on purpose (orphan, missing, duplicate and misplaced results,
 //! reused ids, empty messages), so the checks that only hold for valid input are run on valid
 //! sessions and the others on everything.
@@ -15,7 +17,9 @@
 
 mod common;
 
+use context_trim::analysis::classify::{classify_conversation, ClassifyOptions};
 use context_trim::fuzzing::{check_strategies, check_validator, Knobs};
+use context_trim::model::conversation::Conversation;
 use context_trim::model::format::parse_messages;
 use context_trim::output::validate::validate;
 use context_trim::{Encoding, Format};
@@ -98,12 +102,25 @@ enum Answer {
   Twice,
 }
 
+/// An AI SDK 6 tool approval (`needsApproval`), rendered in that format only.
+#[derive(Debug, Clone, PartialEq)]
+enum Approval {
+  /// None asked.
+  None,
+  /// Asked by a `tool-approval-request` beside the call, answered by a
+  /// `tool-approval-response` before its result.
+  Asked,
+  /// A response naming no request (broken sessions only).
+  Orphan,
+}
+
 #[derive(Debug, Clone)]
 struct Call {
   tool: Tool,
   output: Option<String>,
   error: bool,
   answer: Answer,
+  approval: Approval,
 }
 
 #[derive(Debug, Clone)]
@@ -128,8 +145,11 @@ enum Turn {
 #[derive(Debug, Clone)]
 struct Session {
   turns: Vec<Turn>,
-  /// Whether results of a turn are split over one message each (AI SDK) and where a broken
-  /// session reuses a call id.
+  /// AI SDK: a step's results in one tool message (as the SDK writes them), else one each.
+  grouped: bool,
+  /// AI SDK: a last call whose approval the last message gives, its result still to come.
+  pending: Option<Tool>,
+  /// Where a broken session reuses a call id.
   reuse_id: bool,
   /// A broken session puts a user message between a call and its results.
   misplace: bool,
@@ -159,8 +179,15 @@ fn call(broken: bool) -> impl Strategy<Value = Call> {
   } else {
     text().prop_map(Some).boxed()
   };
-  (tool(), output, prop::bool::weighted(0.15), answer)
-    .prop_map(|(tool, output, error, answer)| Call { tool, output, error, answer })
+  let approval = if broken {
+    prop_oneof![6 => Just(Approval::None), 2 => Just(Approval::Asked), 1 => Just(Approval::Orphan)]
+      .boxed()
+  } else {
+    prop_oneof![3 => Just(Approval::None), 1 => Just(Approval::Asked)].boxed()
+  };
+  (tool(), output, prop::bool::weighted(0.15), answer, approval).prop_map(
+    |(tool, output, error, answer, approval)| Call { tool, output, error, answer, approval },
+  )
 }
 
 fn turn(broken: bool) -> impl Strategy<Value = Turn> {
@@ -208,13 +235,15 @@ fn session() -> impl Strategy<Value = Session> {
       prop::collection::vec(turn(broken), 0..24),
       any::<bool>().prop_map(move |b| b && broken),
       any::<bool>().prop_map(move |b| b && broken),
+      any::<bool>(),
+      prop::option::weighted(0.2, tool()),
     )
-      .prop_map(|(instructions, task, rest, reuse_id, misplace)| {
+      .prop_map(|(instructions, task, rest, reuse_id, misplace, grouped, pending)| {
         let mut turns: Vec<Turn> =
           instructions.into_iter().map(|(k, t)| Turn::Instruction(k, t)).collect();
         turns.push(Turn::User(task, false));
         turns.extend(rest);
-        Session { turns, reuse_id, misplace }
+        Session { turns, grouped, pending, reuse_id, misplace }
       })
   })
 }
@@ -312,7 +341,7 @@ impl Session {
               {"type": "tool-result", "toolCallId": first.id, "toolName": first.call.tool.name(), "output": {"type": "text", "value": "both"}},
               {"type": "tool-call", "toolCallId": second.id, "toolName": tool, "input": input}]}),
           });
-          out.extend(tool_results(&[&second], format));
+          out.extend(tool_results(&[&second], format, false));
         }
         Turn::Tools(t, calls) => {
           let results: Vec<Result> = calls
@@ -336,9 +365,17 @@ impl Session {
               Answer::Twice => vec![r, r],
             })
             .collect();
-          out.extend(tool_results(&answered, format));
+          out.extend(tool_results(&answered, format, self.grouped));
         }
       }
+    }
+    if let (Some(tool), Format::AiSdk) = (&self.pending, format) {
+      let id = format!("call_{next_id}");
+      out.push(json!({"role": "assistant", "content": [
+        {"type": "tool-call", "toolCallId": id, "toolName": tool.name(), "input": tool.input()},
+        {"type": "tool-approval-request", "approvalId": format!("ap_{id}"), "toolCallId": id}]}));
+      out.push(json!({"role": "tool", "content": [
+        {"type": "tool-approval-response", "approvalId": format!("ap_{id}"), "approved": true}]}));
     }
     Value::Array(out)
   }
@@ -361,13 +398,18 @@ fn assistant_calls(text: Option<&str>, results: &[Result], format: Format) -> Va
     Format::AiSdk => {
       let mut parts: Vec<Value> =
         text.map(|t| json!({"type": "text", "text": t})).into_iter().collect();
-      parts.extend(results.iter().map(|r| json!({"type": "tool-call", "toolCallId": r.id, "toolName": r.call.tool.name(), "input": r.call.tool.input()})));
+      for r in results {
+        parts.push(json!({"type": "tool-call", "toolCallId": r.id, "toolName": r.call.tool.name(), "input": r.call.tool.input()}));
+        if r.call.approval == Approval::Asked {
+          parts.push(json!({"type": "tool-approval-request", "approvalId": format!("ap_{}", r.id), "toolCallId": r.id}));
+        }
+      }
       json!({"role": "assistant", "content": parts})
     }
   }
 }
 
-fn tool_results(results: &[&Result], format: Format) -> Vec<Value> {
+fn tool_results(results: &[&Result], format: Format, grouped: bool) -> Vec<Value> {
   match format {
     Format::OpenAi => results
       .iter()
@@ -385,14 +427,30 @@ fn tool_results(results: &[&Result], format: Format) -> Vec<Value> {
       "type": "tool_result", "tool_use_id": r.id, "is_error": r.call.error,
       "content": match &r.call.output { Some(t) => json!([{"type": "text", "text": t}]), None => json!("(no output)") }
     })).collect::<Vec<_>>()})],
-    // AI SDK: one tool message per result.
-    Format::AiSdk => results
-      .iter()
-      .map(|r| json!({"role": "tool", "content": [{
-        "type": "tool-result", "toolCallId": r.id, "toolName": r.call.tool.name(),
-        "output": {"type": if r.call.error { "error-text" } else { "text" }, "value": r.call.output.clone().unwrap_or_default()}
-      }]}))
-      .collect(),
+    // AI SDK: a step's results in one tool message, or one tool message per result; an
+    // approved call's result after its approval response.
+    Format::AiSdk => {
+      let parts = |r: &Result| {
+        let mut parts = Vec::new();
+        match r.call.approval {
+          Approval::None => {}
+          Approval::Asked => parts.push(json!({"type": "tool-approval-response", "approvalId": format!("ap_{}", r.id), "approved": true})),
+          Approval::Orphan => parts.push(json!({"type": "tool-approval-response", "approvalId": "ap_ghost", "approved": false})),
+        }
+        parts.push(json!({
+          "type": "tool-result", "toolCallId": r.id, "toolName": r.call.tool.name(),
+          "output": {"type": if r.call.error { "error-text" } else { "text" }, "value": r.call.output.clone().unwrap_or_default()}
+        }));
+        parts
+      };
+      if grouped && !results.is_empty() {
+        vec![
+          json!({"role": "tool", "content": results.iter().flat_map(|r| parts(r)).collect::<Vec<_>>()}),
+        ]
+      } else {
+        results.iter().map(|r| json!({"role": "tool", "content": parts(r)})).collect()
+      }
+    }
   }
 }
 
@@ -406,7 +464,9 @@ fn intact(s: &Session) -> bool {
     && !s.misplace
     && s.turns.iter().all(|t| match t {
       Turn::Orphan(_) | Turn::Empty | Turn::AnswerAndCall(..) => false,
-      Turn::Tools(_, calls) => calls.iter().all(|c| c.answer == Answer::Once && c.output.is_some()),
+      Turn::Tools(_, calls) => calls
+        .iter()
+        .all(|c| c.answer == Answer::Once && c.output.is_some() && c.approval != Approval::Orphan),
       _ => true,
     })
 }
@@ -437,6 +497,44 @@ proptest! {
     for format in Format::ALL {
       let (_, messages) = parse_messages(&s.render(format), Some(format)).map_err(fail)?;
       check_validator(&messages, format).map_err(fail)?;
+    }
+  }
+
+  /// The format does not change a message's tier: an intact session's results of one step in
+  /// one message (Anthropic, the AI SDK's grouped tool message) are classed as the highest of
+  /// the same results one message each (OpenAI), supersession included.
+  #[test]
+  fn a_message_of_several_results_is_classed_as_its_results_one_message_each(s in session()) {
+    if !intact(&s) {
+      return Ok(());
+    }
+    let classes = |format: Format| -> std::result::Result<Vec<u8>, TestCaseError> {
+      let (_, messages) = parse_messages(&s.render(format), Some(format)).map_err(fail)?;
+      let conv = Conversation::new(&messages, Encoding::Approximate);
+      let options = ClassifyOptions::default();
+      Ok(classify_conversation(&conv, None, &options).iter().map(|c| c.priority as u8).collect())
+    };
+    let openai = classes(Format::OpenAi)?;
+    // OpenAI message -> the message holding it where a step's results share one message.
+    let (_, split) = parse_messages(&s.render(Format::OpenAi), Some(Format::OpenAi)).map_err(fail)?;
+    let mut holder = Vec::with_capacity(split.len());
+    for (i, m) in split.iter().enumerate() {
+      let joins = i > 0 && m.is_tool_result() && split[i - 1].is_tool_result();
+      let at = holder.last().map_or(0, |&h: &usize| if joins { h } else { h + 1 });
+      holder.push(if i == 0 { 0 } else { at });
+    }
+    let mut want = vec![0u8; holder.last().map_or(0, |h| h + 1)];
+    for (i, &h) in holder.iter().enumerate() {
+      want[h] = want[h].max(openai[i]);
+    }
+    prop_assert_eq!(&classes(Format::Anthropic)?, &want, "anthropic");
+    if s.pending.is_none() {
+      let ai_sdk = classes(Format::AiSdk)?;
+      if s.grouped {
+        prop_assert_eq!(&ai_sdk, &want, "ai-sdk, grouped");
+      } else {
+        prop_assert_eq!(&ai_sdk, &openai, "ai-sdk");
+      }
     }
   }
 
@@ -477,12 +575,14 @@ fn a_cut_task_that_still_does_not_fit_goes_in_every_format() {
             output: Some("the".into()),
             error: false,
             answer: Answer::Once,
+            approval: Approval::None,
           },
           Call {
             tool: Tool::View(0),
             output: Some("the {\"json\": [1, 2]} the the".into()),
             error: false,
             answer: Answer::Once,
+            approval: Approval::None,
           },
         ],
       ),
@@ -495,11 +595,14 @@ fn a_cut_task_that_still_does_not_fit_goes_in_every_format() {
           output: Some("the".into()),
           error: false,
           answer: Answer::Once,
+          approval: Approval::None,
         }],
       ),
       Turn::Instruction(Instruction::System, "the".into()),
       Turn::Assistant("the".into(), false),
     ],
+    grouped: false,
+    pending: None,
     reuse_id: false,
     misplace: false,
   };

@@ -38,7 +38,7 @@
 
 use crate::analysis::file_ops::{numbered_file_operations, FileOp, FileOpKind, FileOperations};
 use crate::analysis::file_tracker::FileTracker;
-use crate::analysis::supersession::{superseded_pairs, ToolNames};
+use crate::analysis::supersession::{superseded_by_result, ToolNames};
 use crate::model::conversation::Conversation;
 use crate::model::message::{Message, Role, Shape};
 use std::borrow::Cow;
@@ -457,7 +457,9 @@ pub fn classes_with_operations(
   // Each path once, by its number: whether it was modified, and its last change (not a read).
   let paths = operations.paths();
   let mut is_modified: Vec<Option<bool>> = vec![None; paths];
-  let mut last_change: Vec<Option<usize>> = vec![None; paths];
+  // Where: the message, and the result's part in a message of several (results of parallel
+  // calls follow one another in the order of their parts, as one message each would).
+  let mut last_change: Vec<Option<(usize, usize)>> = vec![None; paths];
   for (i, op, n) in operations.each() {
     let kind = op.effective_kind();
     match modified {
@@ -473,7 +475,7 @@ pub fn classes_with_operations(
       }
     }
     if kind != FileOpKind::Read {
-      last_change[n] = Some(i);
+      last_change[n] = Some((i, op.part.unwrap_or(0)));
     }
   }
   // The class of message `i` as a result about `op` (numbered `n`), or about no file.
@@ -482,48 +484,65 @@ pub fn classes_with_operations(
     let modified = op.map(|(_, n)| is_modified[n] == Some(true));
     let mut c = classify_known(m, conv.shape(i), modified, conv.age(i), task == Some(i), options);
     if let Some((op, n)) = op {
-      let changed_later = last_change[n].is_some_and(|l| l > i);
+      let changed_later = last_change[n].is_some_and(|l| l > (i, op.part.unwrap_or(0)));
       as_of_later_changes(&mut c, op, changed_later, conv.age(i), options);
     }
     c
   };
-  // A message of several results (parallel calls) is classed as the most important of them,
-  // as the unit of one call and its result each would be; the path it names is that one's.
-  let mut paths_of_several = Vec::new();
-  let mut several = operations.answering_several().iter().peekable();
-  let mut classes: Vec<Compact> = Vec::with_capacity(messages.len());
-  for i in 0..messages.len() {
-    let Some(&(_, answers)) = several.next_if(|(at, _)| *at == i) else {
-      let op = operations.operations()[i].as_ref().zip(operations.path_number(i));
-      classes.push(class_of(i, op));
-      continue;
-    };
-    let ops = operations.of_message(i);
-    let mut best: Option<(Compact, Option<usize>)> = None;
-    let about_no_file = (answers > ops.len()).then_some(None);
-    for op in ops.iter().map(|&(op, n)| Some((op, n))).chain(about_no_file) {
-      let c = class_of(i, op);
-      if best.is_none_or(|(b, _)| c.priority > b.priority) {
-        best = Some((c, op.map(|(_, n)| n)));
-      }
-    }
-    let (c, n) = best.unwrap_or_else(|| (class_of(i, None), None));
-    if n.is_some() && n != operations.path_number(i) {
-      paths_of_several.push((i, n));
-    }
-    classes.push(c);
-  }
   // A result that a newer one supersedes shows what is no longer so: stale, whatever its file.
-  let mut superseded_by = superseded_pairs(conv, &ToolNames::default());
-  superseded_by.retain(|&(index, _)| index < classes.len());
-  for &(index, _) in &superseded_by {
-    let c = &mut classes[index];
+  let stale = |c: &mut Compact| {
     if c.priority > ContentPriority::StaleToolOutputs
       && c.priority <= ContentPriority::ModifiedFiles
     {
       c.priority = ContentPriority::StaleToolOutputs;
       c.flags |= Compact::AGE;
     }
+  };
+  let several = operations.answering_several();
+  let with_several: Vec<usize> = several.iter().map(|&(i, _)| i).collect();
+  let superseded = superseded_by_result(conv, &with_several, &ToolNames::default());
+  // A message of several results (parallel calls) is classed as the most important of them,
+  // each classed as it would be in a message of its own (superseded included); the path it
+  // names is that one's, and so is the newer result it names if that one is superseded.
+  let mut paths_of_several = Vec::new();
+  let mut superseded_by = Vec::with_capacity(superseded.len());
+  let mut pairs = superseded.iter().peekable();
+  let mut several = several.iter().peekable();
+  let mut classes: Vec<Compact> = Vec::with_capacity(messages.len());
+  for (i, m) in messages.iter().enumerate() {
+    if several.next_if(|(at, _)| *at == i).is_none() {
+      let op = operations.operations()[i].as_ref().zip(operations.path_number(i));
+      let mut c = class_of(i, op);
+      if let Some(&(_, _, by)) = pairs.next_if(|(at, _, _)| *at == i) {
+        stale(&mut c);
+        superseded_by.push((i, by));
+      }
+      classes.push(c);
+      continue;
+    }
+    let ops = operations.of_message(i);
+    let mut best: Option<(Compact, Option<usize>, Option<usize>)> = None;
+    for r in m.several_results() {
+      let op = ops.iter().find(|(op, _)| op.part == Some(r.part)).copied();
+      let mut c = class_of(i, op);
+      let by = pairs.next_if(|(at, part, _)| *at == i && *part == Some(r.part)).map(|p| p.2);
+      if by.is_some() {
+        stale(&mut c);
+      }
+      if best.is_none_or(|(b, _, _)| c.priority > b.priority) {
+        best = Some((c, op.map(|(_, n)| n), by));
+      }
+    }
+    // Pairs of results the loop did not reach (none, in a message its parts describe).
+    while pairs.next_if(|(at, _, _)| *at == i).is_some() {}
+    let (c, n, by) = best.unwrap_or_else(|| (class_of(i, None), None, None));
+    if n.is_some() && n != operations.path_number(i) {
+      paths_of_several.push((i, n));
+    }
+    if let Some(by) = by.filter(|_| c.priority == ContentPriority::StaleToolOutputs) {
+      superseded_by.push((i, by));
+    }
+    classes.push(c);
   }
   // One pair per superseded result, ascending: what Classes::classifications reads in order.
   debug_assert!(superseded_by.windows(2).all(|w| w[0].0 < w[1].0));
@@ -577,6 +596,7 @@ fn as_of_later_changes(
 #[cfg(test)]
 mod tests {
   use super::*;
+  use crate::analysis::supersession::superseded_pairs;
   use crate::model::tokens::Encoding;
   use crate::testing::{call, result, user};
   use ContentPriority::*;

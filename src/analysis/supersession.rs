@@ -773,6 +773,49 @@ pub fn superseded_pairs(conv: &Conversation<'_>, tools: &ToolNames) -> Vec<(usiz
   superseded_results(conv, tools).into_iter().map(|f| (f.index, f.by)).collect()
 }
 
+/// [`superseded_pairs`] read result by result: the messages `several` (ascending) hold several
+/// results each, and are read as those results one message each
+/// ([`crate::model::message::Message::split_results`]), so that each of their results
+/// supersedes and is superseded as it would be on its own. Each pair: the superseded result's
+/// message, its part when that message holds several (`None` otherwise), and the message of
+/// the newest result superseding it; ascending.
+pub fn superseded_by_result(
+  conv: &Conversation<'_>,
+  several: &[usize],
+  tools: &ToolNames,
+) -> Vec<(usize, Option<usize>, usize)> {
+  if several.is_empty() {
+    return superseded_pairs(conv, tools).into_iter().map(|(i, by)| (i, None, by)).collect();
+  }
+  let mut refs = Vec::with_capacity(conv.len() + several.len());
+  // Per message of the split view: its message in `conv`, and its result's part there.
+  let mut origin: Vec<(usize, Option<usize>)> = Vec::with_capacity(refs.capacity());
+  let mut next = several.iter().peekable();
+  for (i, &m) in conv.messages().iter().enumerate() {
+    let split = match next.next_if_eq(&&i) {
+      Some(_) => m.split_results(),
+      None => &[],
+    };
+    if split.is_empty() {
+      refs.push(m);
+      origin.push((i, None));
+      continue;
+    }
+    for (result, r) in split.iter().zip(m.several_results()) {
+      refs.push(result);
+      origin.push((i, Some(r.part)));
+    }
+  }
+  let view = Conversation::from_refs(refs, conv.encoding());
+  superseded_pairs(&view, tools)
+    .into_iter()
+    .filter_map(|(a, b)| {
+      let ((i, part), (by, _)) = (*origin.get(a)?, *origin.get(b)?);
+      Some((i, part, by))
+    })
+    .collect()
+}
+
 /// Every tool result of `conv` that a newer result supersedes, with the newest result
 /// superseding it, by index: the one rule of supersession ([`IoContentDeduplicator`] and
 /// [`SurveyDirectoryDeduplicator`] with their default tool names), shared by

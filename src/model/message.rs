@@ -237,6 +237,9 @@ pub struct Memo {
   fingerprint: std::sync::OnceLock<u64>,
   /// What the message's own text says about a file operation (see `file_ops`).
   pub(crate) result_facts: std::sync::OnceLock<crate::analysis::file_ops::ResultFacts>,
+  /// Each result of a message of several results as a message of its own
+  /// ([`Message::split_results`]), with its own memo.
+  split: std::sync::OnceLock<Box<[Message]>>,
   /// What each result's own text says about a file operation, in a message of several results
   /// (see `file_ops`).
   pub(crate) results_facts: std::sync::OnceLock<Box<[crate::analysis::file_ops::ResultFacts]>>,
@@ -453,6 +456,36 @@ impl Message {
       Content::Parts(parts) => parts,
       _ => &[],
     }
+  }
+
+  /// Each result of a message of several results ([`Message::several_results`]) as a tool
+  /// message of its own, answering its call with its content and error flag: the conversation
+  /// as the same results one message each would be (OpenAI), which the analyses that read
+  /// single results (supersession) read instead. Made once, kept in the memo with theirs.
+  /// Empty for any other message.
+  pub fn split_results(&self) -> &[Message] {
+    self.memo.split.get_or_init(|| {
+      let Content::Parts(parts) = &self.content else { return Box::default() };
+      if self.answers.len() < 2 {
+        return Box::default();
+      }
+      parts
+        .iter()
+        .filter_map(|p| match p {
+          Part::ToolResult { call_id, is_error, .. } => Some(Message {
+            role: Role::Tool,
+            content: Content::Parts(vec![p.clone()]),
+            tool_calls: Vec::new(),
+            answers: vec![call_id.clone()],
+            name: None,
+            is_error: *is_error,
+            is_summary: false,
+            memo: Memo::default(),
+          }),
+          _ => None,
+        })
+        .collect()
+    })
   }
 
   /// The text of tool result part `part` ([`ResultRef::part`]), if the content has one there.
