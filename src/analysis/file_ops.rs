@@ -741,31 +741,8 @@ impl FileOperations {
 
   /// Every operation of every message, in order: (message, operation, path number). A message
   /// of several results gives one per result about a file.
-  pub fn each(&self) -> impl Iterator<Item = (usize, &FileOp, usize)> + '_ {
-    let mut several = self.several.iter().peekable();
-    let mut pending: std::vec::IntoIter<(usize, &FileOp, usize)> = Vec::new().into_iter();
-    let mut i = 0;
-    std::iter::from_fn(move || loop {
-      if let Some(next) = pending.next() {
-        return Some(next);
-      }
-      if i >= self.operations.len() {
-        return None;
-      }
-      let at = i;
-      i += 1;
-      let mut ops = Vec::new();
-      while let Some((_, op, n)) = several.next_if(|(m, _, _)| *m == at) {
-        ops.push((at, op, *n));
-      }
-      if ops.is_empty() {
-        if let (Some(op), Some(n)) = (&self.operations[at], self.numbers[at]) {
-          return Some((at, op, n));
-        }
-        continue;
-      }
-      pending = ops.into_iter();
-    })
+  pub fn each(&self) -> Each<'_> {
+    Each { operations: self, message: 0, several: 0, in_several: false }
   }
 
   /// Every message's operation.
@@ -796,6 +773,43 @@ impl FileOperations {
   /// Whether there are no messages.
   pub fn is_empty(&self) -> bool {
     self.operations.is_empty()
+  }
+}
+
+/// The iterator of [`FileOperations::each`].
+pub struct Each<'o> {
+  operations: &'o FileOperations,
+  /// The message looked at.
+  message: usize,
+  /// The next entry of `several`.
+  several: usize,
+  /// Whether the message's operations came from `several`.
+  in_several: bool,
+}
+
+impl<'o> Iterator for Each<'o> {
+  type Item = (usize, &'o FileOp, usize);
+
+  fn next(&mut self) -> Option<Self::Item> {
+    let ops = self.operations;
+    loop {
+      let i = self.message;
+      if i >= ops.operations.len() {
+        return None;
+      }
+      if let Some((m, op, n)) = ops.several.get(self.several).filter(|(m, _, _)| *m == i) {
+        self.several += 1;
+        self.in_several = true;
+        return Some((*m, op, *n));
+      }
+      self.message += 1;
+      if std::mem::take(&mut self.in_several) {
+        continue;
+      }
+      if let (Some(op), Some(n)) = (&ops.operations[i], ops.numbers[i]) {
+        return Some((i, op, n));
+      }
+    }
   }
 }
 
