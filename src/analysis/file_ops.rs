@@ -194,14 +194,12 @@ pub fn file_operations_of(conv: &Conversation<'_>, i: usize) -> Vec<FileOp> {
   if results.is_empty() {
     return single_operation(conv, i).into_iter().collect();
   }
-  let facts = message
-    .memo
-    .results_facts
-    .get_or_init(|| results.iter().map(|r| ResultFacts::of(r.text)).collect());
+  // Each result's text is scanned once, in its own message of the split view (memoised there).
   results
     .iter()
-    .zip(facts.iter())
-    .filter_map(|(r, facts)| {
+    .zip(message.split_results())
+    .filter_map(|(r, alone)| {
+      let facts = alone.memo.result_facts.get_or_init(|| ResultFacts::of(r.text));
       let call =
         conv.result_call(i, r.call_id).and_then(|(caller, c)| facts_of_call(conv, caller, c));
       operation(call, None, facts, r.is_error, Some(r.part))

@@ -240,9 +240,6 @@ pub struct Memo {
   /// Each result of a message of several results as a message of its own
   /// ([`Message::split_results`]), with its own memo.
   split: std::sync::OnceLock<Box<[Message]>>,
-  /// What each result's own text says about a file operation, in a message of several results
-  /// (see `file_ops`).
-  pub(crate) results_facts: std::sync::OnceLock<Box<[crate::analysis::file_ops::ResultFacts]>>,
   /// What each tool call's arguments and name say about a file operation (see `file_ops`).
   pub(crate) call_facts: std::sync::OnceLock<Vec<crate::analysis::file_ops::CallFacts>>,
   /// The line count of the content text.
