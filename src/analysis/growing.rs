@@ -4,7 +4,7 @@
 //! for again. The simulator, the binding's kept layouts and `ContextWindow` keep one.
 
 use crate::analysis::file_ops::FileOperations;
-use crate::analysis::supersession::Supersessions;
+use crate::analysis::supersession::{SplitView, Supersessions};
 use crate::model::conversation::Conversation;
 use crate::strategy::dedup::DedupOptions;
 
@@ -14,6 +14,9 @@ use crate::strategy::dedup::DedupOptions;
 pub struct GrowingAnalysis {
   operations: FileOperations,
   supersessions: Supersessions,
+  /// The messages read result by result, kept from the first message of several results on
+  /// (the classification reads supersession there).
+  split: Option<SplitView>,
 }
 
 impl Default for GrowingAnalysis {
@@ -21,6 +24,7 @@ impl Default for GrowingAnalysis {
     GrowingAnalysis {
       operations: FileOperations::default(),
       supersessions: Supersessions::new(DedupOptions::default().tools),
+      split: None,
     }
   }
 }
@@ -41,11 +45,21 @@ impl GrowingAnalysis {
     while self.supersessions.len() < conv.len() {
       self.supersessions.push(conv);
     }
+    if self.split.is_none() && !self.operations.answering_several().is_empty() {
+      self.split = Some(SplitView::default());
+    }
+    if let Some(split) = &mut self.split {
+      split.grow(conv);
+    }
   }
 
   /// `conv` reading the kept analysis: `conv`'s messages must be the ones analysed, no more.
   pub fn give<'a>(&'a self, conv: Conversation<'a>) -> Conversation<'a> {
-    conv.with_file_operations(&self.operations).with_supersessions(&self.supersessions)
+    let conv = conv.with_file_operations(&self.operations).with_supersessions(&self.supersessions);
+    match &self.split {
+      Some(split) => conv.with_split_view(split),
+      None => conv,
+    }
   }
 
   /// How many messages are analysed.

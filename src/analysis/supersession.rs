@@ -34,6 +34,7 @@ use crate::analysis::file_ops::{
 };
 use crate::model::conversation::Conversation;
 use crate::model::message::Message;
+use crate::model::tokens::message_tokens;
 
 /// Tools that run shell commands, whose `ls` and `cat` commands are recognised.
 pub const DEFAULT_SHELL_TOOLS: &[&str] = &[
@@ -778,7 +779,8 @@ pub fn superseded_pairs(conv: &Conversation<'_>, tools: &ToolNames) -> Vec<(usiz
 /// ([`crate::model::message::Message::split_results`]), so that each of their results
 /// supersedes and is superseded as it would be on its own. Each pair: the superseded result's
 /// message, its part when that message holds several (`None` otherwise), and the message of
-/// the newest result superseding it; ascending.
+/// the newest result superseding it; ascending. A conversation that carries its split view
+/// ([`Conversation::with_split_view`]) is not read again.
 pub fn superseded_by_result(
   conv: &Conversation<'_>,
   several: &[usize],
@@ -787,33 +789,110 @@ pub fn superseded_by_result(
   if several.is_empty() {
     return superseded_pairs(conv, tools).into_iter().map(|(i, by)| (i, None, by)).collect();
   }
-  let mut refs = Vec::with_capacity(conv.len() + several.len());
-  // Per message of the split view: its message in `conv`, and its result's part there.
-  let mut origin: Vec<(usize, Option<usize>)> = Vec::with_capacity(refs.capacity());
-  let mut next = several.iter().peekable();
-  for (i, &m) in conv.messages().iter().enumerate() {
-    let split = match next.next_if_eq(&&i) {
-      Some(_) => m.split_results(),
-      None => &[],
-    };
-    if split.is_empty() {
-      refs.push(m);
-      origin.push((i, None));
-      continue;
-    }
-    for (result, r) in split.iter().zip(m.several_results()) {
-      refs.push(result);
-      origin.push((i, Some(r.part)));
+  if let Some(split) = conv.split_view().filter(|v| v.supersessions.tools == *tools) {
+    return split.pairs();
+  }
+  let mut view = SplitView::default();
+  view.extend(conv);
+  let refs = view.refs(conv);
+  let split = Conversation::with_layout(refs, conv.encoding(), &view.layout);
+  superseded_pairs(&split, tools).into_iter().filter_map(|(a, b)| view.origin_pair(a, b)).collect()
+}
+
+/// A conversation read result by result ([`superseded_by_result`]), kept as it grows: its
+/// layout, its supersessions with the default tool names, and where each of its messages comes
+/// from. Made by [`crate::analysis::growing::GrowingAnalysis`] once a message of several results
+/// appears.
+#[derive(Debug)]
+pub struct SplitView {
+  layout: crate::model::conversation::Layout,
+  supersessions: Supersessions,
+  /// Per message of the view: its message in the conversation, and, for a result of a message
+  /// of several, its place among them and its part.
+  origin: Vec<(usize, Option<(usize, usize)>)>,
+  /// How many messages of the conversation the view holds.
+  messages: usize,
+}
+
+impl Default for SplitView {
+  fn default() -> Self {
+    SplitView {
+      layout: crate::model::conversation::Layout::default(),
+      supersessions: Supersessions::new(default_tools().clone()),
+      origin: Vec::new(),
+      messages: 0,
     }
   }
-  let view = Conversation::from_refs(refs, conv.encoding());
-  superseded_pairs(&view, tools)
-    .into_iter()
-    .filter_map(|(a, b)| {
-      let ((i, part), (by, _)) = (*origin.get(a)?, *origin.get(b)?);
-      Some((i, part, by))
-    })
-    .collect()
+}
+
+impl SplitView {
+  /// Adds the messages of `conv` after the ones held (the messages before must be the same) to
+  /// the layout and the origins; [`SplitView::extend_supersessions`] reads them.
+  fn extend(&mut self, conv: &Conversation<'_>) {
+    for i in self.messages..conv.len() {
+      let m = conv.message(i);
+      let split = m.split_results();
+      if split.is_empty() {
+        self.layout.push(m, conv.tokens(i));
+        self.origin.push((i, None));
+        continue;
+      }
+      for (k, (alone, r)) in split.iter().zip(m.several_results()).enumerate() {
+        self.layout.push(alone, message_tokens(alone, conv.encoding()));
+        self.origin.push((i, Some((k, r.part))));
+      }
+    }
+    self.messages = conv.len();
+  }
+
+  /// Extends the view with the messages of `conv` after the ones held, and its supersessions.
+  pub(crate) fn grow(&mut self, conv: &Conversation<'_>) {
+    if self.messages == conv.len() {
+      return;
+    }
+    self.extend(conv);
+    let refs = self.refs(conv);
+    let split = Conversation::with_layout(refs, conv.encoding(), &self.layout);
+    while self.supersessions.len() < split.len() {
+      self.supersessions.push(&split);
+    }
+  }
+
+  /// The messages of the view, from `conv`'s.
+  fn refs<'c>(&self, conv: &Conversation<'c>) -> Vec<&'c Message> {
+    self
+      .origin
+      .iter()
+      .filter_map(|&(i, from)| {
+        let m = conv.messages().get(i).copied()?;
+        match from {
+          None => Some(m),
+          Some((k, _)) => m.split_results().get(k),
+        }
+      })
+      .collect()
+  }
+
+  /// A pair of the view ([`superseded_pairs`]) as [`superseded_by_result`] gives it.
+  fn origin_pair(&self, a: usize, b: usize) -> Option<(usize, Option<usize>, usize)> {
+    let ((i, from), (by, _)) = (*self.origin.get(a)?, *self.origin.get(b)?);
+    Some((i, from.map(|(_, part)| part), by))
+  }
+
+  /// The view's pairs, as [`superseded_by_result`] gives them.
+  fn pairs(&self) -> Vec<(usize, Option<usize>, usize)> {
+    self.supersessions.merged().filter_map(|f| self.origin_pair(f.index, f.by)).collect()
+  }
+
+  /// How many messages of the conversation the view holds.
+  pub fn len(&self) -> usize {
+    self.messages
+  }
+
+  /// Whether the view holds no message.
+  pub fn is_empty(&self) -> bool {
+    self.messages == 0
+  }
 }
 
 /// Every tool result of `conv` that a newer result supersedes, with the newest result

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use crate::analysis::file_ops::FileOperations;
-use crate::analysis::supersession::Supersessions;
+use crate::analysis::supersession::{SplitView, Supersessions};
 use crate::model::format::Format;
 use crate::model::message::{Message, Shape};
 use crate::model::tokens::{message_tokens, reply_priming, Encoding};
@@ -120,6 +120,8 @@ pub struct Conversation<'a> {
   supersessions: Option<&'a Supersessions>,
   /// The file operation of each of these messages, when a caller kept them up to date.
   file_operations: Option<&'a FileOperations>,
+  /// These messages read result by result, when a caller kept them up to date.
+  split_view: Option<&'a SplitView>,
 }
 
 /// What a conversation's structure is, apart from its messages: per-message tokens, steps,
@@ -379,6 +381,7 @@ impl<'a> Conversation<'a> {
       layout: Cow::Owned(layout),
       supersessions: None,
       file_operations: None,
+      split_view: None,
     }
   }
 
@@ -398,6 +401,7 @@ impl<'a> Conversation<'a> {
       layout: Cow::Borrowed(layout),
       supersessions: None,
       file_operations: None,
+      split_view: None,
     }
   }
 
@@ -446,6 +450,21 @@ impl<'a> Conversation<'a> {
   /// The file operations given with [`Conversation::with_file_operations`].
   pub fn given_file_operations(&self) -> Option<&'a FileOperations> {
     self.file_operations
+  }
+
+  /// The same conversation with its messages read result by result already
+  /// ([`crate::analysis::supersession::superseded_by_result`], kept up to date as the
+  /// conversation grew): a message of several results is not split and read again on every
+  /// call.
+  pub fn with_split_view(mut self, view: &'a SplitView) -> Self {
+    debug_assert_eq!(view.len(), self.len());
+    self.split_view = Some(view);
+    self
+  }
+
+  /// The split view given with [`Conversation::with_split_view`].
+  pub fn split_view(&self) -> Option<&'a SplitView> {
+    self.split_view
   }
 
   /// The format the messages were read in (OpenAI unless set with [`Conversation::with_format`]).

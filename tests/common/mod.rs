@@ -1,5 +1,6 @@
 //! What the integration tests share: the bundled real transcripts.
 
+use context_trim::analysis::classify::{classify_conversation, ClassifyOptions};
 use context_trim::model::message::{messages_from_json, Message};
 use context_trim::{ContextWindow, Conversation, Encoding, Format};
 
@@ -48,6 +49,15 @@ pub fn check_window_growth(messages: &[Message], every: usize) -> Result<(), Str
       });
     if !same {
       return Err(format!("the window differs from the whole conversation after message {k}"));
+    }
+    // The analysis the window carries (file operations, supersessions, the split view of
+    // messages of several results) classifies as a fresh one.
+    let options = ClassifyOptions::default();
+    let carried = window.analysed(|conv| classify_conversation(conv, None, &options));
+    if carried != classify_conversation(&whole, None, &options) {
+      return Err(format!(
+        "the window's carried analysis differs from a fresh one after message {k}"
+      ));
     }
   }
   Ok(())
