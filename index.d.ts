@@ -56,6 +56,10 @@ export type AiSdkPart =
   | { type: 'reasoning'; text: string; [key: string]: unknown }
   | { type: 'tool-call'; toolCallId: string; toolName: string; input: unknown; [key: string]: unknown }
   | { type: 'tool-result'; toolCallId: string; toolName: string; output: { type: string; value?: unknown }; [key: string]: unknown }
+  /** ai@6 `needsApproval`: in the assistant message, beside its call. */
+  | { type: 'tool-approval-request'; approvalId: string; toolCallId: string; [key: string]: unknown }
+  /** ai@6 `needsApproval`: the user's answer, in a tool message. */
+  | { type: 'tool-approval-response'; approvalId: string; approved: boolean; reason?: string; [key: string]: unknown }
   | { type: string; [key: string]: unknown }
 
 /** A Vercel AI SDK `ModelMessage` (v5 and later). */
