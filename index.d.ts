@@ -50,15 +50,13 @@ export interface AnthropicMessage {
   [key: string]: unknown
 }
 
-/** A Vercel AI SDK `ModelMessage` part. */
+/** A Vercel AI SDK `ModelMessage` part (the tool approval parts are ai@6's `needsApproval`). */
 export type AiSdkPart =
   | { type: 'text'; text: string; [key: string]: unknown }
   | { type: 'reasoning'; text: string; [key: string]: unknown }
   | { type: 'tool-call'; toolCallId: string; toolName: string; input: unknown; [key: string]: unknown }
   | { type: 'tool-result'; toolCallId: string; toolName: string; output: { type: string; value?: unknown }; [key: string]: unknown }
-  /** ai@6 `needsApproval`: in the assistant message, beside its call. */
   | { type: 'tool-approval-request'; approvalId: string; toolCallId: string; [key: string]: unknown }
-  /** ai@6 `needsApproval`: the user's answer, in a tool message. */
   | { type: 'tool-approval-response'; approvalId: string; approved: boolean; reason?: string; [key: string]: unknown }
   | { type: string; [key: string]: unknown }
 
