@@ -166,7 +166,6 @@ test('a call awaiting its approval survives every strategy, and the SDK runs it 
   const pendingAny = pending as AnyMessage[]
   t.deepEqual(ct.validateConversation(pendingAny), [])
   t.deepEqual(ct.repairConversation(pendingAny).repairs, [])
-  const budget = Math.floor(ct.estimateTokens(pendingAny) / 3)
   for (const [name, trim] of strategies) {
     const out = trim(pending)
     t.deepEqual(ct.validateConversation(out as AnyMessage[], { format: 'ai-sdk' }), [], name)
@@ -179,5 +178,4 @@ test('a call awaiting its approval survives every strategy, and the SDK runs it 
     t.deepEqual(unanswered(prompts[0]), [], `${name}: the model sees the call with its result`)
   }
   t.true(ct.estimateTokens(strategies[3][1](pending) as AnyMessage[]) < ct.estimateTokens(pendingAny), 'the history was trimmed')
-  t.true(budget > 0)
 })

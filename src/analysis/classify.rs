@@ -498,16 +498,14 @@ pub fn classes_with_operations(
       c.flags |= Compact::AGE;
     }
   };
-  let several = operations.answering_several();
-  let with_several: Vec<usize> = several.iter().map(|&(i, _)| i).collect();
-  let superseded = superseded_by_result(conv, &with_several, &ToolNames::default());
+  let superseded = superseded_by_result(conv, operations, &ToolNames::default());
   // A message of several results (parallel calls) is classed as the most important of them,
   // each classed as it would be in a message of its own (superseded included); the path it
   // names is that one's, and so is the newer result it names if that one is superseded.
   let mut paths_of_several = Vec::new();
   let mut superseded_by = Vec::with_capacity(superseded.len());
   let mut pairs = superseded.iter().peekable();
-  let mut several = several.iter().peekable();
+  let mut several = operations.answering_several().iter().peekable();
   let mut classes: Vec<Compact> = Vec::with_capacity(messages.len());
   for (i, m) in messages.iter().enumerate() {
     if several.next_if(|(at, _)| *at == i).is_none() {

@@ -49,7 +49,7 @@ impl GrowingAnalysis {
       self.split = Some(SplitView::default());
     }
     if let Some(split) = &mut self.split {
-      split.grow(conv);
+      split.grow(conv, &self.operations);
     }
   }
 

@@ -30,7 +30,7 @@ use serde_json::{Map, Value};
 
 use crate::analysis::file_ops::{
   file_operation, parse_object, reports_failure, shell_command_line, shell_failed, shell_operation,
-  FileOpKind, ReadSpan,
+  FileOpKind, FileOperations, ReadSpan,
 };
 use crate::model::conversation::Conversation;
 use crate::model::message::Message;
@@ -774,26 +774,26 @@ pub fn superseded_pairs(conv: &Conversation<'_>, tools: &ToolNames) -> Vec<(usiz
   superseded_results(conv, tools).into_iter().map(|f| (f.index, f.by)).collect()
 }
 
-/// [`superseded_pairs`] read result by result: the messages `several` (ascending) hold several
-/// results each, and are read as those results one message each
-/// ([`crate::model::message::Message::split_results`]), so that each of their results
-/// supersedes and is superseded as it would be on its own. Each pair: the superseded result's
+/// [`superseded_pairs`] read result by result: the messages that answer several calls
+/// ([`FileOperations::answering_several`] of `operations`, the conversation's) are read as their
+/// results one message each ([`crate::model::message::Message::split_results`]), so that each
+/// of their results supersedes and is superseded as it would be on its own. Each pair: the superseded result's
 /// message, its part when that message holds several (`None` otherwise), and the message of
 /// the newest result superseding it; ascending. A conversation that carries its split view
 /// ([`Conversation::with_split_view`]) is not read again.
 pub fn superseded_by_result(
   conv: &Conversation<'_>,
-  several: &[usize],
+  operations: &FileOperations,
   tools: &ToolNames,
 ) -> Vec<(usize, Option<usize>, usize)> {
-  if several.is_empty() {
+  if operations.answering_several().is_empty() {
     return superseded_pairs(conv, tools).into_iter().map(|(i, by)| (i, None, by)).collect();
   }
   if let Some(split) = conv.split_view().filter(|v| v.supersessions.tools == *tools) {
     return split.pairs();
   }
   let mut view = SplitView::default();
-  view.extend(conv);
+  view.extend(conv, operations);
   let refs = view.refs(conv);
   let split = Conversation::with_layout(refs, conv.encoding(), &view.layout);
   superseded_pairs(&split, tools).into_iter().filter_map(|(a, b)| view.origin_pair(a, b)).collect()
@@ -826,17 +826,21 @@ impl Default for SplitView {
 }
 
 impl SplitView {
-  /// Adds the messages of `conv` after the ones held (the messages before must be the same) to
-  /// the layout and the origins; [`SplitView::extend_supersessions`] reads them.
-  fn extend(&mut self, conv: &Conversation<'_>) {
+  /// Adds the messages of `conv` after the ones held (the messages before must be the same;
+  /// `operations` are `conv`'s) to the layout and the origins.
+  fn extend(&mut self, conv: &Conversation<'_>, operations: &FileOperations) {
+    let several = operations.answering_several();
+    let mut several = several[several.partition_point(|&(i, _)| i < self.messages)..].iter();
+    let mut next = several.next();
     for i in self.messages..conv.len() {
       let m = conv.message(i);
-      let split = m.split_results();
-      if split.is_empty() {
+      if next.is_none_or(|&(at, _)| at != i) {
         self.layout.push(m, conv.tokens(i));
         self.origin.push((i, None));
         continue;
       }
+      next = several.next();
+      let split = m.split_results();
       for (k, (alone, r)) in split.iter().zip(m.several_results()).enumerate() {
         self.layout.push(alone, message_tokens(alone, conv.encoding()));
         self.origin.push((i, Some((k, r.part))));
@@ -845,12 +849,13 @@ impl SplitView {
     self.messages = conv.len();
   }
 
-  /// Extends the view with the messages of `conv` after the ones held, and its supersessions.
-  pub(crate) fn grow(&mut self, conv: &Conversation<'_>) {
+  /// Extends the view with the messages of `conv` after the ones held (`operations` are
+  /// `conv`'s), and its supersessions.
+  pub(crate) fn grow(&mut self, conv: &Conversation<'_>, operations: &FileOperations) {
     if self.messages == conv.len() {
       return;
     }
-    self.extend(conv);
+    self.extend(conv, operations);
     let refs = self.refs(conv);
     let split = Conversation::with_layout(refs, conv.encoding(), &self.layout);
     while self.supersessions.len() < split.len() {

@@ -388,6 +388,12 @@ impl Message {
     self.role == Role::Tool || !self.answers.is_empty()
   }
 
+  /// Whether this message answers something: a tool call, or an AI SDK tool approval (a
+  /// `tool-approval-response`). A tool message that answers nothing names no call.
+  pub fn answers_anything(&self) -> bool {
+    !self.answers.is_empty() || self.approval_responses().next().is_some()
+  }
+
   /// Whether this is a user message that is not a tool result: a turn the user opened (what a
   /// format that wants a user message first wants first).
   pub fn is_user_turn(&self) -> bool {

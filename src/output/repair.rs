@@ -95,8 +95,7 @@ pub(crate) fn repair_with(messages: &[&Message], rules: &Rules) -> Repaired {
   // 1. Messages that carry nothing, or that answer no call at all.
   let mut skip = vec![false; n];
   for (i, m) in messages.iter().enumerate() {
-    let answers_nothing = m.answers.is_empty() && m.approval_responses().next().is_none();
-    let change = if m.role == Role::Tool && answers_nothing {
+    let change = if m.role == Role::Tool && !m.answers_anything() {
       Some((
         ProblemKind::MissingToolCallId,
         RepairAction::Drop,

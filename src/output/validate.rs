@@ -301,7 +301,7 @@ pub(crate) fn scan<'m>(messages: &'m [&'m Message], rules: &Rules, skip: Option<
     for (id, call) in m.approval_requests() {
       approvals.insert(id, (i, call));
     }
-    if m.role == Role::Tool && m.answers.is_empty() && m.approval_responses().next().is_none() {
+    if m.role == Role::Tool && !m.answers_anything() {
       problems.push(problem(
         i,
         ProblemKind::MissingToolCallId,

@@ -331,16 +331,10 @@ fn consumed_sources(
       let paths_of = |(caller, c): (usize, usize)| call_paths(conv.message(caller)).get(c);
       let references = if answers.len() > 1 {
         // Parallel calls answered in one message: the files of every call it answers.
-        let paths: Vec<String> = answers
-          .iter()
-          .filter_map(|id| conv.result_call(i, id).and_then(paths_of))
-          .flatten()
-          .cloned()
-          .collect();
-        referrers.references_in(p, &paths)
+        let calls = answers.iter().filter_map(|id| conv.result_call(i, id));
+        referrers.references_in(p, calls.filter_map(paths_of).flatten())
       } else {
-        let paths = conv.answered_call(i).and_then(paths_of).map_or(&[][..], Vec::as_slice);
-        referrers.references_in(p, paths)
+        referrers.references_in(p, conv.answered_call(i).and_then(paths_of).into_iter().flatten())
       };
       (i, conv.step(i), references)
     })
@@ -431,7 +425,11 @@ impl<'a> Referrers<'a> {
 
   /// The references the tool result probed `probe`-th, whose call named `paths`, can be the
   /// source of.
-  fn references_in(&self, probe: usize, paths: &[String]) -> Vec<Reference> {
+  fn references_in<'p>(
+    &self,
+    probe: usize,
+    paths: impl IntoIterator<Item = &'p String>,
+  ) -> Vec<Reference> {
     let mut refs: Vec<Reference> =
       self.found.shared(probe).iter().copied().map(Reference::Span).collect();
     for path in paths {
