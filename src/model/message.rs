@@ -403,14 +403,17 @@ impl Message {
   /// Whether this is a tool result answering exactly one call, whose text is that result's
   /// alone: one whose content a strategy may replace. A message answering several would get one
   /// text for all (the head of one result and the tail of another), and a text block beside the
-  /// result (Anthropic) would be cut into the result and kept beside it too.
+  /// result block (Anthropic) would be cut into the result and kept beside it too. An OpenAI
+  /// tool message's text parts are its result: such a message is a single result.
   pub fn is_single_result(&self) -> bool {
     let text_beside = match &self.content {
-      Content::Parts(parts) => parts.iter().any(|p| match p {
-        Part::Text(t) => !t.is_empty(),
-        Part::Other { text, .. } => text.as_deref().is_some_and(|t| !t.is_empty()),
-        Part::Image | Part::ToolResult { .. } | Part::Approval { .. } => false,
-      }),
+      Content::Parts(parts) if parts.iter().any(|p| matches!(p, Part::ToolResult { .. })) => {
+        parts.iter().any(|p| match p {
+          Part::Text(t) => !t.is_empty(),
+          Part::Other { text, .. } => text.as_deref().is_some_and(|t| !t.is_empty()),
+          Part::Image | Part::ToolResult { .. } | Part::Approval { .. } => false,
+        })
+      }
       _ => false,
     };
     self.is_tool_result() && self.answers.len() == 1 && !text_beside

@@ -752,6 +752,27 @@ mod tests {
     );
   }
 
+  /// An OpenAI tool message may carry its result as text parts: they are the result, cut as a
+  /// string result is.
+  #[test]
+  fn an_openai_result_of_text_parts_is_cut() {
+    let lines = (0..400).map(|i| format!("out line {i}")).collect::<Vec<_>>().join("\n");
+    let value = serde_json::json!([
+      {"role": "user", "content": "go"},
+      {"role": "assistant", "content": null, "tool_calls": [
+        {"id": "A", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]},
+      {"role": "tool", "tool_call_id": "A", "content": [{"type": "text", "text": lines}]},
+      {"role": "assistant", "content": "ok"}
+    ]);
+    let (_, msgs) = crate::model::format::parse_messages(&value, None).unwrap();
+    assert!(msgs[2].is_single_result());
+    let conv = Conversation::new(&msgs, ENC);
+    let config = TruncationConfig { max_tokens_per_output: 64, ..TruncationConfig::default() };
+    let plan = truncate_old_tool_outputs(&conv, &config);
+    assert_eq!(plan.replaced(), vec![2]);
+    assert!(content(&plan, 2).is_some_and(|c| c.starts_with("out line 0") && c.contains("cut")));
+  }
+
   #[test]
   fn truncates_tool_outputs_older_than_max_age() {
     let msgs = plain(7);
