@@ -284,25 +284,22 @@ test('a shortened tool result keeps its prompt-cache breakpoint and its error fl
   }
 })
 
-test('parallel results in one message are tracked and classified as the same results one message each', (t) => {
-  // OpenAI: a tool message per result. Anthropic (toAnthropic) and the AI SDK (its tool
-  // message holds a step's results) answer each step's calls in one message. The last step
-  // reads src/a.ts again, superseding its first read, which shares a message with a failed one.
-  const call = (id: string, name: string, args: object) => ({ id, type: 'function' as const, function: { name, arguments: JSON.stringify(args) } })
-  const lines = (tag: string, n: number) => Array.from({ length: n }, (_, k) => `${tag} line ${k}`).join('\n')
-  const steps: Array<Array<[ReturnType<typeof call>, string]>> = [
-    [[call('t1', 'read_file', { path: 'src/a.ts' }), lines('A', 40)], [call('t2', 'read_file', { path: 'src/b.ts' }), 'Error: ENOENT: no such file src/b.ts']],
-    [[call('t3', 'read_file', { path: 'src/x.ts' }), lines('X', 30)], [call('t4', 'edit_file', { path: 'src/c.ts', old: 'x', new: 'y' }), 'Edited src/c.ts']],
-    [[call('t5', 'read_file', { path: 'src/d.ts' }), lines('D', 20)], [call('t6', 'bash', { command: 'npm test' }), '1 passing\n[exit code 0]']],
-    [[call('t7', 'read_file', { path: 'src/a.ts' }), lines('A', 40)], [call('t8', 'read_file', { path: 'src/e.ts' }), lines('E', 10)]],
-  ]
-  const openai: Message[] = [{ role: 'user', content: 'Fix the bug in src/a.ts' }]
+/** A tool call of the OpenAI form. */
+const toolCall = (id: string, name: string, args: object) => ({ id, type: 'function' as const, function: { name, arguments: JSON.stringify(args) } })
+type Step = Array<[ReturnType<typeof toolCall>, string]>
+
+/**
+ * A session of parallel steps in the three forms: OpenAI (a tool message per result),
+ * Anthropic (toAnthropic: a step's results in one user message) and the AI SDK with a step's
+ * results in one tool message.
+ */
+function parallelSession(task: string, steps: Step[]): { openai: Message[]; anthropic: AnthropicMessage[]; aiSdk: AiSdkMessage[] } {
+  const openai: Message[] = [{ role: 'user', content: task }]
   for (const step of steps) {
     openai.push({ role: 'assistant', content: null, tool_calls: step.map(([c]) => c) })
     for (const [c, content] of step) openai.push({ role: 'tool', tool_call_id: c.id, content })
   }
   openai.push({ role: 'assistant', content: 'Done.' })
-  const anthropic = toAnthropic(openai)
   const aiSdk: AiSdkMessage[] = []
   for (const m of toAiSdk(openai)) {
     const last = aiSdk.at(-1)
@@ -312,6 +309,22 @@ test('parallel results in one message are tracked and classified as the same res
       aiSdk.push(m)
     }
   }
+  return { openai, anthropic: toAnthropic(openai), aiSdk }
+}
+
+test('parallel results in one message are tracked and classified as the same results one message each', (t) => {
+  // OpenAI: a tool message per result. Anthropic (toAnthropic) and the AI SDK (its tool
+  // message holds a step's results) answer each step's calls in one message. The last step
+  // reads src/a.ts again, superseding its first read, which shares a message with a failed one.
+  const lines = (tag: string, n: number) => Array.from({ length: n }, (_, k) => `${tag} line ${k}`).join('\n')
+  const call = toolCall
+  const steps: Step[] = [
+    [[call('t1', 'read_file', { path: 'src/a.ts' }), lines('A', 40)], [call('t2', 'read_file', { path: 'src/b.ts' }), 'Error: ENOENT: no such file src/b.ts']],
+    [[call('t3', 'read_file', { path: 'src/x.ts' }), lines('X', 30)], [call('t4', 'edit_file', { path: 'src/c.ts', old: 'x', new: 'y' }), 'Edited src/c.ts']],
+    [[call('t5', 'read_file', { path: 'src/d.ts' }), lines('D', 20)], [call('t6', 'bash', { command: 'npm test' }), '1 passing\n[exit code 0]']],
+    [[call('t7', 'read_file', { path: 'src/a.ts' }), lines('A', 40)], [call('t8', 'read_file', { path: 'src/e.ts' }), lines('E', 10)]],
+  ]
+  const { openai, anthropic, aiSdk } = parallelSession('Fix the bug in src/a.ts', steps)
   t.is(anthropic.length, 10)
   t.is(aiSdk.length, 10)
   // OpenAI message -> the message holding it in the other two formats.
@@ -331,5 +344,76 @@ test('parallel results in one message are tracked and classified as the same res
     t.is(classes[4].metadata.filePath, 'src/c.ts', `${format}: the edit beside a read names its file`)
     t.is(classes[2].priority, ct.ContentPriority.STALE_TOOL_OUTPUTS, `${format}: the superseded read and the failed one are stale`)
     t.true(classes[4].metadata.wasModified, format)
+  }
+})
+
+test('parallel results in one message are shortened result by result, as the same results one message each', (t) => {
+  // Steps of three parallel calls: two long outputs and a short one; the first step's test run
+  // failed. No later message names a file or quotes an output, so age and size alone decide.
+  const call = toolCall
+  const lines = (tag: string, n: number) => Array.from({ length: n }, (_, k) => `${tag} line ${k} of output`).join('\n')
+  const steps: Step[] = Array.from({ length: 8 }, (_, s) => [
+    [call(`r${s}`, 'read_file', { path: `src/f${s}.ts` }), lines(`F${s}`, 150 + 40 * s)],
+    [call(`b${s}`, 'bash', { command: `npm test -- ${s}` }), s === 0 ? `Error: test failed\n${lines('T0', 200)}` : lines(`T${s}`, 300)],
+    [call(`p${s}`, 'bash', { command: 'pwd' }), '/w'],
+  ])
+  const { openai, anthropic, aiSdk } = parallelSession('Fix the bug', steps)
+  t.is(anthropic.length, 18)
+  // Each result's text, in order, whatever the format.
+  const results = (messages: readonly object[]): string[] =>
+    (messages as AnyMessage[]).flatMap((m) => {
+      if (m.role === 'tool' && typeof m.content === 'string') return [m.content]
+      if (!Array.isArray(m.content)) return []
+      return (m.content as Array<Record<string, any>>).flatMap((b) => {
+        if (b.type === 'tool_result') return [typeof b.content === 'string' ? b.content : b.content.map((x: { text: string }) => x.text).join('')]
+        if (b.type === 'tool-result') return [b.output.value as string]
+        return []
+      })
+    })
+  const original = results(openai)
+  t.is(original.length, 24)
+  const config = { maxAge: 3, maxTokensPerOutput: 300, placeholder: '[{path} truncated, {tokens} tokens]' }
+  const expected = results(ct.truncateOldToolOutputs(openai, config))
+  // Old ones are placeholders naming their own file, the failed run and the short ones whole,
+  // the recent long ones cut to their own head and tail.
+  t.regex(expected[0], /^\[src\/f0\.ts truncated, \d+ tokens\]$/)
+  t.is(expected[1], original[1])
+  t.is(expected[2], '/w')
+  t.regex(expected[4], /^\[ truncated, \d+ tokens\]$/)
+  t.true(expected[21].startsWith('F7 line 0 of output\n') && expected[21].includes(' tokens cut ') && expected[21].endsWith('F7 line 429 of output'))
+  for (const [format, messages] of [['anthropic', anthropic], ['ai-sdk', aiSdk]] as const) {
+    const before = JSON.stringify(messages)
+    const out = ct.truncateOldToolOutputs(messages as AnyMessage[], config)
+    t.deepEqual(results(out), expected, `${format}: truncateOldToolOutputs`)
+    t.is(JSON.stringify(messages), before, `${format}: the input is not changed`)
+    t.deepEqual(ct.validateConversation(out as AnyMessage[]), [], format)
+    for (const [name, trim, json] of [
+      ['trimByPriority', ct.trimByPriority, ct.trimByPriorityJson],
+      ['trimWithPlaceholders', ct.trimWithPlaceholders, ct.trimWithPlaceholdersJson],
+    ] as const) {
+      for (const share of [0.3, 0.6]) {
+        const targetTokens = Math.floor(ct.estimateTokens(messages as AnyMessage[]) * share)
+        const r = trim(messages as AnyMessage[], { targetTokens })
+        const where = `${format} ${name} ${share}`
+        t.true(r.totalTokens <= targetTokens && ct.estimateTokens(r.messages) === r.totalTokens, `${where}: ${r.totalTokens} > ${targetTokens}`)
+        t.deepEqual(ct.validateConversation(r.messages), [], where)
+        // Shortened result by result: the newest step keeps its three results, each its own
+        // text, cut or whole, or its own placeholder.
+        const last = results(r.messages).slice(-3)
+        t.is(last.length, 3, where)
+        last.forEach((text, k) => {
+          const own = original[21 + k]
+          t.true(text === own || text.startsWith(own.slice(0, 20)) || text.startsWith('[Content truncated') || text.startsWith('[File:'), `${where}: result ${k}: ${text.slice(0, 60)}`)
+        })
+        // As many results kept, and as many of them shortened, as with one message each: no
+        // message of several results goes whole for want of shortening one of them.
+        const kept = results(r.messages)
+        const one = results(trim(openai, { targetTokens }).messages)
+        const shortened = (texts: string[]) => texts.filter((text) => !original.includes(text)).length
+        t.is(kept.length, one.length, `${where}: results kept`)
+        t.true(shortened(kept) > 0 && shortened(kept) === shortened(one), `${where}: results shortened`)
+        t.deepEqual(JSON.parse(json(JSON.stringify(messages), { targetTokens }).body), JSON.parse(JSON.stringify(r.messages)), `${where}: the JSON body is written alike`)
+      }
+    }
   }
 })

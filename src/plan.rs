@@ -27,13 +27,23 @@ pub enum MetaValue {
   Text(String),
 }
 
+/// The new texts of a message whose tool results are replaced one by one: per result, in the
+/// order of its results, the new text, or `None` for a result kept as it is.
+pub type ResultTexts = Arc<[Option<Arc<str>>]>;
+
 /// What a replaced message becomes: new text content plus metadata fields, every other field of
 /// the original message kept.
 #[derive(Debug, Clone)]
 pub struct Replacement {
   /// The new content (a placeholder, or a shortened text), shared: a plan copied, or a cut
-  /// memoised and used again, does not copy the text.
+  /// memoised and used again, does not copy the text. Empty when [`Replacement::results`] is
+  /// set.
   pub content: Arc<str>,
+  /// For a message whose tool results are replaced one by one
+  /// ([`Message::has_results_apart`]: parallel results in one Anthropic or AI SDK message, or a
+  /// result beside a text block): each result's new text, or `None` where it is kept. `None`:
+  /// every result of the message, or its whole content, becomes [`Replacement::content`].
+  pub results: Option<ResultTexts>,
   /// Metadata fields set on the returned copy, in this order.
   pub meta: Vec<(&'static str, MetaValue)>,
   /// The tokens of the replaced message, overhead included.
@@ -42,17 +52,47 @@ pub struct Replacement {
   fingerprint: std::sync::OnceLock<u64>,
 }
 
-/// Equal content, metadata and tokens (whether the fingerprint was asked for does not count).
+/// Equal texts, metadata and tokens (whether the fingerprint was asked for does not count).
 impl PartialEq for Replacement {
   fn eq(&self, other: &Self) -> bool {
-    self.content == other.content && self.meta == other.meta && self.tokens == other.tokens
+    self.same_texts(other) && self.meta == other.meta && self.tokens == other.tokens
   }
 }
 
 impl Replacement {
   /// `content` with `meta`, the replaced message then taking `tokens`.
   pub fn new(content: Arc<str>, meta: Vec<(&'static str, MetaValue)>, tokens: usize) -> Self {
-    Replacement { content, meta, tokens, fingerprint: std::sync::OnceLock::new() }
+    Replacement { content, results: None, meta, tokens, fingerprint: std::sync::OnceLock::new() }
+  }
+
+  /// A replacement of a message's tool results one by one (see [`Replacement::results`]), with
+  /// `meta`, the replaced message then taking `tokens`.
+  pub fn of_results(
+    results: ResultTexts,
+    meta: Vec<(&'static str, MetaValue)>,
+    tokens: usize,
+  ) -> Self {
+    Replacement {
+      content: Arc::from(""),
+      results: Some(results),
+      meta,
+      tokens,
+      fingerprint: std::sync::OnceLock::new(),
+    }
+  }
+
+  /// The new text of the message's tool result `k` (its `k`-th, in order), or `None` when that
+  /// result is kept as it is.
+  pub fn result_text(&self, k: usize) -> Option<&str> {
+    match &self.results {
+      None => Some(&self.content),
+      Some(results) => results.get(k).and_then(|t| t.as_deref()),
+    }
+  }
+
+  /// Whether `self` and `other` give a message the same texts (content and results).
+  pub fn same_texts(&self, other: &Replacement) -> bool {
+    self.content == other.content && self.results == other.results
   }
 
   /// A hash of what the replacement gives the copy (content and metadata), equal for
@@ -63,6 +103,9 @@ impl Replacement {
       use std::hash::{Hash, Hasher};
       let mut h = std::hash::DefaultHasher::new();
       self.content.hash(&mut h);
+      if let Some(results) = &self.results {
+        results.hash(&mut h);
+      }
       for (name, value) in &self.meta {
         name.hash(&mut h);
         match value {
@@ -497,30 +540,62 @@ pub fn replacement_counted(
   Replacement::new(content, meta, tokens)
 }
 
-/// The message a [`Replacement`] of `m` with `content` returns, as the core sees it: the tool
-/// results of a message holding tool-result parts get `content` as their text (its other
-/// parts stay), any other message gets `content` as its whole content (see [`replacement`]).
-/// For a strategy that runs on the output of another.
-pub fn replaced_message(m: &Message, content: &str) -> Message {
+/// A replacement of message `i`'s tool results one by one ([`Message::has_results_apart`]):
+/// result `k` gets `new[k]`, a text and its tokens (known, as a cut's are), or is kept when
+/// that is `None`. A replaced result's attachments go with its text; the message's other parts
+/// stay.
+pub fn replacement_of_results(
+  conv: &Conversation<'_>,
+  i: usize,
+  new: Vec<Option<(Arc<str>, usize)>>,
+  meta: Vec<(&'static str, MetaValue)>,
+) -> Replacement {
+  let encoding = conv.encoding();
+  let parts: &[Part] = match &conv.messages()[i].content {
+    Content::Parts(parts) => parts,
+    _ => &[],
+  };
+  let results = parts.iter().filter(|p| matches!(p, Part::ToolResult { .. }));
+  let (mut old, mut added) = (0, 0);
+  for (part, text) in results.zip(&new) {
+    if let Some((text, tokens)) = text {
+      debug_assert_eq!(*tokens, count_tokens(text, encoding));
+      old += part_tokens(part, encoding);
+      added += tokens;
+    }
+  }
+  let tokens = conv.tokens(i) - old.min(conv.tokens(i)) + added;
+  let texts: ResultTexts = new.into_iter().map(|t| t.map(|(text, _)| text)).collect();
+  Replacement::of_results(texts, meta, tokens)
+}
+
+/// The message replacement `r` of `m` returns, as the core sees it: the tool results of a
+/// message holding tool-result parts get their new texts (see [`Replacement::result_text`]; its
+/// other parts stay), any other message gets `r.content` as its whole content (see
+/// [`replacement`]). For a strategy that runs on the output of another, and for checks.
+pub fn replaced_message(m: &Message, r: &Replacement) -> Message {
   let mut out = m.clone();
   out.content = match &m.content {
     Content::Parts(parts) if parts.iter().any(|p| matches!(p, Part::ToolResult { .. })) => {
-      Content::Parts(
-        parts
-          .iter()
-          .map(|p| match p {
-            Part::ToolResult { call_id, is_error, .. } => Part::ToolResult {
+      let mut k = 0;
+      let mut part = |p: &Part| match p {
+        Part::ToolResult { call_id, is_error, .. } => {
+          k += 1;
+          match r.result_text(k - 1) {
+            Some(text) => Part::ToolResult {
               call_id: call_id.clone(),
-              content: content.to_string(),
+              content: text.to_string(),
               attachments: 0,
               is_error: *is_error,
             },
-            other => other.clone(),
-          })
-          .collect(),
-      )
+            None => p.clone(),
+          }
+        }
+        other => other.clone(),
+      };
+      Content::Parts(parts.iter().map(&mut part).collect())
     }
-    _ => Content::Text(content.to_string()),
+    _ => Content::Text(r.content.to_string()),
   };
   out
 }

@@ -48,7 +48,7 @@ use serde_json::Value;
 
 use crate::model::conversation::Conversation;
 use crate::model::format::{parse_messages, Format};
-use crate::model::message::{Content, Message, Role};
+use crate::model::message::{Message, Role};
 use crate::model::tokens::Encoding;
 use crate::output::repair::repair;
 use crate::output::validate::{validate, validate_plan, ProblemKind};
@@ -303,6 +303,19 @@ fn check_strategy(
   ensure(touched.is_empty(), s.name, "never changes an untouchable message", || {
     format!("changed {touched:?} at budget {budget}")
   })?;
+  if s.promises.keeps_flagged_results {
+    let changed: Vec<(usize, usize)> = (0..n)
+      .flat_map(|i| {
+        let Action::Replace(r) = plan.action(i) else { return Vec::new() };
+        let results = messages[i].split_results();
+        let flagged = results.iter().enumerate().filter(|(_, m)| m.is_error);
+        flagged.filter(|(k, _)| r.result_text(*k).is_some()).map(|(k, _)| (i, k)).collect()
+      })
+      .collect();
+    ensure(changed.is_empty(), s.name, "never changes a result flagged as an error", || {
+      format!("changed (message, result) {changed:?} at budget {budget}")
+    })?;
+  }
   if input_valid {
     let problems = validate_plan(messages, &plan, format);
     ensure(problems.is_empty(), s.name, "valid input gives valid output", || {
@@ -366,7 +379,8 @@ fn check_strategy(
           Action::Replace(r) => {
             let truncated_before_cut =
               has_meta(r, "_truncatedAt") && last_cut_step.is_some_and(|s| s >= out_conv.step(k));
-            *r.content != *output[k].content_text() && !truncated_before_cut
+            crate::plan::replaced_message(&output[k], r).content != output[k].content
+              && !truncated_before_cut
           }
         })
         .collect();
@@ -442,9 +456,7 @@ pub fn output_of(messages: &[Message], plan: &Plan) -> Vec<Message> {
     .zip(plan.actions())
     .filter_map(|(m, a)| match a {
       Action::Keep => Some(m.clone()),
-      Action::Replace(r) => {
-        Some(Message { content: Content::Text(r.content.to_string()), ..m.clone() })
-      }
+      Action::Replace(r) => Some(crate::plan::replaced_message(m, r)),
       Action::Drop => None,
     })
     .collect()

@@ -6,7 +6,7 @@
 use crate::analysis::classify::{classify_conversation, ClassifyOptions};
 use crate::model::conversation::Conversation;
 use crate::model::cut::MIN_CUT_BUDGET;
-use crate::model::message::Role;
+use crate::model::message::{Message, Role};
 use crate::plan::Plan;
 use crate::strategy::age::trim_by_age;
 use crate::strategy::anchored_units;
@@ -45,6 +45,9 @@ pub struct Promises {
   /// cut changes what an output holds (the referenced span may go, the marker may hold one),
   /// so a second run may truncate an output at or before the step of the first run's last cut.
   pub retruncates_before_cuts: bool,
+  /// It never changes a tool result flagged as an error, even one beside others in a message
+  /// whose results it shortens one by one.
+  pub keeps_flagged_results: bool,
 }
 
 /// A strategy under test.
@@ -65,6 +68,7 @@ const BUDGETED: Promises = Promises {
   fits_unless_protected: true,
   idempotent: true,
   retruncates_before_cuts: false,
+  keeps_flagged_results: false,
 };
 
 /// Every strategy of the crate.
@@ -104,7 +108,7 @@ pub const STRATEGIES: &[Strategy] = &[
     name: "truncate_old_tool_outputs",
     run: |conv, _, bits| conformed(conv, truncate_old_tool_outputs(conv, &truncation_config(bits))),
     guards: truncation_guards,
-    promises: Promises { retruncates_before_cuts: true, ..REWRITES },
+    promises: Promises { retruncates_before_cuts: true, keeps_flagged_results: true, ..REWRITES },
   },
   Strategy {
     name: "deduplicate",
@@ -131,6 +135,7 @@ const REWRITES: Promises = Promises {
   fits_unless_protected: false,
   idempotent: true,
   retruncates_before_cuts: false,
+  keeps_flagged_results: false,
 };
 
 /// The plan as the binding returns it (see [`Plan::conform`]).
@@ -267,12 +272,17 @@ fn protected_guards(conv: &Conversation<'_>, options: &ClassifyOptions) -> Vec<G
 }
 
 /// What `truncateOldToolOutputs` promises: nothing is dropped; messages that are not tool
-/// results, and results flagged as errors, are untouched.
+/// results, and results flagged as errors, are untouched (a message whose results are apart,
+/// when each of them is flagged: the others are shortened on their own).
 fn truncation_guards(conv: &Conversation<'_>, _: u64) -> Vec<Guard> {
+  let flagged = |m: &Message| match m.has_results_apart() {
+    true => m.split_results().iter().all(|r| r.is_error),
+    false => m.is_error,
+  };
   conv
     .messages()
     .iter()
-    .map(|m| if m.is_tool_result() && !m.is_error { Guard::Returned } else { Guard::Untouched })
+    .map(|m| if m.is_tool_result() && !flagged(m) { Guard::Returned } else { Guard::Untouched })
     .collect()
 }
 

@@ -670,17 +670,33 @@ pub fn rewrite(raw: &str, r: &Replacement, format: Format, index: usize) -> Resu
       None => return Err(Error::message(index, "", format!("could not be rewritten: {e}"))),
     },
   };
-  let mut text = String::new();
-  push_json_string(&mut text, &r.content);
+  let json = |text: &str| {
+    let mut json = String::with_capacity(text.len() + 2);
+    push_json_string(&mut json, text);
+    json
+  };
+  let text = json(&r.content);
+  // Result `k`'s new text as JSON, `None` when it is kept.
+  let result = |k: usize| match &r.results {
+    None => Some(Cow::Borrowed(text.as_str())),
+    Some(_) => r.result_text(k).map(|t| Cow::Owned(json(t))),
+  };
   let content = entries.iter().find(|(k, _)| k == "content").map(|(_, v)| v.get());
   let parts = content.filter(|c| c.starts_with('[')).and_then(|c| match format {
-    Format::Anthropic => {
-      rewrite_parts(c, "tool_result", "content", |old| result_content(old, &text))
+    Format::Anthropic => rewrite_parts(c, "tool_result", "content", |k, old| {
+      result(k).map(|text| result_content(old, &text))
+    }),
+    Format::AiSdk => {
+      rewrite_parts(c, "tool-result", "output", |k, old| result(k).map(|t| output_of(old, &t)))
     }
-    Format::AiSdk => rewrite_parts(c, "tool-result", "output", |old| output_of(old, &text)),
     Format::OpenAi => None,
   });
-  let new_content = parts.unwrap_or(text);
+  // Results replaced one by one are only ever those of a content array.
+  let new_content = match (parts, content) {
+    (Some(parts), _) => parts,
+    (None, Some(content)) if r.results.is_some() => content.to_string(),
+    (None, _) => text,
+  };
   let mut out = String::with_capacity(raw.len());
   out.push('{');
   let mut replaced = false;
@@ -735,16 +751,18 @@ fn output_of(old: Option<&RawValue>, text: &str) -> String {
   format!("{{\"type\":\"{kind}\",\"value\":{text}}}")
 }
 
-/// A content array with `key` of every part of type `kind` set to `value(old)` (JSON text, from
-/// the part's old value under `key`), or `None` when no part is of that type.
+/// A content array with `key` of every part of type `kind` set to `value(k, old)` (JSON text,
+/// from the part's place `k` among the parts of that type and its old value under `key`; the
+/// part kept as it is when that is `None`), or `None` when no part is of that type.
 fn rewrite_parts(
   content: &str,
   kind: &str,
   key: &str,
-  value: impl Fn(Option<&RawValue>) -> String,
+  mut value: impl FnMut(usize, Option<&RawValue>) -> Option<String>,
 ) -> Option<String> {
   let parts: Vec<&RawValue> = serde_json::from_str(content).ok()?;
   let mut any = false;
+  let mut found = 0;
   let mut out = String::with_capacity(content.len());
   out.push('[');
   for (i, part) in parts.iter().enumerate() {
@@ -760,7 +778,12 @@ fn rewrite_parts(
     };
     any = true;
     let old = entries.iter().find(|(k, _)| k == key).map(|(_, v)| *v);
-    let value = value(old);
+    let Some(value) = value(found, old) else {
+      found += 1;
+      out.push_str(part.get());
+      continue;
+    };
+    found += 1;
     out.push('{');
     for (j, (k, v)) in entries.iter().enumerate() {
       if j > 0 {

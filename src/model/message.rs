@@ -419,6 +419,17 @@ impl Message {
     self.is_tool_result() && self.answers.len() == 1 && !text_beside
   }
 
+  /// Whether this is a tool result whose results are parts of its content, and not a single
+  /// result ([`Message::is_single_result`]): parallel results in one Anthropic or AI SDK
+  /// message, or a result block beside a text block. A strategy shortens such a message result
+  /// by result ([`crate::plan::Replacement::results`]), each on its own text
+  /// ([`Message::split_results`]), its other parts kept.
+  pub fn has_results_apart(&self) -> bool {
+    self.is_tool_result()
+      && !self.is_single_result()
+      && self.parts().iter().any(|p| matches!(p, Part::ToolResult { .. }))
+  }
+
   /// The tool results of a message that answers several calls (parallel calls: an Anthropic
   /// user message of `tool_result` blocks, an AI SDK tool message of `tool-result` parts), each
   /// on its own: empty for any other message, which the analyses read whole.
@@ -464,15 +475,16 @@ impl Message {
     }
   }
 
-  /// Each result of a message of several results ([`Message::several_results`]) as a tool
-  /// message of its own, answering its call with its content and error flag: the conversation
-  /// as the same results one message each would be (OpenAI), which the analyses that read
-  /// single results (supersession) read instead. Made once, kept in the memo with theirs.
-  /// Empty for any other message.
+  /// Each result of a message whose results are apart ([`Message::has_results_apart`]: of a
+  /// message of several results, [`Message::several_results`]) as a tool message of its own,
+  /// answering its call with its content and error flag: the conversation as the same results
+  /// one message each would be (OpenAI), which the analyses that read single results
+  /// (supersession) and the strategies that shorten results read instead. Made once, kept in
+  /// the memo with theirs. Empty for any other message.
   pub fn split_results(&self) -> &[Message] {
     self.memo.split.get_or_init(|| {
       let Content::Parts(parts) = &self.content else { return Box::default() };
-      if self.answers.len() < 2 {
+      if !self.has_results_apart() {
         return Box::default();
       }
       parts

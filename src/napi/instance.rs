@@ -600,6 +600,8 @@ pub(crate) struct Rewrite {
   pub format: Format,
   /// The replacement's content.
   pub content: std::sync::Arc<str>,
+  /// The replacement's texts of the message's tool results, when replaced one by one.
+  pub results: Option<crate::plan::ResultTexts>,
   /// The message written.
   pub json: String,
 }

@@ -166,13 +166,14 @@ fn trim_json<'env>(
         while earlier.next_if(|w| w.index < i).is_some() {}
         let kept = earlier
           .next_if(|w| w.index == i)
-          .filter(|w| w.format == format && w.content == r.content);
+          .filter(|w| w.format == format && w.content == r.content && w.results == r.results);
         let rewrite = match kept {
           Some(w) => w,
           None => Rewrite {
             index: i,
             format,
             content: r.content.clone(),
+            results: r.results.clone(),
             json: rewrite(raw, r, format, i)?,
           },
         };

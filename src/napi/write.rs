@@ -10,7 +10,8 @@
 //! message; the `content` of each `tool_result` block of an Anthropic message (a string, or one
 //! text block carrying the `cache_control` its own blocks had); the `output` of each
 //! `tool-result` part of an AI SDK message (as `{type: 'text', value}`, `'error-text'` for an
-//! error). A message the
+//! error); of a message whose results are replaced one by one, only those blocks or parts,
+//! each with its own text. A message the
 //! plan inserts is a new object `{role, content}` with string content, a shape every supported
 //! format accepts for `user` and `assistant` messages.
 //!
@@ -68,13 +69,28 @@ function outputOf(old, text) {
   const kind = old !== null && typeof old === 'object' ? old.type : undefined;
   return { type: typeof kind === 'string' && kind.startsWith('error') ? 'error-text' : 'text', value: text };
 }
+// The text of the `k`-th tool result of a copy: `text` itself, or its item `k` when the results
+// are replaced one by one (null: that result is kept).
+function textOf(text, k) {
+  return typeof text === 'string' ? text : text[k] ?? null;
+}
 function copyOf(o, text, format, list, value) {
-  let content = text;
+  // Results replaced one by one are only ever those of a content array.
+  let content = typeof text === 'string' ? text : o.content;
   if (Array.isArray(o.content)) {
+    let k = 0;
     if (format === 'anthropic' && o.content.some((b) => b && b.type === 'tool_result')) {
-      content = o.content.map((b) => (b && b.type === 'tool_result' ? { ...b, content: resultContent(b.content, text) } : b));
+      content = o.content.map((b) => {
+        if (!b || b.type !== 'tool_result') return b;
+        const t = textOf(text, k++);
+        return t === null ? b : { ...b, content: resultContent(b.content, t) };
+      });
     } else if (format === 'ai-sdk' && o.content.some((p) => p && p.type === 'tool-result')) {
-      content = o.content.map((p) => (p && p.type === 'tool-result' ? { ...p, output: outputOf(p.output, text) } : p));
+      content = o.content.map((p) => {
+        if (!p || p.type !== 'tool-result') return p;
+        const t = textOf(text, k++);
+        return t === null ? p : { ...p, output: outputOf(p.output, t) };
+      });
     }
   }
   if (!ASSIGN_SAFE || hasOwn.call(o, '__proto__')) {
@@ -116,7 +132,8 @@ function hide(object, list, value) {
 // item `-codes[i] - 1`, whose four numbers in `items` are the source index it copies (or -1:
 // a new message), the index of its role among the texts after the items' (new messages), the
 // index in `keyLists` of its metadata names (or -1) and the index of its first value in
-// `tags`/`numbers` (it has as many as names). Its text is `texts[item]`. A value's tag says
+// `tags`/`numbers` (it has as many as names). Its text is `texts[item]`: a string, or an array
+// of each tool result's new text (or null) when they are replaced one by one. A value's tag says
 // what it is: 0 false, 1 true, 2 the number, 3 the text at that index after the items' texts.
 function build(source, codes, texts, items, keyLists, tags, numbers, format) {
   const out = new Array(codes.length);
@@ -254,13 +271,33 @@ fn build<'env>(
   plan.walk(&indices, |step| match step {
     Step::Input(_, Action::Drop) => {}
     Step::Input(&i, Action::Keep) => batch.codes.push(i as i32),
-    Step::Input(&i, Action::Replace(r)) => batch.item(Some(i), None, &r.content, &r.meta),
-    Step::Inserted(m) => batch.item(None, Some(m.role.as_str()), &m.content, &m.meta),
+    Step::Input(&i, Action::Replace(r)) => {
+      let text = match &r.results {
+        Some(results) => ItemText::Results(results),
+        None => ItemText::Whole(&r.content),
+      };
+      batch.item(Some(i), None, text, &r.meta)
+    }
+    Step::Inserted(m) => {
+      batch.item(None, Some(m.role.as_str()), ItemText::Whole(&m.content), &m.meta)
+    }
   });
   let Batch { codes, items, item_texts, extra_texts, key_lists, tags, numbers } = batch;
   let mut js_texts = env.create_array((item_texts.len() + extra_texts.len()) as u32)?;
-  for (k, text) in item_texts.iter().chain(&extra_texts).enumerate() {
-    js_texts.set(k as u32, *text)?;
+  for (k, text) in item_texts.iter().enumerate() {
+    match text {
+      ItemText::Whole(text) => js_texts.set(k as u32, *text)?,
+      ItemText::Results(results) => {
+        let mut each = env.create_array(results.len() as u32)?;
+        for (r, result) in results.iter().enumerate() {
+          each.set(r as u32, result.as_deref())?;
+        }
+        js_texts.set(k as u32, each)?;
+      }
+    }
+  }
+  for (k, text) in extra_texts.iter().enumerate() {
+    js_texts.set((item_texts.len() + k) as u32, *text)?;
   }
   let mut js_keys = env.create_array(key_lists.len() as u32)?;
   for (k, keys) in key_lists.iter().enumerate() {
@@ -292,6 +329,13 @@ pub(crate) type BuildArgs<'env> = FnArgs<(
 )>;
 pub(crate) type BuildFn<'env> = Function<'env, BuildArgs<'env>, Array<'env>>;
 
+/// The text of a builder's item: one for the whole content (or every tool result), or one per
+/// tool result (`None`: kept).
+enum ItemText<'p> {
+  Whole(&'p str),
+  Results(&'p [Option<std::sync::Arc<str>>]),
+}
+
 /// A plan encoded for the builder.
 #[derive(Default)]
 struct Batch<'p> {
@@ -301,7 +345,7 @@ struct Batch<'p> {
   /// list's index or -1, the index of its first value.
   items: Vec<i32>,
   /// Each item's text, in item order.
-  item_texts: Vec<&'p str>,
+  item_texts: Vec<ItemText<'p>>,
   /// The texts after the items' (roles and text values), indexed from the first of them.
   extra_texts: Vec<&'p str>,
   /// The distinct comma-joined metadata name lists.
@@ -319,7 +363,7 @@ impl<'p> Batch<'p> {
     &mut self,
     source: Option<u32>,
     role: Option<&'p str>,
-    text: &'p str,
+    text: ItemText<'p>,
     meta: &'p [(&'static str, MetaValue)],
   ) {
     let j = self.item_texts.len();

@@ -130,9 +130,7 @@ pub fn validate_plan<M: Borrow<Message>>(
   plan.walk(&inputs, |step| match step {
     Step::Input(m, action) => {
       output.push(match action {
-        Action::Replace(r) => {
-          Message { content: Content::Text(r.content.to_string()), ..(*m).clone() }
-        }
+        Action::Replace(r) => crate::plan::replaced_message(m, r),
         Action::Keep | Action::Drop => (*m).clone(),
       });
       dropped.push(matches!(action, Action::Drop));

@@ -76,7 +76,7 @@ pub fn trim_after_rolling(
     .iter()
     .enumerate()
     .map(|(i, a)| match a {
-      Action::Replace(r) => Some(replaced_message(conv.message(i), &r.content)),
+      Action::Replace(r) => Some(replaced_message(conv.message(i), r)),
       Action::Keep | Action::Drop => None,
     })
     .collect();

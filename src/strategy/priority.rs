@@ -34,11 +34,11 @@ use crate::analysis::file_ops::numbered_file_operations;
 use crate::analysis::file_tracker::FileTracker;
 use crate::model::conversation::Conversation;
 use crate::model::cut::{cut_content, MIN_CUT_BUDGET};
-use crate::model::message::Shape;
 use crate::model::tokens::message_content_tokens;
 use crate::output::placeholder::{PlaceholderFields, PlaceholderTemplate};
 use crate::plan::{
-  replacement, replacement_counted, Action, MetaValue, Opening, Plan, Replacement,
+  replacement, replacement_counted, replacement_of_results, Action, MetaValue, Opening, Plan,
+  Replacement,
 };
 use crate::strategy::{anchored_units, Outcome, Tally};
 
@@ -184,17 +184,21 @@ fn cuttable(conv: &Conversation<'_>, u: usize, plan: &Plan, plain: bool) -> Vec<
     .iter()
     .copied()
     .filter(|&i| matches!(plan.action(i), Action::Keep))
-    .filter(|&i| cuttable_message(conv.shape(i), plain))
+    .filter(|&i| cuttable_message(conv, i, plain))
     .collect();
   largest_first(conv, &mut candidates);
   candidates
 }
 
-/// Whether a cut may shorten `m`: a tool result answering one call (its content is replaced)
-/// and, with `plain`, a user turn; never an assistant message, whose content holds its calls
-/// in two formats.
-fn cuttable_message(m: Shape, plain: bool) -> bool {
-  m.is_single_result() || (plain && m.is_user_turn())
+/// Whether a cut may shorten message `i`: a tool result answering one call (its content is
+/// replaced), a message whose results are apart (each cut on its own,
+/// [`crate::model::message::Message::has_results_apart`]) and, with `plain`, a user turn; never
+/// an assistant message, whose content holds its calls in two formats.
+fn cuttable_message(conv: &Conversation<'_>, i: usize, plain: bool) -> bool {
+  let shape = conv.shape(i);
+  shape.is_single_result()
+    || (plain && shape.is_user_turn())
+    || (shape.is_tool_result() && conv.message(i).has_results_apart())
 }
 
 /// Cuts `candidates` (messages `plan` keeps as they are) in turn, each by what is still
@@ -265,7 +269,7 @@ fn largest_first(conv: &Conversation<'_>, indices: &mut [usize]) {
 fn anchor_candidates(conv: &Conversation<'_>, anchored: &[bool], plan: &Plan) -> Vec<usize> {
   let Some(last) = conv.len().checked_sub(1) else { return Vec::new() };
   let kept = |i: usize| anchored[conv.unit_of(i)] && matches!(plan.action(i), Action::Keep);
-  let output = |i: usize| cuttable_message(conv.shape(i), true);
+  let output = |i: usize| cuttable_message(conv, i, true);
   let mut candidates: Vec<usize> = (0..last).filter(|&i| kept(i) && output(i)).collect();
   largest_first(conv, &mut candidates);
   if kept(last) && output(last) {
@@ -321,10 +325,37 @@ fn cut_anchors_to_fit(
 
 /// Message `i` cut to head and tail so that it is at least `excess` tokens smaller (or as
 /// small as a cut gets, [`MIN_CUT_BUDGET`]), with `_originalLength` and `_cutTokens`; `None`
-/// when a cut would not make it smaller.
+/// when a cut would not make it smaller. A message whose results are apart has its results cut
+/// each on its own text, the largest first, each by what is still missing.
 fn cut_result(conv: &Conversation<'_>, i: usize, excess: usize) -> Option<Replacement> {
   let m = conv.message(i);
   let encoding = conv.encoding();
+  if !conv.shape(i).is_single_result() && m.has_results_apart() {
+    let split = m.split_results();
+    let tokens: Vec<usize> = split.iter().map(|r| message_content_tokens(r, encoding)).collect();
+    let mut order: Vec<usize> = (0..split.len()).collect();
+    order.sort_by_key(|&k| (std::cmp::Reverse(tokens[k]), k));
+    let (mut missing, mut cut_tokens) = (excess, 0);
+    let mut new = vec![None; split.len()];
+    for k in order {
+      if missing == 0 {
+        break;
+      }
+      let max = tokens[k].saturating_sub(missing).max(MIN_CUT_BUDGET);
+      let Some(cut) = cut_content(&split[k], max, encoding) else { continue };
+      if cut.tokens < tokens[k] {
+        missing = missing.saturating_sub(tokens[k] - cut.tokens);
+        cut_tokens += cut.cut_tokens;
+        new[k] = Some((cut.text, cut.tokens));
+      }
+    }
+    let meta = vec![
+      ("_originalLength", MetaValue::Number(m.content_utf16_len() as f64)),
+      ("_cutTokens", MetaValue::Number(cut_tokens as f64)),
+    ];
+    let r = replacement_of_results(conv, i, new, meta);
+    return (r.tokens < conv.tokens(i)).then_some(r);
+  }
   let content = message_content_tokens(m, encoding);
   let max = content.saturating_sub(excess).max(MIN_CUT_BUDGET);
   let cut = cut_content(m, max, encoding)?;
@@ -516,7 +547,7 @@ impl<'s, 'c> Shorten<'s, 'c> {
   ) {
     let conv = self.conv;
     for &i in &conv.units()[u].members {
-      if !matches!(plan.action(i), Action::Replace(_)) || !conv.shape(i).is_single_result() {
+      if !matches!(plan.action(i), Action::Replace(_)) || !cuttable_message(conv, i, false) {
         continue;
       }
       let now = plan.tokens_of(conv, i);
@@ -656,11 +687,13 @@ impl<'s, 'c> Shorten<'s, 'c> {
     // as many as the budget needs.
     largest_first(conv, &mut results);
     for i in results {
-      if tally.total() <= self.target {
+      let Some(missing) = tally.total().checked_sub(self.target).filter(|&m| m > 0) else {
         break;
-      }
-      let r = placeholder(conv, i, &classification[i], tracker, template);
-      if r.tokens * 2 <= conv.tokens(i) {
+      };
+      let r = placeholder_freeing(conv, i, &classification[i], tracker, template, missing);
+      // Results apart were each replaced only where that halves them.
+      let apart = !conv.shape(i).is_single_result() && conv.message(i).has_results_apart();
+      if (apart && r.tokens < conv.tokens(i)) || r.tokens * 2 <= conv.tokens(i) {
         tally.replace(conv, plan, i, r);
       }
     }
@@ -677,7 +710,7 @@ impl<'s, 'c> Shorten<'s, 'c> {
     // dropped units of a long history, tried every call.
     if !fits && self.shortcuts && matches!(self.shortening, Shortening::Cuts) {
       let members = &conv.units()[u].members;
-      let cuttable = members.iter().filter(|&&i| cuttable_message(conv.shape(i), true));
+      let cuttable = members.iter().filter(|&&i| cuttable_message(conv, i, true));
       if most_cuts_free(conv, cuttable) < whole - self.target {
         return false;
       }
@@ -779,10 +812,10 @@ pub fn trim_order_keeping(
 /// other result `[Content truncated - file: P - N steps ago - T tokens]` (the file part only
 /// when the result is about a file), where N is the result's age and T its tokens.
 ///
-/// A message holding several results (parallel calls answered in one Anthropic or AI SDK
-/// message) has one placeholder, which each of its results gets: it names no file (the
-/// file is the first result's, not the others') and says how many results it stands for,
-/// `[Content truncated - K tool results - N steps ago - T tokens]`.
+/// A message whose results are apart (parallel calls answered in one Anthropic or AI SDK
+/// message, [`crate::model::message::Message::has_results_apart`]) has each result replaced by
+/// its own placeholder (its file, its content tokens), where that at least halves it; the
+/// others are kept, as are its other parts.
 pub fn placeholder(
   conv: &Conversation<'_>,
   i: usize,
@@ -790,18 +823,76 @@ pub fn placeholder(
   tracker: &FileTracker,
   template: Option<&PlaceholderTemplate>,
 ) -> Replacement {
-  let tokens = conv.tokens(i);
-  let age = conv.age(i);
-  let results = conv.messages()[i].answers.len();
-  let path = classification.metadata.file_path.as_deref().filter(|_| results <= 1);
-  let text = match (template, path, path.and_then(|p| tracker.get(p))) {
-    (Some(template), ..) => template.render(&PlaceholderFields { age, tokens, path }),
-    (None, None, _) if results > 1 => {
-      format!("[Content truncated - {results} tool results - {age} steps ago - {tokens} tokens]")
+  placeholder_freeing(conv, i, classification, tracker, template, usize::MAX)
+}
+
+/// [`placeholder`], where the results of a message whose results are apart are replaced the
+/// largest first and only until `missing` tokens are freed.
+fn placeholder_freeing(
+  conv: &Conversation<'_>,
+  i: usize,
+  classification: &Classification,
+  tracker: &FileTracker,
+  template: Option<&PlaceholderTemplate>,
+  missing: usize,
+) -> Replacement {
+  let m = conv.message(i);
+  let meta = vec![
+    ("_truncated", MetaValue::Bool(true)),
+    ("_originalTokens", MetaValue::Number(conv.tokens(i) as f64)),
+  ];
+  let path = classification.metadata.file_path.as_deref();
+  if conv.shape(i).is_single_result() || !m.has_results_apart() {
+    let text =
+      placeholder_text(conv, i, conv.tokens(i), path, &m.content_text(), tracker, template);
+    return replacement(conv, i, text, meta);
+  }
+  let encoding = conv.encoding();
+  let split = m.split_results();
+  let several = m.several_results();
+  let operations = crate::analysis::file_ops::file_operations_of(conv, i);
+  // Each result's file: its own operation's (a result beside a text block is the message's).
+  let path_of = |k: usize| match several.get(k) {
+    Some(r) => operations.iter().find(|op| op.part == Some(r.part)).map(|op| op.path.as_str()),
+    None => path,
+  };
+  let tokens: Vec<usize> = split.iter().map(|r| message_content_tokens(r, encoding)).collect();
+  let mut order: Vec<usize> = (0..split.len()).collect();
+  order.sort_by_key(|&k| (std::cmp::Reverse(tokens[k]), k));
+  let mut new = vec![None; split.len()];
+  let mut freed = 0;
+  for k in order {
+    if freed >= missing {
+      break;
     }
+    let content = split[k].content_text();
+    let text = placeholder_text(conv, i, tokens[k], path_of(k), &content, tracker, template);
+    let new_tokens = crate::model::tokens::count_tokens(&text, encoding);
+    if new_tokens * 2 <= tokens[k] {
+      freed += tokens[k] - new_tokens;
+      new[k] = Some((std::sync::Arc::from(text), new_tokens));
+    }
+  }
+  replacement_of_results(conv, i, new, meta)
+}
+
+/// The text of [`placeholder`] for a result of message `i` of `tokens` tokens, about `path`,
+/// whose text is `content`.
+fn placeholder_text(
+  conv: &Conversation<'_>,
+  i: usize,
+  tokens: usize,
+  path: Option<&str>,
+  content: &str,
+  tracker: &FileTracker,
+  template: Option<&PlaceholderTemplate>,
+) -> String {
+  let age = conv.age(i);
+  match (template, path, path.and_then(|p| tracker.get(p))) {
+    (Some(template), ..) => template.render(&PlaceholderFields { age, tokens, path }),
     (None, Some(path), Some(reference)) => file_placeholder(
       path,
-      &conv.messages()[i].content_text(),
+      content,
       conv.current_step().saturating_sub(reference.last_access_step),
       reference.was_modified,
     ),
@@ -809,12 +900,7 @@ pub fn placeholder(
       format!("[Content truncated - file: {path} - {age} steps ago - {tokens} tokens]")
     }
     (None, None, _) => format!("[Content truncated - {age} steps ago - {tokens} tokens]"),
-  };
-  let meta = vec![
-    ("_truncated", MetaValue::Bool(true)),
-    ("_originalTokens", MetaValue::Number(tokens as f64)),
-  ];
-  replacement(conv, i, text, meta)
+  }
 }
 
 /// The seed's `createFilePlaceholder`: the file's path, the removed content's line count and
@@ -1306,37 +1392,62 @@ mod tests {
   }
 
   /// Parallel calls answered in one message (Anthropic `tool_result` blocks): each block gets
-  /// the message's placeholder, so it names no file, even one the tracker knows (it would
-  /// present the other results as that file), and says how many results it stands for.
+  /// its own placeholder, naming its own file (the tracker's file placeholder for the read, the
+  /// generic one for the test run), where that at least halves it; a short result is kept.
   #[test]
-  fn a_message_of_several_results_gets_a_placeholder_that_names_no_file() {
+  fn each_result_of_a_message_of_several_gets_its_own_placeholder() {
     let messages = serde_json::json!([
       {"role": "user", "content": "Check the repo"},
       {"role": "assistant", "content": [
         {"type": "tool_use", "id": "t1", "name": "read_file", "input": {"path": "a.ts"}},
-        {"type": "tool_use", "id": "t2", "name": "bash", "input": {"command": "npm test"}}]},
+        {"type": "tool_use", "id": "t2", "name": "bash", "input": {"command": "npm test"}},
+        {"type": "tool_use", "id": "t3", "name": "bash", "input": {"command": "pwd"}}]},
       {"role": "user", "content": [
         {"type": "tool_result", "tool_use_id": "t1", "content": "line of output\n".repeat(400)},
-        {"type": "tool_result", "tool_use_id": "t2", "content": "FAIL ".repeat(800), "is_error": true}]},
+        {"type": "tool_result", "tool_use_id": "t2", "content": "FAIL ".repeat(2500), "is_error": true},
+        {"type": "tool_result", "tool_use_id": "t3", "content": "/w"}]},
       {"role": "user", "content": "next"}
     ]);
     let (_, msgs) = crate::model::format::parse_messages(&messages, None).unwrap();
     let conv = Conversation::new(&msgs, Encoding::O200kBase);
     let c = classify_conversation(&conv, None, &ClassifyOptions::default());
     // Classed as its most important result: the recent test output (a recent turn) over the
-    // read (a recent read), so it names no file.
+    // read (a recent read), so the message names no file.
     assert_eq!(c[2].priority, ContentPriority::RecentTurns);
     assert_eq!(c[2].metadata.file_path, None);
     let tracker = FileTracker::from_conversation(&conv, 0.0);
     assert!(tracker.get("a.ts").is_some());
+    let split = msgs[2].split_results();
+    let tokens = |k: usize| message_content_tokens(&split[k], Encoding::O200kBase);
     let r = placeholder(&conv, 2, &c[2], &tracker, None);
+    assert!(r.content.is_empty());
+    let read = r.result_text(0).unwrap();
+    assert!(read.starts_with("[File: a.ts\n  Lines: 401\n"), "{read}");
     assert_eq!(
-      &*r.content,
-      format!("[Content truncated - 2 tool results - 0 steps ago - {} tokens]", conv.tokens(2))
+      r.result_text(1),
+      Some(format!("[Content truncated - 0 steps ago - {} tokens]", tokens(1)).as_str())
     );
+    assert_eq!(r.result_text(2), None, "the short result is kept");
+    let after = crate::plan::replaced_message(&msgs[2], &r);
+    assert_eq!(r.tokens, crate::model::tokens::message_tokens(&after, Encoding::O200kBase));
     let template = PlaceholderTemplate::new("[{path}: {tokens} tokens]");
     let r = placeholder(&conv, 2, &c[2], &tracker, Some(&template));
-    assert_eq!(&*r.content, format!("[: {} tokens]", conv.tokens(2)));
+    assert_eq!(r.result_text(0), Some(format!("[a.ts: {} tokens]", tokens(0)).as_str()));
+    assert_eq!(r.result_text(1), Some(format!("[: {} tokens]", tokens(1)).as_str()));
+    // trimWithPlaceholders replaces the largest first, only as far as the budget needs.
+    let opts = options(conv.total_tokens() - 100, 0);
+    let t = trim_with_placeholders(&conv, None, &opts);
+    let Action::Replace(r) = t.outcome.plan.action(2) else { panic!("replaced") };
+    assert!(tokens(1) > tokens(0));
+    assert!(r.result_text(1).is_some() && r.result_text(0).is_none() && r.result_text(2).is_none());
+    assert!(t.outcome.plan.dropped().is_empty() && !t.outcome.over_budget);
+    // trimByPriority cuts each result on its own text, the largest first.
+    let t = trim_by_priority(&conv, None, &opts);
+    let Action::Replace(r) = t.outcome.plan.action(2) else { panic!("replaced") };
+    let cut = r.result_text(1).unwrap();
+    assert!(cut.starts_with("FAIL FAIL") && cut.contains(" tokens cut ..."), "{cut}");
+    assert!(r.result_text(0).is_none() && r.result_text(2).is_none());
+    assert!(t.outcome.plan.dropped().is_empty() && !t.outcome.over_budget);
   }
 
   #[test]

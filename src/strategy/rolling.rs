@@ -32,6 +32,7 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -42,7 +43,9 @@ use crate::model::cut::{cut_content, MIN_CUT_BUDGET};
 use crate::model::message::{quote, Message, Role};
 use crate::model::tokens::message_content_tokens;
 use crate::output::placeholder::{PlaceholderFields, PlaceholderTemplate};
-use crate::plan::{replacement, replacement_counted, MetaValue, Plan};
+use crate::plan::{
+  replacement, replacement_counted, replacement_of_results, MetaValue, Plan, Replacement,
+};
 
 /// Default of [`TruncationConfig::max_age`].
 pub const DEFAULT_MAX_AGE: usize = 5;
@@ -179,7 +182,7 @@ pub fn rules(conv: &Conversation<'_>, config: &TruncationConfig) -> Vec<Rule> {
   for (i, m) in messages.iter().enumerate() {
     let rule = if !m.is_tool_result() {
       Rule::NotToolResult
-    } else if config.preserve_errors && (m.is_error || m.is_error_output()) {
+    } else if config.preserve_errors && is_error_report(m) {
       Rule::Error
     } else if message_content_tokens(m, conv.encoding()) < config.small_output_tokens {
       Rule::Small
@@ -213,17 +216,36 @@ pub fn rules(conv: &Conversation<'_>, config: &TruncationConfig) -> Vec<Rule> {
     };
     rules[i] = if referenced.is_none() && conv.age(i) > config.max_age {
       Rule::Placeholder
-    } else if message_content_tokens(messages[i], conv.encoding()) > config.max_tokens_per_output
-      && conv.shape(i).is_single_result()
-    {
-      // A message of several results (parallel calls) is not cut: one cut of their joined text
-      // would give each result the head of one and the tail of another.
+    } else if over_cap(conv, i, config) {
       Rule::Cut
     } else {
       referenced.unwrap_or(Rule::Recent)
     };
   }
   rules
+}
+
+/// Whether tool result `m` is an error report: flagged, or its text reads as one. A message
+/// whose results are apart ([`Message::has_results_apart`]) is one when each of its results
+/// is: the others are shortened on their own, the error reports kept.
+fn is_error_report(m: &Message) -> bool {
+  if m.has_results_apart() {
+    return m.split_results().iter().all(|r| r.is_error || r.is_error_output());
+  }
+  m.is_error || m.is_error_output()
+}
+
+/// Whether tool result `i` is longer than `max_tokens_per_output`: a single result, or one of
+/// the results of a message whose results are apart, each taken on its own (one cut of their
+/// joined text would give each result the head of one and the tail of another).
+fn over_cap(conv: &Conversation<'_>, i: usize, config: &TruncationConfig) -> bool {
+  let m = conv.message(i);
+  let over =
+    |m: &Message| message_content_tokens(m, conv.encoding()) > config.max_tokens_per_output;
+  if conv.shape(i).is_single_result() {
+    return over(m);
+  }
+  m.split_results().iter().any(over)
 }
 
 /// Truncates old tool outputs and cuts long recent ones (see the [module docs](self)).
@@ -235,6 +257,12 @@ pub fn truncate_old_tool_outputs(conv: &Conversation<'_>, config: &TruncationCon
   let template = PlaceholderTemplate::new(&config.placeholder);
   for (i, rule) in rules(conv, config).into_iter().enumerate() {
     let m = &conv.messages()[i];
+    if matches!(rule, Rule::Placeholder | Rule::Cut) && m.has_results_apart() {
+      if let Some(r) = shorten_results(conv, i, rule, config, &template) {
+        plan.replace(i, r);
+      }
+      continue;
+    }
     match rule {
       Rule::Placeholder => {
         let age =
@@ -268,9 +296,69 @@ pub fn truncate_old_tool_outputs(conv: &Conversation<'_>, config: &TruncationCon
   plan
 }
 
+/// [`truncate_old_tool_outputs`] of message `i`, whose results are apart
+/// ([`Message::has_results_apart`]), under `rule` ([`Rule::Placeholder`] or [`Rule::Cut`]):
+/// each of its results as a result alone would be, its other parts kept. With
+/// [`Rule::Placeholder`], each result neither an error report (when they are preserved) nor
+/// under `small_output_tokens` becomes the placeholder, with its own tokens and file; with
+/// [`Rule::Cut`], each one longer than `max_tokens_per_output` is cut. `_originalLength` is the
+/// message's, `_cutTokens` the sum of its cuts'. `None` when no result changes.
+fn shorten_results(
+  conv: &Conversation<'_>,
+  i: usize,
+  rule: Rule,
+  config: &TruncationConfig,
+  template: &PlaceholderTemplate,
+) -> Option<Replacement> {
+  let m = conv.message(i);
+  let encoding = conv.encoding();
+  let age = if config.stable_placeholders { config.max_age.saturating_add(1) } else { conv.age(i) };
+  let mut cut_tokens = 0;
+  let new: Vec<Option<(Arc<str>, usize)>> = m
+    .split_results()
+    .iter()
+    .map(|result| {
+      if config.preserve_errors && (result.is_error || result.is_error_output()) {
+        return None;
+      }
+      let tokens = message_content_tokens(result, encoding);
+      match rule {
+        Rule::Placeholder if tokens >= config.small_output_tokens => {
+          let call = result.answers.first().and_then(|id| conv.result_call(i, id));
+          let path = template.uses_path().then(|| call.and_then(|c| call_path(conv, c))).flatten();
+          let text = template.render(&PlaceholderFields { age, tokens, path: path.as_deref() });
+          let tokens = crate::model::tokens::count_tokens(&text, encoding);
+          Some((Arc::from(text), tokens))
+        }
+        Rule::Cut if tokens > config.max_tokens_per_output => {
+          let cut = cut_content(result, config.max_tokens_per_output, encoding)?;
+          cut_tokens += cut.cut_tokens;
+          Some((cut.text, cut.tokens))
+        }
+        _ => None,
+      }
+    })
+    .collect();
+  if new.iter().all(Option::is_none) {
+    return None;
+  }
+  let mut meta = vec![("_originalLength", MetaValue::Number(m.content_utf16_len() as f64))];
+  meta.push(match rule {
+    Rule::Cut => ("_cutTokens", MetaValue::Number(cut_tokens as f64)),
+    _ => ("_truncatedAt", MetaValue::Number(age as f64)),
+  });
+  Some(replacement_of_results(conv, i, new, meta))
+}
+
 /// The file the call answered by tool result `i` names (the first of [`argument_paths`]).
 fn result_path(conv: &Conversation<'_>, i: usize) -> Option<String> {
-  let arguments: Value = serde_json::from_str(conv.call_arguments(i)?).ok()?;
+  call_path(conv, conv.answered_call(i)?)
+}
+
+/// The file call `c` of message `caller` names (the first of [`argument_paths`]).
+fn call_path(conv: &Conversation<'_>, (caller, c): (usize, usize)) -> Option<String> {
+  let arguments: Value =
+    serde_json::from_str(&conv.message(caller).tool_calls.get(c)?.arguments).ok()?;
   argument_paths(&arguments).into_iter().next()
 }
 
@@ -720,20 +808,22 @@ mod tests {
     }
   }
 
-  /// A long result is cut on its own text: a message of two results (parallel calls) or of a
-  /// result beside a text block is not cut (one cut of the joined text would give each result
-  /// the head of one and the tail of another, or repeat the text block), a lone one is.
+  /// A long result is cut on its own text: each result of a message of two results (parallel
+  /// calls) is cut alone, keeping its own head and tail, and a result beside a text block is cut
+  /// with the text block kept as it is.
   #[test]
-  fn only_a_message_whose_text_is_one_result_is_cut() {
+  fn each_result_is_cut_on_its_own_text() {
     let lines = |p: &str| (0..400).map(|i| format!("{p} line {i}")).collect::<Vec<_>>().join("\n");
     let value = serde_json::json!([
       {"role": "user", "content": "go"},
       {"role": "assistant", "content": [
         {"type": "tool_use", "id": "A", "name": "read_file", "input": {"path": "a.ts"}},
-        {"type": "tool_use", "id": "B", "name": "bash", "input": {"command": "ls"}}]},
+        {"type": "tool_use", "id": "B", "name": "bash", "input": {"command": "ls"}},
+        {"type": "tool_use", "id": "E", "name": "bash", "input": {"command": "pwd"}}]},
       {"role": "user", "content": [
         {"type": "tool_result", "tool_use_id": "A", "content": lines("AAA")},
-        {"type": "tool_result", "tool_use_id": "B", "content": lines("BBB")}]},
+        {"type": "tool_result", "tool_use_id": "B", "content": lines("BBB")},
+        {"type": "tool_result", "tool_use_id": "E", "content": "/w"}]},
       {"role": "assistant", "content": [{"type": "tool_use", "id": "C", "name": "bash", "input": {"command": "make"}}]},
       {"role": "user", "content": [
         {"type": "tool_result", "tool_use_id": "C", "content": lines("CCC")},
@@ -746,10 +836,52 @@ mod tests {
     let conv = Conversation::new(&msgs, ENC);
     let config = TruncationConfig { max_tokens_per_output: 64, ..TruncationConfig::default() };
     let plan = truncate_old_tool_outputs(&conv, &config);
-    assert_eq!(plan.replaced(), vec![6]);
+    assert_eq!(plan.replaced(), vec![2, 4, 6]);
     assert!(
       content(&plan, 6).is_some_and(|c| c.starts_with("DDD line 0") && c.ends_with("DDD line 399"))
     );
+    let texts = |i: usize| -> Vec<String> {
+      let Action::Replace(r) = plan.action(i) else { panic!("{i} is replaced") };
+      let after = crate::plan::replaced_message(&msgs[i], r);
+      assert_eq!(after.answers, msgs[i].answers);
+      assert_eq!(plan.tokens_of(&conv, i), crate::model::tokens::message_tokens(&after, ENC));
+      match after.content {
+        Content::Parts(parts) => parts
+          .into_iter()
+          .map(|p| match p {
+            crate::model::message::Part::ToolResult { content, .. } => content,
+            crate::model::message::Part::Text(t) => format!("text: {t}"),
+            other => panic!("{other:?}"),
+          })
+          .collect(),
+        other => panic!("{other:?}"),
+      }
+    };
+    let parallel = texts(2);
+    for (text, p) in parallel.iter().zip(["AAA", "BBB"]) {
+      assert!(text.starts_with(&format!("{p} line 0")) && text.ends_with(&format!("{p} line 399")));
+      assert!(
+        text.contains(" tokens cut ") && !text.contains(if p == "AAA" { "BBB" } else { "AAA" })
+      );
+    }
+    assert_eq!(parallel[2], "/w", "a short result beside them is kept");
+    let beside = texts(4);
+    assert!(beside[0].starts_with("CCC line 0") && beside[0].contains(" tokens cut "));
+    assert_eq!(beside[1], "text: a note");
+    // Old enough, each long result becomes its own placeholder, naming its own file; the short
+    // one stays.
+    let config = TruncationConfig {
+      max_age: 0,
+      placeholder: "[{path} {tokens}]".into(),
+      ..TruncationConfig::default()
+    };
+    let plan = truncate_old_tool_outputs(&conv, &config);
+    let Action::Replace(r) = plan.action(2) else { panic!("replaced") };
+    let split = msgs[2].split_results();
+    let tokens = |k: usize| message_content_tokens(&split[k], ENC);
+    assert_eq!(r.result_text(0), Some(format!("[a.ts {}]", tokens(0)).as_str()));
+    assert_eq!(r.result_text(1), Some(format!("[ {}]", tokens(1)).as_str()));
+    assert_eq!(r.result_text(2), None);
   }
 
   /// An OpenAI tool message may carry its result as text parts: they are the result, cut as a
