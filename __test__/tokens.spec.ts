@@ -73,6 +73,35 @@ test('estimateMessageTokens counts content parts, images, names and object argum
   t.is(ct.estimateMessageTokens({ role: 'user', content: 'hi', name: 'bob' }), ct.estimateMessageTokens({ role: 'user', content: 'hi' }) + 2)
 })
 
+test('a text document counts its text in objects, fresh copies and JSON bodies; a PDF stays an attachment', (t) => {
+  const anthropic = { format: 'anthropic' } as const
+  const contract = 'the party of the first part agrees to the terms below\n'.repeat(800)
+  const asText = ct.estimateMessageTokens({ role: 'user', content: [{ type: 'text', text: contract }] }, anthropic)
+  t.true(asText > 5_000)
+  const documents = [
+    { type: 'document', source: { type: 'text', media_type: 'text/plain', data: contract }, title: 'contract', citations: { enabled: true } },
+    { type: 'document', source: { type: 'content', content: [{ type: 'text', text: contract }] } },
+  ]
+  for (const document of documents) {
+    const messages = [{ role: 'user', content: [document] }, { role: 'assistant', content: 'Read.' }]
+    const tokens = ct.estimateTokens(messages as never, anthropic)
+    t.is(ct.estimateMessageTokens(messages[0] as never, anthropic), asText, document.source.type)
+    t.is(ct.estimateTokens(JSON.parse(JSON.stringify(messages)), anthropic), tokens, `${document.source.type}: a fresh copy`)
+    t.is(ct.trimByPriorityJson(JSON.stringify(messages), { targetTokens: 100_000, format: 'anthropic' }).totalTokens, tokens, `${document.source.type}: a JSON body`)
+    // A budget below the document is met, not reported met by a 765-token estimate.
+    const trimmed = ct.trimByPriority(messages as never, { targetTokens: 2_000, format: 'anthropic' })
+    t.true(trimmed.totalTokens <= 2_000 && ct.estimateTokens(trimmed.messages, anthropic) === trimmed.totalTokens)
+  }
+  // A cached message whose source is changed in place from a PDF to text is read again.
+  const data = Buffer.alloc(3_000, 7).toString('base64')
+  const source: Record<string, unknown> = { type: 'base64', media_type: 'application/pdf', data }
+  const message = { role: 'user', content: [{ type: 'document', source }] }
+  t.is(ct.estimateMessageTokens(message as never, anthropic), ct.estimateMessageTokens({ role: 'user', content: [{ type: 'image', source }] } as never, anthropic))
+  source.type = 'text'
+  source.data = contract
+  t.is(ct.estimateMessageTokens(message as never, anthropic), asText)
+})
+
 test('screenshots and files count as images wherever they are, and a budget holds them', (t) => {
   const data = Buffer.alloc(30_000, 7).toString('base64')
   const image = { type: 'image', source: { type: 'base64', media_type: 'image/png', data } }

@@ -325,7 +325,9 @@ fn nested_item<'v>(
       (Some(Value::String(t)), _) | (_, Some(Value::String(t))) => texts.push(t),
       _ => {
         let kind = b.get("type").and_then(Value::as_str).unwrap_or("");
-        if attachment(kind) {
+        if let Some(text) = document_text(kind, b) {
+          texts.extend(text);
+        } else if attachment(kind) {
           *attachments += 1;
         } else if let (Some(Value::Array(inner)), true) = (b.get("content"), depth < 4) {
           for item in inner {
@@ -335,6 +337,33 @@ fn nested_item<'v>(
       }
     },
     _ => {}
+  }
+}
+
+/// The text of an Anthropic `document` block whose source is text: a `text` source's `data`,
+/// or the text blocks of a `content` source (a string, or blocks). `None` for any other block
+/// or source (a PDF, a URL, a file id), which counts as an attachment. The readers read a
+/// `data` field only in an object whose `type` is `text` (see `json_body::reads_data`), so a
+/// base64 attachment's bytes are never copied.
+fn document_text<'v>(kind: &str, block: &'v Map<String, Value>) -> Option<Vec<&'v str>> {
+  if kind != "document" {
+    return None;
+  }
+  let source = block.get("source")?.as_object()?;
+  match (source.get("type")?.as_str()?, source.get("data"), source.get("content")) {
+    ("text", Some(Value::String(data)), _) => Some(vec![data]),
+    ("content", _, Some(Value::String(text))) => Some(vec![text]),
+    ("content", _, Some(Value::Array(items))) => Some(
+      items
+        .iter()
+        .filter_map(|item| match item {
+          Value::String(s) => Some(s.as_str()),
+          Value::Object(b) => b.get("text").and_then(Value::as_str),
+          _ => None,
+        })
+        .collect(),
+    ),
+    _ => None,
   }
 }
 
@@ -486,7 +515,11 @@ fn anthropic_message(value: &Value, index: usize) -> Result<Message> {
     |kind, f, b, m| {
       Ok(Some(match kind {
         "text" => Part::Text(b.text(f, "text")?),
-        "image" | "document" => Part::Image,
+        "document" => match document_text(kind, f) {
+          Some(texts) => Part::Other { kind: kind.into(), text: Some(texts.join("\n")) },
+          None => Part::Image,
+        },
+        "image" => Part::Image,
         "search_result" => {
           let (text, _) = nested_content(f.get("content"));
           Part::Other { kind: kind.into(), text: (!text.is_empty()).then_some(text) }
@@ -674,6 +707,23 @@ mod tests {
     );
     let pdf = json!({"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": data}});
     assert_eq!(anthropic(json!([pdf])), alone);
+    // A text document counts its text, wherever it is, whichever source holds it.
+    let contract = "the party of the first part agrees ".repeat(400);
+    let by_text = anthropic(json!([{"type": "text", "text": contract}]));
+    assert!(by_text > 2_000);
+    for source in [
+      json!({"type": "text", "media_type": "text/plain", "data": contract}),
+      json!({"type": "content", "content": [{"type": "text", "text": contract}]}),
+      json!({"type": "content", "content": contract}),
+    ] {
+      let document = json!({"type": "document", "source": source, "title": "contract"});
+      assert_eq!(anthropic(json!([document.clone()])), by_text, "{source}");
+      assert_eq!(result(json!([document])), result(json!(contract)), "{source}");
+    }
+    // A fetched page (a server tool's result) counts its text too.
+    let fetched = json!([{"type": "web_fetch_tool_result", "tool_use_id": "s", "content": {"type": "web_fetch_result", "url": "u", "content": {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": contract}}}}]);
+    let fetched = tokens(Format::Anthropic, json!({"role": "assistant", "content": fetched}));
+    assert!(fetched > by_text, "{fetched} <= {by_text}");
     let text = "hello world ".repeat(500);
     let search = json!({"type": "search_result", "source": "s", "title": "t", "content": [{"type": "text", "text": text}]});
     assert!(anthropic(json!([search.clone()])) > 500);

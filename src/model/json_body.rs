@@ -55,7 +55,19 @@ pub(crate) const NESTED_FIELDS: &[&str] = &[
   "value",
   "providerExecuted",
   "approvalId",
+  "source",
+  "data",
 ];
+/// The one nested key read only in some objects: `data`, read where the object's `type` is
+/// `text` (the text source of an Anthropic `document`), never elsewhere (an image's or a
+/// file's base64 bytes, which no count reads).
+pub(crate) const TEXT_DATA_FIELD: &str = "data";
+
+/// Whether the readers read nested key `key` of an object whose `type` field is `kind`:
+/// a [`NESTED_FIELDS`] key, [`TEXT_DATA_FIELD`] only when `kind` is `text`.
+pub(crate) fn reads_nested(key: &str, kind: Option<&str>) -> bool {
+  NESTED_FIELDS.contains(&key) && (key != TEXT_DATA_FIELD || kind == Some("text"))
+}
 /// Object-valued fields read as their `JSON.stringify` text instead of being walked.
 pub(crate) const SERIALISED_FIELDS: &[&str] = &["arguments", "input", "value"];
 /// How deep nested values are read before the input is rejected as too deep.
@@ -906,8 +918,12 @@ fn view(
     ),
     Js::Obj(entries) => {
       let mut map = Map::new();
+      let kind = entries.iter().find(|(k, _)| k == "type").and_then(|(_, v)| match v {
+        Js::Str(s) => Some(s.as_str()),
+        _ => None,
+      });
       for (key, item) in js_key_order(entries) {
-        if !NESTED_FIELDS.contains(&key.as_str()) {
+        if !reads_nested(key, kind) {
           continue;
         }
         let value = match item {

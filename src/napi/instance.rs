@@ -107,7 +107,7 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache(FIELDS, NESTED,
     const count = out.length;
     out.push(0);
     for (const k of NESTED) {
-      if (k in v) {
+      if (k in v && (k !== 'data' || v.type === 'text')) {
         out[count]++;
         out.push(k);
         walk(v[k], depth + 1, out);
@@ -162,6 +162,7 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache(FIELDS, NESTED,
   // MAX_DEPTH deep. It returns the bytes of the strings recorded; it throws where the reader
   // would fail (too deep), so that such a message is never indexed. Only primitives are
   // recorded: the index holds strings, never the caller's objects.
+  // `data` is read only where the object's `type` is 'text' (json_body's `reads_nested`).
   const NESTED_SET = new Set(NESTED);
   const SERIALISED = new Set(SERIALISED_FIELDS);
   const ARRAY = {}, OBJECT = {}, TEXT = {};
@@ -199,7 +200,7 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache(FIELDS, NESTED,
     out.push(OBJECT, 0);
     const count = out.length - 1;
     for (const k in v) {
-      if (!NESTED_SET.has(k)) continue;
+      if (!NESTED_SET.has(k) || (k === 'data' && v.type !== 'text')) continue;
       out[count]++;
       out.push(k);
       bytes += record(v[k], depth + 1, out, SERIALISED.has(k));
@@ -229,7 +230,7 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache(FIELDS, NESTED,
     at += 2;
     let found = 0;
     for (const k in v) {
-      if (!NESTED_SET.has(k)) continue;
+      if (!NESTED_SET.has(k) || (k === 'data' && v.type !== 'text')) continue;
       if (found === count || snap[at] !== k) return -1;
       found++;
       at = compare(v[k], depth + 1, snap, at + 1, SERIALISED.has(k));

@@ -18,7 +18,9 @@ use super::write::Objects;
 use crate::error::{Error as CoreError, ErrorKind, Result as CoreResult};
 use crate::model::conversation::Conversation;
 use crate::model::format::{Format, Signals};
-use crate::model::json_body::{MAX_DEPTH, MESSAGE_FIELDS, NESTED_FIELDS, SERIALISED_FIELDS};
+use crate::model::json_body::{
+  MAX_DEPTH, MESSAGE_FIELDS, NESTED_FIELDS, SERIALISED_FIELDS, TEXT_DATA_FIELD,
+};
 use crate::model::message::Message;
 use crate::model::tokens::Encoding;
 
@@ -478,6 +480,10 @@ impl<'env> Reader<'env> {
           if !NESTED_FIELDS.contains(&key.as_str()) {
             continue;
           }
+          // `data` only where the object's `type` is `text` (json_body's `reads_nested`).
+          if key == TEXT_DATA_FIELD && !self.is_text_typed(&object).map_err(read)? {
+            continue;
+          }
           let item: Unknown = object.get_property_unchecked(name).map_err(read)?;
           let value = if SERIALISED_FIELDS.contains(&key.as_str())
             && matches!(item.get_type(), Ok(ValueType::Object))
@@ -491,6 +497,12 @@ impl<'env> Reader<'env> {
         Value::Object(map)
       }
     })
+  }
+
+  /// Whether `object`'s `type` field is the string `text`.
+  fn is_text_typed(&self, object: &Object<'env>) -> Result<bool> {
+    let kind: Unknown = object.get_named_property_unchecked("type")?;
+    Ok(kind.get_type()? == ValueType::String && String::from_unknown(kind)? == "text")
   }
 
   fn stringify(&self, v: Unknown<'env>) -> std::result::Result<String, String> {
