@@ -1827,7 +1827,11 @@ export declare function summarizePrefix<M extends AnyMessageInput>(messages: M[]
 /** Where a returned summary comes from. */
 export type SummarySource = 'extractive' | 'callback' | 'fallback-error' | 'fallback-timeout'
 
-/** A tool result that was replaced because a newer one supersedes it. */
+/**
+ * A tool result that was replaced because a newer one supersedes it. Of a message of several
+ * results (parallel calls answered in one message), each replaced result is an entry of its
+ * own, with the message's index.
+ */
 export interface SupersededResult {
   /** Its index (the same in the input and the output: nothing is removed). */
   index: number
@@ -1851,11 +1855,17 @@ export interface SupersededResult {
 export interface SupersedingResult {
   /** Its index. */
   index: number
-  /** The id of the tool call it answers. */
+  /**
+   * The id of the tool call it answers (of a message of several results, that of its first
+   * result that supersedes one).
+   */
   toolCallId?: string
-  /** The indices of the results it supersedes, ascending. */
+  /** The indices of the messages whose results it supersedes, ascending. */
   supersedes: Array<number>
-  /** The ids of their tool calls (the seed's `supersedes: list[str]`), in the same order. */
+  /**
+   * The ids of their tool calls (the seed's `supersedes: list[str]`), in the same order: one
+   * per superseded result, so a message of several results may give several.
+   */
   supersedesToolCallIds: Array<string>
 }
 

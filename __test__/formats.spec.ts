@@ -284,6 +284,17 @@ test('a shortened tool result keeps its prompt-cache breakpoint and its error fl
   }
 })
 
+/** Each tool result's text, in order, whatever the format. */
+const results = (messages: readonly object[]): string[] =>
+  (messages as AnyMessage[]).flatMap((m) => {
+    if (m.role === 'tool' && typeof m.content === 'string') return [m.content]
+    if (!Array.isArray(m.content)) return []
+    return (m.content as Array<Record<string, any>>).flatMap((b) => {
+      if (b.type === 'tool_result') return [typeof b.content === 'string' ? b.content : b.content.map((x: { text: string }) => x.text).join('')]
+      if (b.type === 'tool-result') return [b.output.value as string]
+      return []
+    })
+  })
 /** A tool call of the OpenAI form. */
 const toolCall = (id: string, name: string, args: object) => ({ id, type: 'function' as const, function: { name, arguments: JSON.stringify(args) } })
 type Step = Array<[ReturnType<typeof toolCall>, string]>
@@ -345,6 +356,18 @@ test('parallel results in one message are tracked and classified as the same res
     t.is(classes[2].priority, ct.ContentPriority.STALE_TOOL_OUTPUTS, `${format}: the superseded read and the failed one are stale`)
     t.true(classes[4].metadata.wasModified, format)
   }
+  // Deduplicated result by result too: the first read of src/a.ts, beside the failed read,
+  // becomes its placeholder; the failed read stays.
+  const dedup = (messages: AnyMessage[]) => results(ct.deduplicateToolResults(messages, { deduplicationThreshold: 0 }).messages)
+  const deduplicated = dedup(openai)
+  t.deepEqual(deduplicated.slice(0, 2), ['[superseded by a newer read of src/a.ts at step 4]', 'Error: ENOENT: no such file src/b.ts'])
+  const entries = (messages: AnyMessage[]) =>
+    ct.deduplicateToolResults(messages, { deduplicationThreshold: 0 }).superseded.map((s) => [s.toolCallId, s.supersededByToolCallId, s.path, s.kind])
+  t.deepEqual(entries(openai), [['t1', 't7', 'src/a.ts', 'read']])
+  for (const [format, messages] of [['anthropic', anthropic], ['ai-sdk', aiSdk]] as const) {
+    t.deepEqual(dedup(messages as AnyMessage[]), deduplicated, `${format}: deduplicateToolResults`)
+    t.deepEqual(entries(messages as AnyMessage[]), entries(openai), `${format}: the calls named`)
+  }
 })
 
 test('parallel results in one message are shortened result by result, as the same results one message each', (t) => {
@@ -359,17 +382,6 @@ test('parallel results in one message are shortened result by result, as the sam
   ])
   const { openai, anthropic, aiSdk } = parallelSession('Fix the bug', steps)
   t.is(anthropic.length, 18)
-  // Each result's text, in order, whatever the format.
-  const results = (messages: readonly object[]): string[] =>
-    (messages as AnyMessage[]).flatMap((m) => {
-      if (m.role === 'tool' && typeof m.content === 'string') return [m.content]
-      if (!Array.isArray(m.content)) return []
-      return (m.content as Array<Record<string, any>>).flatMap((b) => {
-        if (b.type === 'tool_result') return [typeof b.content === 'string' ? b.content : b.content.map((x: { text: string }) => x.text).join('')]
-        if (b.type === 'tool-result') return [b.output.value as string]
-        return []
-      })
-    })
   const original = results(openai)
   t.is(original.length, 24)
   const config = { maxAge: 3, maxTokensPerOutput: 300, placeholder: '[{path} truncated, {tokens} tokens]' }

@@ -793,10 +793,64 @@ pub fn superseded_by_result(
     return split.pairs();
   }
   let mut view = SplitView::default();
-  view.extend(conv, operations);
+  view.extend(conv, operations.answering_several());
   let refs = view.refs(conv);
   let split = Conversation::with_layout(refs, conv.encoding(), &view.layout);
   superseded_pairs(&split, tools).into_iter().filter_map(|(a, b)| view.origin_pair(a, b)).collect()
+}
+
+/// A finding of [`found_by_result`]: about messages of the conversation (`found.index`,
+/// `found.by`), with the place of each one's result among its message's results, or `None` for
+/// a message read whole.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResultFound {
+  /// The finding, by message.
+  pub found: Found,
+  /// The superseded result's place among the results of message `found.index`.
+  pub result: Option<usize>,
+  /// The superseding result's place among the results of message `found.by`.
+  pub by_result: Option<usize>,
+}
+
+impl ResultFound {
+  /// A finding about messages read whole.
+  pub fn whole(found: Found) -> Self {
+    ResultFound { found, result: None, by_result: None }
+  }
+}
+
+/// What [`crate::strategy::dedup::deduplicate`] reads of a conversation whose messages
+/// `several` answer several calls (each with how many, ascending; not empty): the
+/// deduplicators' findings (file accesses with `io_content`, listings with `survey_directory`;
+/// by index, a message's file access first) on the conversation read result by result, as
+/// [`superseded_by_result`] reads it. A conversation that carries its split view with the same
+/// tools is not read again.
+pub(crate) fn found_by_result(
+  conv: &Conversation<'_>,
+  several: &[(usize, usize)],
+  tools: &ToolNames,
+  io_content: bool,
+  survey_directory: bool,
+) -> Vec<ResultFound> {
+  let carried = conv.split_view().filter(|v| v.supersessions.tools == *tools);
+  if let Some(view) = carried.filter(|v| v.messages == conv.len()) {
+    let found = view.supersessions.pairs(io_content, survey_directory);
+    return found.into_iter().filter_map(|f| view.origin_found(f)).collect();
+  }
+  let mut view = SplitView::default();
+  view.extend(conv, several);
+  let refs = view.refs(conv);
+  let split = Conversation::with_layout(refs, conv.encoding(), &view.layout);
+  let ctx = Context::new(&split, tools);
+  let mut found = Vec::new();
+  if io_content {
+    found.extend(supersessions(&IoContentDeduplicator, &ctx));
+  }
+  if survey_directory {
+    found.extend(supersessions(&SurveyDirectoryDeduplicator, &ctx));
+  }
+  found.sort_by_key(|f| f.index);
+  found.into_iter().filter_map(|f| view.origin_found(f)).collect()
 }
 
 /// A conversation read result by result ([`superseded_by_result`]), kept as it grows: its
@@ -827,9 +881,9 @@ impl Default for SplitView {
 
 impl SplitView {
   /// Adds the messages of `conv` after the ones held (the messages before must be the same;
-  /// `operations` are `conv`'s) to the layout and the origins.
-  fn extend(&mut self, conv: &Conversation<'_>, operations: &FileOperations) {
-    let several = operations.answering_several();
+  /// `several` are the messages of `conv` that answer several calls, with how many, ascending:
+  /// [`FileOperations::answering_several`]) to the layout and the origins.
+  fn extend(&mut self, conv: &Conversation<'_>, several: &[(usize, usize)]) {
     let mut several = several[several.partition_point(|&(i, _)| i < self.messages)..].iter();
     let mut next = several.next();
     for i in self.messages..conv.len() {
@@ -855,7 +909,7 @@ impl SplitView {
     if self.messages == conv.len() {
       return;
     }
-    self.extend(conv, operations);
+    self.extend(conv, operations.answering_several());
     let refs = self.refs(conv);
     let split = Conversation::with_layout(refs, conv.encoding(), &self.layout);
     while self.supersessions.len() < split.len() {
@@ -882,6 +936,16 @@ impl SplitView {
   fn origin_pair(&self, a: usize, b: usize) -> Option<(usize, Option<usize>, usize)> {
     let ((i, from), (by, _)) = (*self.origin.get(a)?, *self.origin.get(b)?);
     Some((i, from.map(|(_, part)| part), by))
+  }
+
+  /// A finding of the view as [`found_by_result`] gives it.
+  fn origin_found(&self, f: Found) -> Option<ResultFound> {
+    let ((i, from), (by, by_from)) = (*self.origin.get(f.index)?, *self.origin.get(f.by)?);
+    Some(ResultFound {
+      found: Found { index: i, by, ..f },
+      result: from.map(|(k, _)| k),
+      by_result: by_from.map(|(k, _)| k),
+    })
   }
 
   /// The view's pairs, as [`superseded_by_result`] gives them.

@@ -118,7 +118,7 @@ pub const STRATEGIES: &[Strategy] = &[
       deduplicate(conv, &DedupOptions { threshold_tokens, ..DedupOptions::default() }).plan
     },
     guards: dedup_guards,
-    promises: REWRITES,
+    promises: Promises { keeps_flagged_results: true, ..REWRITES },
   },
   Strategy {
     name: "prune",
@@ -286,14 +286,15 @@ fn truncation_guards(conv: &Conversation<'_>, _: u64) -> Vec<Guard> {
     .collect()
 }
 
-/// What the deduplication never touches: messages that are not tool results, results flagged
-/// as errors, and messages carrying several results.
+/// What the deduplication never touches: messages that are not tool results and results
+/// flagged as errors (of a message of several results, those; the others may be replaced).
 fn dedup_guards(conv: &Conversation<'_>, _: u64) -> Vec<Guard> {
   conv
     .messages()
     .iter()
     .map(|m| {
-      if m.is_tool_result() && !m.is_error && m.answers.len() <= 1 {
+      let several = m.answers.len() > 1;
+      if m.is_tool_result() && (several || !m.is_error) {
         Guard::Returned
       } else {
         Guard::Untouched

@@ -128,7 +128,9 @@ impl DeduplicationOptions {
   }
 }
 
-/// A tool result that was replaced because a newer one supersedes it.
+/// A tool result that was replaced because a newer one supersedes it. Of a message of several
+/// results (parallel calls answered in one message), each replaced result is an entry of its
+/// own, with the message's index.
 #[napi(object, object_from_js = false)]
 pub struct SupersededResult {
   /// Its index (the same in the input and the output: nothing is removed).
@@ -155,11 +157,13 @@ pub struct SupersededResult {
 pub struct SupersedingResult {
   /// Its index.
   pub index: u32,
-  /// The id of the tool call it answers.
+  /// The id of the tool call it answers (of a message of several results, that of its first
+  /// result that supersedes one).
   pub tool_call_id: Option<String>,
-  /// The indices of the results it supersedes, ascending.
+  /// The indices of the messages whose results it supersedes, ascending.
   pub supersedes: Vec<u32>,
-  /// The ids of their tool calls (the seed's `supersedes: list[str]`), in the same order.
+  /// The ids of their tool calls (the seed's `supersedes: list[str]`), in the same order: one
+  /// per superseded result, so a message of several results may give several.
   pub supersedes_tool_call_ids: Vec<String>,
 }
 
@@ -252,7 +256,6 @@ pub(crate) struct DedupOp {
 /// What [`DedupOp`] computes: the decisions and the call ids of the results involved.
 pub(crate) struct DedupOutput {
   dedup: Dedup,
-  call_ids: BTreeMap<usize, String>,
 }
 
 impl task::Operation for DedupOp {
@@ -260,16 +263,7 @@ impl task::Operation for DedupOp {
 
   fn compute(&mut self, messages: &[&Message], kept: Option<task::Kept<'_>>) -> DedupOutput {
     let conv = task::conversation(messages, self.encoding, kept);
-    let dedup = dedup::deduplicate(&conv, &self.options);
-    let mut call_ids = BTreeMap::new();
-    for s in &dedup.superseded {
-      for i in [s.index, s.superseded_by] {
-        if let Some(id) = messages.get(i).and_then(|m| m.answers.first()) {
-          call_ids.insert(i, id.clone());
-        }
-      }
-    }
-    DedupOutput { dedup, call_ids }
+    DedupOutput { dedup: dedup::deduplicate(&conv, &self.options) }
   }
 
   fn counts_in(&self) -> Option<Encoding> {
@@ -283,29 +277,41 @@ impl task::Operation for DedupOp {
     objects: Objects<'_, 'env>,
     format: Format,
   ) -> Result<Unknown<'env>> {
-    let DedupOutput { dedup, call_ids } = output;
-    let id = |i: usize| call_ids.get(&i).cloned();
+    let DedupOutput { dedup } = output;
     let superseded = dedup
       .superseded
       .iter()
       .map(|s| SupersededResult {
         index: saturate(s.index),
-        tool_call_id: id(s.index),
+        tool_call_id: s.call_id.clone(),
         superseded_by: saturate(s.superseded_by),
-        superseded_by_tool_call_id: id(s.superseded_by),
+        superseded_by_tool_call_id: s.by_call_id.clone(),
         path: s.path.clone(),
         kind: s.noun.to_string(),
         step: saturate(s.step),
         saved_tokens: saturate(s.saved_tokens),
       })
       .collect();
+    // Per superseding message: the call of its first superseding result, and the calls of the
+    // results it supersedes, in order.
+    let mut ids: BTreeMap<usize, (Option<String>, Vec<String>)> = BTreeMap::new();
+    for s in &dedup.superseded {
+      let (by, older) = ids.entry(s.superseded_by).or_default();
+      if by.is_none() {
+        by.clone_from(&s.by_call_id);
+      }
+      older.extend(s.call_id.clone());
+    }
     let supersedes = dedup::supersedes(&dedup.superseded)
       .into_iter()
-      .map(|(index, older)| SupersedingResult {
-        index: saturate(index),
-        tool_call_id: id(index),
-        supersedes_tool_call_ids: older.iter().filter_map(|&i| id(i)).collect(),
-        supersedes: older.into_iter().map(saturate).collect(),
+      .map(|(index, older)| {
+        let (tool_call_id, supersedes_tool_call_ids) = ids.remove(&index).unwrap_or_default();
+        SupersedingResult {
+          index: saturate(index),
+          tool_call_id,
+          supersedes_tool_call_ids,
+          supersedes: older.into_iter().map(saturate).collect(),
+        }
       })
       .collect();
     let result = DeduplicationResult {

@@ -19,22 +19,26 @@
 //! itself superseded (supersession is transitive), so a placeholder never points at another
 //! placeholder. Failed operations (flagged `is_error`, or reporting failure, see
 //! [`crate::analysis::file_ops::reports_failure`]) neither supersede nor are superseded: they record what
-//! did not work. A message carrying several tool results (Anthropic parallel results in one user
-//! message) is left alone, since a placeholder would replace all of them. A placeholder that
-//! would not be smaller than the result is not made.
+//! did not work. A message carrying several tool results (parallel results in one Anthropic or
+//! AI SDK message) is read as its results one message each
+//! ([`crate::analysis::supersession::superseded_by_result`]) and replaced result by result. A
+//! placeholder that would not be smaller than the result is not made.
 //!
 //! Rewriting history costs the provider's prompt cache (seed 003's trade-off): with
 //! [`DedupOptions::threshold_tokens`] nothing is rewritten until the request reaches that size.
 
 use std::collections::BTreeMap;
 
+use std::sync::Arc;
+
 use crate::analysis::supersession::{
-  supersessions, Context, Found, IoContentDeduplicator, SurveyDirectoryDeduplicator, ToolNames,
-  PLACEHOLDER_PREFIX,
+  found_by_result, supersessions, Context, Found, IoContentDeduplicator, ResultFound,
+  SurveyDirectoryDeduplicator, ToolNames, PLACEHOLDER_PREFIX,
 };
 use crate::error::{js_number, Error, Result};
 use crate::model::conversation::Conversation;
-use crate::plan::{replacement, Action, MetaValue, Plan, Replacement};
+use crate::model::tokens::{count_tokens, message_content_tokens};
+use crate::plan::{replacement, replacement_of_results, MetaValue, Plan, Replacement};
 use crate::strategy::Tally;
 
 /// The default `deduplicationThreshold`: deduplicate once the request reaches 75% of the
@@ -116,6 +120,10 @@ pub struct Supersession {
   pub step: usize,
   /// The tokens the placeholder saves.
   pub saved_tokens: usize,
+  /// The id of the call the superseded result answers.
+  pub call_id: Option<String>,
+  /// The id of the call the superseding result answers.
+  pub by_call_id: Option<String>,
 }
 
 /// What [`deduplicate`] decided.
@@ -147,9 +155,17 @@ pub fn deduplicate(conv: &Conversation<'_>, options: &DedupOptions) -> Dedup {
       total_tokens: total,
     };
   }
-  let pairs = match conv.supersessions().filter(|k| k.tools == options.tools) {
-    Some(known) => known.pairs(options.io_content, options.survey_directory),
-    None => {
+  let several: Vec<(usize, usize)> = (0..conv.len())
+    .map(|i| (i, conv.message(i).answers.len()))
+    .filter(|&(_, answers)| answers > 1)
+    .collect();
+  let (io, survey) = (options.io_content, options.survey_directory);
+  let pairs: Vec<ResultFound> = match conv.supersessions() {
+    _ if !several.is_empty() => found_by_result(conv, &several, &options.tools, io, survey),
+    Some(known) if known.tools == options.tools => {
+      known.pairs(io, survey).into_iter().map(ResultFound::whole).collect()
+    }
+    _ => {
       let ctx = Context::new(conv, &options.tools);
       let mut pairs = Vec::new();
       if options.io_content {
@@ -159,41 +175,101 @@ pub fn deduplicate(conv: &Conversation<'_>, options: &DedupOptions) -> Dedup {
         pairs.extend(supersessions(&SurveyDirectoryDeduplicator, &ctx));
       }
       pairs.sort_by_key(|f| f.index);
-      pairs
+      pairs.into_iter().map(ResultFound::whole).collect()
     }
   };
   let mut tally = Tally::keep_all(conv);
   let mut superseded = Vec::new();
-  for found in pairs {
-    // One deduplicator per message: a result is a file or a listing, never both.
-    if !matches!(plan.action(found.index), Action::Keep) {
-      continue;
+  // The id of the call answered by result `k` of message `i` (the message's first when read
+  // whole).
+  let call_id = |i: usize, k: Option<usize>| -> Option<String> {
+    let m = conv.message(i);
+    match k {
+      Some(k) => m.split_results().get(k)?.answers.first().cloned(),
+      None => m.answers.first().cloned(),
     }
-    let Some(r) = superseded_placeholder(conv, &found) else { continue };
-    let Found { index: i, by, path, noun } = found;
-    let saved_tokens = conv.tokens(i) - r.tokens;
+  };
+  for found in pairs.chunk_by(|a, b| a.found.index == b.found.index) {
+    let i = found[0].found.index;
+    let Some((r, used)) = superseded_replacement(conv, i, found) else { continue };
     tally.replace(conv, &mut plan, i, r);
-    let step = conv.step(by);
-    superseded.push(Supersession { index: i, superseded_by: by, path, noun, step, saved_tokens });
+    superseded.extend(used.into_iter().map(|(f, saved_tokens)| Supersession {
+      index: i,
+      superseded_by: f.found.by,
+      path: f.found.path.clone(),
+      noun: f.found.noun,
+      step: conv.step(f.found.by),
+      saved_tokens,
+      call_id: call_id(i, f.result),
+      by_call_id: call_id(f.found.by, f.by_result),
+    }));
   }
   let total_tokens = tally.total();
   debug_assert_eq!(total_tokens, plan.total_tokens(conv));
   Dedup { plan, applied: true, superseded, saved_tokens: total - total_tokens, total_tokens }
 }
 
-/// The placeholder of result `found.index`, superseded as `found` says, when it is smaller than
-/// the result.
-fn superseded_placeholder(conv: &Conversation<'_>, found: &Found) -> Option<Replacement> {
-  let (i, by) = (found.index, found.by);
-  let text =
-    format!("{PLACEHOLDER_PREFIX}{} of {} at step {}]", found.noun, found.path, conv.step(by));
-  let meta = vec![
+/// What replaces message `i` for its findings `found` (each about message `i`, in order, with
+/// its result's place when the message was read result by result), with the findings used and
+/// the tokens each saves: a message read whole takes the placeholder of its first finding that
+/// is smaller than it (one deduplicator per message: a result is a file or a listing, never
+/// both); a message of several results has each result with a finding replaced by the
+/// placeholder of its first one that is smaller than that result, the others kept
+/// (`_supersededBy` names the newest superseding message). `None` when nothing is replaced.
+fn superseded_replacement<'f>(
+  conv: &Conversation<'_>,
+  i: usize,
+  found: &'f [ResultFound],
+) -> Option<(Replacement, Vec<(&'f ResultFound, usize)>)> {
+  if found.iter().all(|f| f.result.is_none()) {
+    return found.iter().find_map(|f| {
+      let r = whole_placeholder(conv, i, &f.found)?;
+      let saved = conv.tokens(i) - r.tokens;
+      Some((r, vec![(f, saved)]))
+    });
+  }
+  let encoding = conv.encoding();
+  let results = conv.message(i).split_results();
+  let mut new = vec![None; results.len()];
+  let mut used = Vec::new();
+  for (k, f) in found.iter().filter_map(|f| Some((f.result?, f))) {
+    let Some(result) = results.get(k).filter(|_| new[k].is_none()) else { continue };
+    let placeholder = placeholder_text(conv, &f.found);
+    let old = message_content_tokens(result, encoding);
+    let tokens = count_tokens(&placeholder, encoding);
+    if tokens < old {
+      new[k] = Some((Arc::from(placeholder), tokens));
+      used.push((f, old - tokens));
+    }
+  }
+  let by = used.iter().map(|(f, _)| f.found.by).max()?;
+  Some((replacement_of_results(conv, i, new, placeholder_meta(conv, i, by)), used))
+}
+
+/// The placeholder of message `i` read whole, superseded as `found` says, when it is smaller
+/// than the message.
+fn whole_placeholder(conv: &Conversation<'_>, i: usize, found: &Found) -> Option<Replacement> {
+  let r = replacement(conv, i, placeholder_text(conv, found), placeholder_meta(conv, i, found.by));
+  (r.tokens < conv.tokens(i)).then_some(r)
+}
+
+/// `[superseded by a newer read of P at step N]`.
+fn placeholder_text(conv: &Conversation<'_>, found: &Found) -> String {
+  format!("{PLACEHOLDER_PREFIX}{} of {} at step {}]", found.noun, found.path, conv.step(found.by))
+}
+
+/// A placeholder's metadata: `_superseded`, `_supersededBy` (message `by`), `_originalTokens`
+/// (message `i`'s).
+fn placeholder_meta(
+  conv: &Conversation<'_>,
+  i: usize,
+  by: usize,
+) -> Vec<(&'static str, MetaValue)> {
+  vec![
     ("_superseded", MetaValue::Bool(true)),
     ("_supersededBy", MetaValue::Number(by as f64)),
     ("_originalTokens", MetaValue::Number(conv.tokens(i) as f64)),
-  ];
-  let r = replacement(conv, i, text, meta);
-  (r.tokens < conv.tokens(i)).then_some(r)
+  ]
 }
 
 /// Brings `plan` up to date for `conv`, a longer version of a conversation whose [`deduplicate`]
@@ -202,7 +278,9 @@ fn superseded_placeholder(conv: &Conversation<'_>, found: &Found) -> Option<Repl
 /// superseded since then are decided again, as [`deduplicate`] decides them. Once
 /// [`deduplicate`] has applied (a conversation only grows past its threshold), the plan is then
 /// [`deduplicate`]'s for `conv`, for the work of what changed. Returns the revision now, or
-/// `None`, changing nothing, when `conv` carries no supersessions for `options`' tools.
+/// `None`, changing nothing, when `conv` carries no supersessions for `options`' tools, or
+/// carries a split view (it has messages of several results, which [`deduplicate`] reads
+/// result by result: decide again with it).
 pub fn deduplicate_since(
   conv: &Conversation<'_>,
   options: &DedupOptions,
@@ -210,11 +288,14 @@ pub fn deduplicate_since(
   revision: usize,
 ) -> Option<usize> {
   let known = conv.supersessions().filter(|k| k.tools == options.tools)?;
+  if conv.split_view().is_some() {
+    return None;
+  }
   plan.extend_kept(conv.len());
   for &i in known.changed_since(revision) {
     match known
       .found_at(i, options.io_content, options.survey_directory)
-      .find_map(|found| superseded_placeholder(conv, found))
+      .find_map(|found| whole_placeholder(conv, i, found))
     {
       Some(r) => plan.replace(i, r),
       None => plan.keep(i),
@@ -224,11 +305,126 @@ pub fn deduplicate_since(
 }
 
 /// For each superseding result, the results it supersedes, ascending: the seed's
-/// `supersedes` metadata, as (index, superseded indices), by index.
+/// `supersedes` metadata, as (index, superseded indices), by index. A message two of whose
+/// results the same message supersedes is named once.
 pub fn supersedes(superseded: &[Supersession]) -> Vec<(usize, Vec<usize>)> {
   let mut by: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
   for s in superseded {
-    by.entry(s.superseded_by).or_default().push(s.index);
+    let list = by.entry(s.superseded_by).or_default();
+    if list.last() != Some(&s.index) {
+      list.push(s.index);
+    }
   }
   by.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use crate::model::tokens::Encoding;
+  use crate::plan::Action;
+  use serde_json::{json, Value};
+
+  /// Steps of `(id, path, lines)` reads, each step's calls made at once: in Anthropic's form
+  /// (a step's results in one user message) and OpenAI's (a tool message per result).
+  fn reads(steps: &[&[(&str, &str, usize)]]) -> (Vec<crate::Message>, Vec<crate::Message>) {
+    let text = |p: &str, n: usize| (0..n).map(|k| format!("{p} line {k}")).collect::<Vec<_>>();
+    let (mut anthropic, mut openai) = (vec![json!({"role": "user", "content": "go"})], vec![]);
+    openai.push(anthropic[0].clone());
+    for step in steps {
+      let input = |p: &str| json!({"path": p});
+      let uses: Vec<Value> = step.iter().map(|(id, p, _)| json!({"type": "tool_use", "id": id, "name": "read_file", "input": input(p)})).collect();
+      let results: Vec<Value> = step.iter().map(|(id, p, n)| json!({"type": "tool_result", "tool_use_id": id, "content": text(p, *n).join("\n")})).collect();
+      anthropic.push(json!({"role": "assistant", "content": uses}));
+      anthropic.push(json!({"role": "user", "content": results}));
+      let calls: Vec<Value> = step.iter().map(|(id, p, _)| json!({"id": id, "type": "function", "function": {"name": "read_file", "arguments": input(p).to_string()}})).collect();
+      openai.push(json!({"role": "assistant", "content": null, "tool_calls": calls}));
+      for (id, p, n) in step.iter() {
+        openai.push(json!({"role": "tool", "tool_call_id": id, "content": text(p, *n).join("\n")}));
+      }
+    }
+    let parse =
+      |m: Vec<Value>| crate::model::format::parse_messages(&Value::Array(m), None).unwrap().1;
+    (parse(anthropic), parse(openai))
+  }
+
+  /// Each result's text after the plan, in order, whatever the form.
+  fn result_texts(messages: &[crate::Message], plan: &Plan) -> Vec<String> {
+    let mut out = Vec::new();
+    for (m, action) in messages.iter().zip(plan.actions()) {
+      let m = match action {
+        Action::Replace(r) => crate::plan::replaced_message(m, r),
+        _ => m.clone(),
+      };
+      match &m.content {
+        crate::model::message::Content::Parts(parts)
+          if m.role != crate::model::message::Role::Tool =>
+        {
+          out.extend(parts.iter().filter_map(|p| match p {
+            crate::model::message::Part::ToolResult { content, .. } => Some(content.clone()),
+            _ => None,
+          }))
+        }
+        _ if m.is_tool_result() => out.push(m.content_text().into_owned()),
+        _ => {}
+      }
+    }
+    out
+  }
+
+  /// Parallel reads in one message are superseded result by result, as one message each: each
+  /// result a later read covers gets its own placeholder, the others stay.
+  #[test]
+  fn a_message_of_several_results_is_deduplicated_result_by_result() {
+    let (anthropic, openai) = reads(&[
+      &[("r1", "a.ts", 60), ("r2", "b.ts", 60), ("r3", "c.ts", 60)],
+      &[("r4", "a.ts", 60)],
+      &[("r5", "b.ts", 60), ("r6", "d.ts", 60)],
+    ]);
+    let options = DedupOptions::default();
+    let grouped = Conversation::new(&anthropic, Encoding::O200kBase);
+    let one_each = Conversation::new(&openai, Encoding::O200kBase);
+    let (a, o) = (deduplicate(&grouped, &options), deduplicate(&one_each, &options));
+    let texts = result_texts(&anthropic, &a.plan);
+    assert_eq!(texts, result_texts(&openai, &o.plan));
+    assert_eq!(texts[0], "[superseded by a newer read of a.ts at step 2]");
+    assert_eq!(texts[1], "[superseded by a newer read of b.ts at step 3]");
+    assert!(texts[2].starts_with("c.ts line 0"));
+    assert_eq!(a.plan.replaced(), vec![2]);
+    let Action::Replace(r) = a.plan.action(2) else { panic!("replaced") };
+    assert_eq!(
+      r.meta[1],
+      ("_supersededBy", MetaValue::Number(6.0)),
+      "the newest superseding message"
+    );
+    assert_eq!(
+      r.tokens,
+      crate::model::tokens::message_tokens(
+        &crate::plan::replaced_message(&anthropic[2], r),
+        Encoding::O200kBase
+      )
+    );
+    assert_eq!(a.total_tokens, a.plan.total_tokens(&grouped));
+    let reported: Vec<(usize, usize, &str)> =
+      a.superseded.iter().map(|s| (s.index, s.superseded_by, s.path.as_str())).collect();
+    assert_eq!(reported, vec![(2, 4, "a.ts"), (2, 6, "b.ts")]);
+    let calls: Vec<(Option<&str>, Option<&str>)> =
+      a.superseded.iter().map(|s| (s.call_id.as_deref(), s.by_call_id.as_deref())).collect();
+    assert_eq!(calls, vec![(Some("r1"), Some("r4")), (Some("r2"), Some("r5"))]);
+    // A conversation carrying its analysis decides the same.
+    let mut analysis = crate::analysis::growing::GrowingAnalysis::default();
+    analysis.extend(&grouped);
+    let carried = analysis.give(Conversation::new(&anthropic, Encoding::O200kBase));
+    assert_eq!(deduplicate(&carried, &options).plan, a.plan);
+    let mut plan = a.plan.clone();
+    assert_eq!(deduplicate_since(&carried, &options, &mut plan, 0), None, "decided again");
+    // Two results superseded by the same message: it supersedes that message once.
+    let (anthropic, _) = reads(&[
+      &[("r1", "a.ts", 60), ("r2", "b.ts", 60)],
+      &[("r3", "a.ts", 60), ("r4", "b.ts", 60)],
+    ]);
+    let d = deduplicate(&Conversation::new(&anthropic, Encoding::O200kBase), &options);
+    assert_eq!(d.superseded.len(), 2);
+    assert_eq!(supersedes(&d.superseded), vec![(4, vec![2])]);
+  }
 }
