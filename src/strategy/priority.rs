@@ -175,9 +175,9 @@ fn ladder(
   dropped
 }
 
-/// The messages of unit `u` that `plan` keeps as they are and a cut may shorten: tool results
-/// answering one call (a message answering several would get one text for all) and, with
-/// `plain`, user messages that answer nothing; the largest first.
+/// The messages of unit `u` that `plan` keeps as they are and a cut may shorten
+/// ([`cuttable_message`]): tool results (those of a message of several cut one by one) and,
+/// with `plain`, user messages that answer nothing; the largest first.
 fn cuttable(conv: &Conversation<'_>, u: usize, plan: &Plan, plain: bool) -> Vec<usize> {
   let mut candidates: Vec<usize> = conv.units()[u]
     .members
@@ -260,7 +260,8 @@ fn largest_first(conv: &Conversation<'_>, indices: &mut [usize]) {
 
 /// What [`cut_anchors_to_fit`] may cut, in the order it cuts them, among the messages of the
 /// [`anchored_units`] that `plan` keeps as they are:
-/// 1. tool results (answering one call) and plain user messages, the largest first;
+/// 1. tool results (each result of a message of several on its own) and plain user messages,
+///    the largest first;
 /// 2. the last message;
 /// 3. the system and developer messages, the largest first.
 ///
