@@ -90,6 +90,24 @@ impl Replacement {
     }
   }
 
+  /// This replacement, made on the message `earlier` returns, as one of the original message
+  /// (for a strategy run on another's output): the results it keeps keep `earlier`'s texts;
+  /// its tokens and metadata are its own. A replacement of the whole content needs nothing of
+  /// `earlier`.
+  pub fn after(&self, earlier: &Replacement) -> Replacement {
+    let Some(results) = &self.results else { return self.clone() };
+    let earlier_text = |k: usize| match &earlier.results {
+      None => Some(Arc::clone(&earlier.content)),
+      Some(texts) => texts.get(k).cloned().flatten(),
+    };
+    let merged: ResultTexts = results
+      .iter()
+      .enumerate()
+      .map(|(k, text)| text.clone().or_else(|| earlier_text(k)))
+      .collect();
+    Replacement::of_results(merged, self.meta.clone(), self.tokens)
+  }
+
   /// Whether `self` and `other` give a message the same texts (content and results).
   pub fn same_texts(&self, other: &Replacement) -> bool {
     self.content == other.content && self.results == other.results

@@ -49,7 +49,7 @@ use serde_json::Value;
 use crate::model::conversation::Conversation;
 use crate::model::format::{parse_messages, Format};
 use crate::model::message::{Message, Role};
-use crate::model::tokens::Encoding;
+use crate::model::tokens::{message_tokens, Encoding};
 use crate::output::repair::repair;
 use crate::output::validate::{validate, validate_plan, ProblemKind};
 use crate::plan::{Action, Plan};
@@ -322,6 +322,17 @@ fn check_strategy(
       format!("{} at budget {budget}: {problems:?}", format.as_str())
     })?;
   }
+  // What a plan counts for a replaced message is what its copy holds.
+  let miscounted: Vec<(usize, usize, usize)> = (0..n)
+    .filter_map(|i| {
+      let Action::Replace(r) = plan.action(i) else { return None };
+      let held = message_tokens(&crate::plan::replaced_message(&messages[i], r), conv.encoding());
+      (held != r.tokens).then_some((i, r.tokens, held))
+    })
+    .collect();
+  ensure(miscounted.is_empty(), s.name, "counts a copy as it is", || {
+    format!("(message, tokens counted, tokens held) {miscounted:?} at budget {budget}")
+  })?;
   let total = plan.total_tokens(conv);
   if s.promises.fits_unless_protected && total > budget {
     // `Plan::conform` may keep a user message again in a format that wants one first, past

@@ -10,6 +10,7 @@ use crate::model::message::{Message, Role};
 use crate::plan::Plan;
 use crate::strategy::age::trim_by_age;
 use crate::strategy::anchored_units;
+use crate::strategy::budget::trim_after_rolling;
 use crate::strategy::dedup::{deduplicate, DedupOptions};
 use crate::strategy::priority::{trim_by_priority, trim_with_placeholders, PriorityOptions};
 use crate::strategy::pruner::{prune, PrunerConfig};
@@ -100,6 +101,17 @@ pub const STRATEGIES: &[Strategy] = &[
     name: "trim_with_placeholders",
     run: |conv, budget, bits| {
       trim_with_placeholders(conv, None, &priority_options(budget, bits)).outcome.plan
+    },
+    guards: priority_guards,
+    promises: Promises { drops_only: false, ..BUDGETED },
+  },
+  Strategy {
+    name: "trim_after_rolling",
+    run: |conv, budget, bits| {
+      let priority = priority_options(budget, bits);
+      let rolling = truncation_config(bits >> 6);
+      let strategy = |c: &Conversation<'_>| trim_by_priority(c, None, &priority);
+      trim_after_rolling(conv, &rolling, None, budget, strategy).outcome.plan
     },
     guards: priority_guards,
     promises: Promises { drops_only: false, ..BUDGETED },

@@ -91,7 +91,15 @@ pub fn trim_after_rolling(
           plan.replace(i, (**r).clone());
         }
       }
-      Action::Replace(r) => plan.replace(i, (**r).clone()),
+      // A message the rolling pass shortened result by result keeps its texts where the
+      // strategy's replacement keeps a result.
+      Action::Replace(r) => plan.replace(
+        i,
+        match rolled.action(i) {
+          Action::Replace(earlier) => r.after(earlier),
+          Action::Keep | Action::Drop => (**r).clone(),
+        },
+      ),
       Action::Drop => plan.drop_message(i),
     }
   }
@@ -192,5 +200,45 @@ mod tests {
     assert!(matches!(t.outcome.plan.action(4), Action::Replace(_)));
     let without = trim_after_rolling(&conv, &config, None, target, priority(target));
     assert!(matches!(without.outcome.plan.action(2), Action::Replace(_)));
+  }
+}
+
+#[cfg(test)]
+mod parallel_tests {
+  use super::*;
+  use crate::model::tokens::{message_tokens, Encoding};
+  use crate::strategy::priority::{trim_by_priority, PriorityOptions};
+
+  /// A message of two results that the rolling pass shortens one of (the other, an error report,
+  /// it keeps) and the strategy then the other: the output keeps both shortenings.
+  #[test]
+  fn a_result_the_strategy_keeps_keeps_what_the_rolling_pass_made_of_it() {
+    let lines = |p: &str| (0..600).map(|i| format!("{p} line {i}")).collect::<Vec<_>>().join("\n");
+    let value = serde_json::json!([
+      {"role": "user", "content": "go"},
+      {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "A", "name": "bash", "input": {"command": "make"}},
+        {"type": "tool_use", "id": "B", "name": "bash", "input": {"command": "ls -R"}}]},
+      {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "A", "content": lines("Error: AAA"), "is_error": true},
+        {"type": "tool_result", "tool_use_id": "B", "content": lines("BBB")}]},
+      {"role": "assistant", "content": "ok"}
+    ]);
+    let (_, msgs) = crate::model::format::parse_messages(&value, None).unwrap();
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    let config = TruncationConfig { max_tokens_per_output: 300, ..TruncationConfig::default() };
+    let rolled = truncate_old_tool_outputs(&conv, &config);
+    let Action::Replace(first) = rolled.action(2) else { panic!("the rolling pass cuts B") };
+    assert!(first.result_text(0).is_none() && first.result_text(1).is_some());
+    let target = rolled.total_tokens(&conv) - 500;
+    let options = PriorityOptions { target_tokens: target, ..Default::default() };
+    let t =
+      trim_after_rolling(&conv, &config, None, target, |c| trim_by_priority(c, None, &options));
+    let Action::Replace(r) = t.outcome.plan.action(2) else { panic!("replaced") };
+    assert!(r.result_text(0).is_some_and(|a| a.contains(" tokens cut ")), "the strategy cuts A");
+    assert_eq!(r.result_text(1), first.result_text(1), "B as the rolling pass cut it");
+    let after = crate::plan::replaced_message(&msgs[2], r);
+    assert_eq!(r.tokens, message_tokens(&after, Encoding::O200kBase));
+    assert!(t.outcome.total_tokens <= target);
   }
 }
