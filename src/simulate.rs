@@ -30,7 +30,6 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use crate::analysis::growing::GrowingAnalysis;
-use crate::analysis::supersession::Supersessions;
 use crate::error::{Error, Result};
 use crate::model::conversation::{Conversation, Layout};
 use crate::model::format::Format;
@@ -38,7 +37,9 @@ use crate::model::message::{quote, Message, Role};
 use crate::model::tokens::{message_tokens, reply_priming, Encoding};
 use crate::plan::{Action, Plan};
 use crate::strategy::cache_policy::{fit_window, CachePolicy, CachePolicyOptions, Decision};
-use crate::strategy::dedup::{deduplicate, deduplicate_since, DedupOptions};
+use crate::strategy::dedup::{
+  changed_since, deduplicate, deduplicate_since, revision as dedup_revision, DedupOptions, Revision,
+};
 
 /// Prompt-cache prices, in US dollars per million input tokens.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -328,8 +329,8 @@ enum Change {
   /// The same, new messages added.
   Extended,
   /// The same but for the messages the supersessions found superseded since `revision`
-  /// ([`Supersessions::changed_since`]), new messages added; it drops nothing.
-  ReplacedSince(usize),
+  /// ([`crate::strategy::dedup::changed_since`]), new messages added; it drops nothing.
+  ReplacedSince(Revision),
 }
 
 /// What the previous request of a policy sent.
@@ -369,8 +370,8 @@ struct Runner {
   dedup: DedupOptions,
   previous: Sent,
   /// [`PolicyKind::Dedup`]: the last plan that deduplicated, with the revision of the
-  /// supersessions it was made from ([`Supersessions::revision`]).
-  deduplicated: Option<(usize, Arc<Plan>)>,
+  /// supersessions it was made from ([`crate::strategy::dedup::revision`]).
+  deduplicated: Option<(Revision, Arc<Plan>)>,
   turns: Vec<Turn>,
   totals: Totals,
 }
@@ -424,7 +425,7 @@ impl Runner {
           None => {
             let dedup = deduplicate(conv, &self.dedup);
             let plan = Arc::new(dedup.plan);
-            let revision = conv.supersessions().map(Supersessions::revision);
+            let revision = dedup_revision(conv, &self.dedup);
             self.deduplicated = revision.filter(|_| dedup.applied).map(|r| (r, Arc::clone(&plan)));
             (Some(plan), None, Change::Made)
           }
@@ -432,6 +433,10 @@ impl Runner {
       }
     };
     let plan = plan.filter(|p| !p.is_identity());
+    let changed = match change {
+      Change::ReplacedSince(revision) => changed_since(conv, &self.dedup, revision),
+      Change::Made | Change::Extended => Vec::new(),
+    };
     let previous = std::mem::replace(&mut self.previous, Sent::All(0));
     let (sent, input_tokens, cached_tokens, now) = match &plan {
       // Everything is sent: its keys are the messages' fingerprints, and the prefix it shares
@@ -454,14 +459,14 @@ impl Runner {
       // The previous request but for the messages deduplicated again, new messages after it:
       // it sent every message, so each one's place in it is its index, and the requests share
       // the messages before the first that changed.
-      Some(plan) if resent_in_place(conv, plan, change, &previous) => {
-        let (Change::ReplacedSince(revision), Sent::Keys { mut sent, covered, mut tokens }) =
+      Some(plan) if resent_in_place(plan, change, &changed, &previous) => {
+        let (Change::ReplacedSince(_), Sent::Keys { mut sent, covered, mut tokens }) =
           (change, previous)
         else {
           unreachable!("resent_in_place checked both")
         };
         let mut common = covered;
-        for &i in changed_since(conv, revision).iter().filter(|&&i| i < covered) {
+        for &i in changed.iter().filter(|&&i| i < covered) {
           let Some((key, now)) = sent_messages(conv, replayed, plan, i..i + 1).next() else {
             unreachable!("resent_in_place checked it is sent")
           };
@@ -551,20 +556,14 @@ fn with_new_messages(
   (count, request_tokens(conv, plan, &now), now)
 }
 
-/// The messages the supersessions of `conv` found superseded since `revision`.
-fn changed_since<'c>(conv: &'c Conversation<'_>, revision: usize) -> &'c [usize] {
-  conv.supersessions().map_or(&[], |known| known.changed_since(revision))
-}
-
 /// Whether the request of `plan` is `previous` with messages replaced in place: `plan` changed
-/// only messages superseded since the previous turn ([`Change::ReplacedSince`]) and sends
-/// them, and `previous` sent every message it covered.
-fn resent_in_place(conv: &Conversation<'_>, plan: &Plan, change: Change, previous: &Sent) -> bool {
-  let (Change::ReplacedSince(revision), Sent::Keys { sent, covered, .. }) = (change, previous)
-  else {
+/// only messages superseded since the previous turn ([`Change::ReplacedSince`]; `changed` are
+/// they) and sends them, and `previous` sent every message it covered.
+fn resent_in_place(plan: &Plan, change: Change, changed: &[usize], previous: &Sent) -> bool {
+  let (Change::ReplacedSince(_), Sent::Keys { sent, covered, .. }) = (change, previous) else {
     return false;
   };
-  sent.len() == *covered && changed_since(conv, revision).iter().all(|&i| !plan.is_dropped(i))
+  sent.len() == *covered && changed.iter().all(|&i| !plan.is_dropped(i))
 }
 
 /// The messages of `range` a plan sends, each as (a key equal for identically serialised messages, its
@@ -761,6 +760,45 @@ mod tests {
       }
     }
     Simulation { runs: runners.into_iter().map(|r| r.finish(options)).collect() }
+  }
+
+  /// A session of parallel reads in Anthropic's form (a step's two results in one message),
+  /// files read again and again: carried from turn to turn (the split view, the deduplication
+  /// decided result by result only where new messages supersede), the simulation is what a
+  /// from-scratch analysis of every turn gives.
+  #[test]
+  fn carrying_the_analysis_of_parallel_results_changes_nothing() {
+    let lines = |f: usize, s: usize| {
+      (0..80).map(|k| format!("file {f} line {k} at {}", s / 6)).collect::<Vec<_>>().join("\n")
+    };
+    let mut value = vec![serde_json::json!({"role": "user", "content": "Fix the bug"})];
+    for s in 0..40 {
+      let files = [s % 6, (s * 5 + 1) % 6];
+      let uses: Vec<_> = files.iter().enumerate().map(|(k, f)| serde_json::json!({"type": "tool_use", "id": format!("t{s}_{k}"), "name": "read_file", "input": {"path": format!("src/f{f}.ts")}})).collect();
+      let results: Vec<_> = files.iter().enumerate().map(|(k, f)| serde_json::json!({"type": "tool_result", "tool_use_id": format!("t{s}_{k}"), "content": lines(*f, s)})).collect();
+      value.push(serde_json::json!({"role": "assistant", "content": uses}));
+      value.push(serde_json::json!({"role": "user", "content": results}));
+    }
+    value.push(serde_json::json!({"role": "assistant", "content": "Done."}));
+    let (_, messages) =
+      crate::model::format::parse_messages(&serde_json::Value::Array(value), None).unwrap();
+    let refs = refs(&messages);
+    let whole = Conversation::from_refs(refs.clone(), Encoding::O200kBase);
+    let total = whole.total_tokens();
+    for (strategy, percent) in [
+      (Strategy::Priority(Default::default()), 40),
+      (Strategy::Placeholders(Default::default(), None), 60),
+    ] {
+      let window = total * percent / 100;
+      let mut o = options(window, PolicyKind::ALL.to_vec());
+      o.encoding = Encoding::O200kBase;
+      o.format = Format::Anthropic;
+      o.policy = CachePolicyOptions::new(window, strategy.clone());
+      let sim = simulate(&refs, &o).unwrap();
+      assert_eq!(sim, from_scratch(&refs, &o), "{strategy:?} at {percent}%");
+      let dedup = sim.runs.iter().find(|r| r.kind == PolicyKind::Dedup).unwrap();
+      assert!(dedup.totals.replans > 0, "nothing was deduplicated");
+    }
   }
 
   /// Every shared transcript, and two of them one after the other (a longer session whose

@@ -948,6 +948,38 @@ impl SplitView {
     })
   }
 
+  /// The view's supersessions, if they were found with `tools` for every message of `conv`.
+  pub(crate) fn supersessions_for(
+    &self,
+    conv: &Conversation<'_>,
+    tools: &ToolNames,
+  ) -> Option<&Supersessions> {
+    (self.supersessions.tools == *tools && self.messages == conv.len())
+      .then_some(&self.supersessions)
+  }
+
+  /// The message of the conversation that message `s` of the view is (or is a result of).
+  pub(crate) fn message_of(&self, s: usize) -> Option<usize> {
+    self.origin.get(s).map(|&(i, _)| i)
+  }
+
+  /// What [`found_by_result`] finds about message `i` of the conversation, from the view's
+  /// supersessions: each of its messages in the view (itself, or each of its results), in
+  /// order, the file access then the listing (each when asked for).
+  pub(crate) fn found_about(
+    &self,
+    i: usize,
+    io_content: bool,
+    survey_directory: bool,
+  ) -> Vec<ResultFound> {
+    let start = self.origin.partition_point(|&(m, _)| m < i);
+    let end = start + self.origin[start..].partition_point(|&(m, _)| m == i);
+    (start..end)
+      .flat_map(|s| self.supersessions.found_at(s, io_content, survey_directory))
+      .filter_map(|f| self.origin_found(f.clone()))
+      .collect()
+  }
+
   /// The view's pairs, as [`superseded_by_result`] gives them.
   fn pairs(&self) -> Vec<(usize, Option<usize>, usize)> {
     self.supersessions.merged().filter_map(|f| self.origin_pair(f.index, f.by)).collect()

@@ -272,36 +272,88 @@ fn placeholder_meta(
   ]
 }
 
+/// Where the supersessions a conversation carries were when a [`deduplicate`] plan was made
+/// ([`revision`]): those of its messages, or, once it has messages of several results, those of
+/// its split view (read result by result).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Revision {
+  /// [`crate::analysis::supersession::Supersessions::revision`] of the conversation's own.
+  Messages(usize),
+  /// The same, of its split view's.
+  Results(usize),
+}
+
+/// Where the supersessions `conv` carries for `options`' tools are ([`Revision`]); `None` when
+/// it carries none.
+pub fn revision(conv: &Conversation<'_>, options: &DedupOptions) -> Option<Revision> {
+  match conv.split_view() {
+    Some(view) => Some(Revision::Results(view.supersessions_for(conv, &options.tools)?.revision())),
+    None => {
+      let known = conv.supersessions().filter(|k| k.tools == options.tools)?;
+      Some(Revision::Messages(known.revision()))
+    }
+  }
+}
+
+/// The messages of `conv` found superseded (again) since `revision`, in the order found; a
+/// message may be named more than once. None when `conv` carries no supersessions of that kind.
+pub fn changed_since(
+  conv: &Conversation<'_>,
+  options: &DedupOptions,
+  revision: Revision,
+) -> Vec<usize> {
+  match (revision, conv.split_view()) {
+    (Revision::Results(r), Some(view)) => view
+      .supersessions_for(conv, &options.tools)
+      .map(|known| known.changed_since(r).iter().filter_map(|&s| view.message_of(s)).collect())
+      .unwrap_or_default(),
+    (Revision::Messages(r), None) => conv
+      .supersessions()
+      .filter(|k| k.tools == options.tools)
+      .map(|known| known.changed_since(r).to_vec())
+      .unwrap_or_default(),
+    _ => Vec::new(),
+  }
+}
+
 /// Brings `plan` up to date for `conv`, a longer version of a conversation whose [`deduplicate`]
-/// plan it is, made when the supersessions `conv` carries were at `revision`
-/// ([`crate::analysis::supersession::Supersessions::revision`]): the new messages are kept, and only the results found
-/// superseded since then are decided again, as [`deduplicate`] decides them. Once
-/// [`deduplicate`] has applied (a conversation only grows past its threshold), the plan is then
-/// [`deduplicate`]'s for `conv`, for the work of what changed. Returns the revision now, or
-/// `None`, changing nothing, when `conv` carries no supersessions for `options`' tools, or
-/// carries a split view (it has messages of several results, which [`deduplicate`] reads
-/// result by result: decide again with it).
+/// plan it is, made when the supersessions `conv` carries were at `revision` ([`revision`]):
+/// the new messages are kept, and only the messages found superseded since then are decided
+/// again, as [`deduplicate`] decides them (a message of several results read result by result,
+/// through the split view `conv` carries). Once [`deduplicate`] has applied (a conversation only
+/// grows past its threshold), the plan is then [`deduplicate`]'s for `conv`, for the work of what
+/// changed. Returns the revision now, or `None`, changing nothing, when `conv` carries no
+/// supersessions for `options`' tools, or carries them of the other kind (its first message of
+/// several results came since: decide again with [`deduplicate`]).
 pub fn deduplicate_since(
   conv: &Conversation<'_>,
   options: &DedupOptions,
   plan: &mut Plan,
-  revision: usize,
-) -> Option<usize> {
-  let known = conv.supersessions().filter(|k| k.tools == options.tools)?;
-  if conv.split_view().is_some() {
+  made: Revision,
+) -> Option<Revision> {
+  let now = revision(conv, options)?;
+  if std::mem::discriminant(&now) != std::mem::discriminant(&made) {
     return None;
   }
   plan.extend_kept(conv.len());
-  for &i in known.changed_since(revision) {
-    match known
-      .found_at(i, options.io_content, options.survey_directory)
-      .find_map(|found| whole_placeholder(conv, i, found))
-    {
-      Some(r) => plan.replace(i, r),
+  let (io, survey) = (options.io_content, options.survey_directory);
+  let mut changed = changed_since(conv, options, made);
+  changed.sort_unstable();
+  changed.dedup();
+  for i in changed {
+    let found = match conv.split_view() {
+      Some(view) => view.found_about(i, io, survey),
+      None => match conv.supersessions() {
+        Some(known) => known.found_at(i, io, survey).cloned().map(ResultFound::whole).collect(),
+        None => Vec::new(),
+      },
+    };
+    match superseded_replacement(conv, i, &found) {
+      Some((r, _)) => plan.replace(i, r),
       None => plan.keep(i),
     }
   }
-  Some(known.revision())
+  Some(now)
 }
 
 /// For each superseding result, the results it supersedes, ascending: the seed's
@@ -416,8 +468,28 @@ mod tests {
     analysis.extend(&grouped);
     let carried = analysis.give(Conversation::new(&anthropic, Encoding::O200kBase));
     assert_eq!(deduplicate(&carried, &options).plan, a.plan);
-    let mut plan = a.plan.clone();
-    assert_eq!(deduplicate_since(&carried, &options, &mut plan, 0), None, "decided again");
+    // Grown a message at a time, the plan carried from message to message is deduplicate's.
+    let mut analysis = crate::analysis::growing::GrowingAnalysis::default();
+    let mut carried: Option<(Revision, Plan)> = None;
+    let mut updated = 0;
+    for n in 1..=anthropic.len() {
+      let prefix = &anthropic[..n];
+      analysis.extend(&Conversation::new(prefix, Encoding::O200kBase));
+      let conv = analysis.give(Conversation::new(prefix, Encoding::O200kBase));
+      let fresh = deduplicate(&conv, &options).plan;
+      let now =
+        carried.as_mut().and_then(|(made, plan)| deduplicate_since(&conv, &options, plan, *made));
+      match (now, &mut carried) {
+        (Some(now), Some((made, plan))) => {
+          assert_eq!(*plan, fresh, "{n} messages");
+          *made = now;
+          updated += 1;
+        }
+        _ => carried = Some((revision(&conv, &options).unwrap(), fresh)),
+      }
+    }
+    assert!(matches!(carried, Some((Revision::Results(_), _))));
+    assert!(updated >= 4, "{updated}");
     // Two results superseded by the same message: it supersedes that message once.
     let (anthropic, _) = reads(&[
       &[("r1", "a.ts", 60), ("r2", "b.ts", 60)],
