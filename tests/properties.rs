@@ -21,7 +21,10 @@ use context_trim::analysis::classify::{classify_conversation, ClassifyOptions};
 use context_trim::fuzzing::{check_strategies, check_validator, Knobs};
 use context_trim::model::conversation::Conversation;
 use context_trim::model::format::parse_messages;
+use context_trim::model::message::{Content, Part};
 use context_trim::output::validate::validate;
+use context_trim::plan::{replaced_message, Action};
+use context_trim::strategy::rolling::{truncate_old_tool_outputs, TruncationConfig};
 use context_trim::{Encoding, Format};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
@@ -535,6 +538,54 @@ proptest! {
       } else {
         prop_assert_eq!(&ai_sdk, &openai, "ai-sdk");
       }
+    }
+  }
+
+  /// Nor what `truncateOldToolOutputs` makes of a result: the results of one step in one
+  /// message are truncated, cut or kept as the same results one message each, each result with
+  /// the same text.
+  #[test]
+  fn a_message_of_several_results_is_truncated_as_its_results_one_message_each(s in session()) {
+    if !intact(&s) {
+      return Ok(());
+    }
+    let config = TruncationConfig {
+      max_age: 1,
+      max_tokens_per_output: 64,
+      small_output_tokens: 8,
+      min_quoted_chars: 12,
+      ..TruncationConfig::default()
+    };
+    let texts = |format: Format| -> std::result::Result<Vec<String>, TestCaseError> {
+      let (_, messages) = parse_messages(&s.render(format), Some(format)).map_err(fail)?;
+      let conv = Conversation::new(&messages, Encoding::Approximate);
+      let plan = truncate_old_tool_outputs(&conv, &config);
+      let mut out = Vec::new();
+      for (m, action) in messages.iter().zip(plan.actions()) {
+        let m = match action {
+          Action::Replace(r) => replaced_message(m, r),
+          _ => m.clone(),
+        };
+        let parts = match &m.content {
+          Content::Parts(parts) => parts.as_slice(),
+          _ => &[],
+        };
+        let results: Vec<String> = parts.iter().filter_map(|p| match p {
+          Part::ToolResult { content, .. } => Some(content.clone()),
+          _ => None,
+        }).collect();
+        if !results.is_empty() {
+          out.extend(results);
+        } else if m.is_tool_result() {
+          out.push(m.content_text().into_owned());
+        }
+      }
+      Ok(out)
+    };
+    let openai = texts(Format::OpenAi)?;
+    prop_assert_eq!(&texts(Format::Anthropic)?, &openai, "anthropic");
+    if s.pending.is_none() {
+      prop_assert_eq!(&texts(Format::AiSdk)?, &openai, "ai-sdk");
     }
   }
 

@@ -799,6 +799,33 @@ pub fn superseded_by_result(
   superseded_pairs(&split, tools).into_iter().filter_map(|(a, b)| view.origin_pair(a, b)).collect()
 }
 
+/// Calls `f` with `conv` read result by result, as [`superseded_by_result`] reads it (its
+/// messages `several`, those answering several calls with how many, ascending, each read as
+/// its results one message each), and where each message of that reading comes from: its
+/// message in `conv`, and for a result its place among that message's results. A conversation
+/// that carries its split view is not split again.
+pub(crate) fn read_by_result<R>(
+  conv: &Conversation<'_>,
+  several: &[(usize, usize)],
+  f: impl FnOnce(&Conversation<'_>, &[(usize, Option<usize>)]) -> R,
+) -> R {
+  let built;
+  let view = match conv.split_view().filter(|v| v.messages == conv.len()) {
+    Some(view) => view,
+    None => {
+      let mut view = SplitView::default();
+      view.extend(conv, several);
+      built = view;
+      &built
+    }
+  };
+  let split = Conversation::with_layout(view.refs(conv), conv.encoding(), &view.layout)
+    .with_format(conv.format());
+  let origin: Vec<(usize, Option<usize>)> =
+    view.origin.iter().map(|&(i, from)| (i, from.map(|(k, _)| k))).collect();
+  f(&split, &origin)
+}
+
 /// A finding of [`found_by_result`]: about messages of the conversation (`found.index`,
 /// `found.by`), with the place of each one's result among its message's results, or `None` for
 /// a message read whole.

@@ -37,15 +37,14 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::analysis::span_index::{Marks, Matches, SpanIndex};
+use crate::analysis::supersession::read_by_result;
 use crate::error::{Error, ErrorKind, Result};
 use crate::model::conversation::Conversation;
 use crate::model::cut::{cut_content, MIN_CUT_BUDGET};
 use crate::model::message::{quote, Message, Role};
 use crate::model::tokens::message_content_tokens;
 use crate::output::placeholder::{PlaceholderFields, PlaceholderTemplate};
-use crate::plan::{
-  replacement, replacement_counted, replacement_of_results, MetaValue, Plan, Replacement,
-};
+use crate::plan::{replacement_counted, replacement_of_results, MetaValue, Plan, Replacement};
 
 /// Default of [`TruncationConfig::max_age`].
 pub const DEFAULT_MAX_AGE: usize = 5;
@@ -251,54 +250,158 @@ fn over_cap(conv: &Conversation<'_>, i: usize, config: &TruncationConfig) -> boo
 /// Truncates old tool outputs and cuts long recent ones (see the [module docs](self)).
 ///
 /// The plan only keeps or replaces messages: nothing is dropped or moved, so tool calls and
-/// results stay paired.
+/// results stay paired. A conversation with messages of several results (parallel calls
+/// answered in one Anthropic or AI SDK message) is read result by result, as the same results
+/// one message each would be (OpenAI): each result gets its own rule, and such a message is
+/// replaced result by result.
 pub fn truncate_old_tool_outputs(conv: &Conversation<'_>, config: &TruncationConfig) -> Plan {
   let mut plan = Plan::keep_all(conv.len());
   let template = PlaceholderTemplate::new(&config.placeholder);
-  for (i, rule) in rules(conv, config).into_iter().enumerate() {
-    let m = &conv.messages()[i];
-    if matches!(rule, Rule::Placeholder | Rule::Cut) && m.has_results_apart() {
-      if let Some(r) = shorten_results(conv, i, rule, config, &template) {
+  let several: Vec<(usize, usize)> = (0..conv.len())
+    .map(|i| (i, conv.message(i).answers.len()))
+    .filter(|&(_, answers)| answers > 1)
+    .collect();
+  if several.is_empty() {
+    for (i, rule) in rules(conv, config).into_iter().enumerate() {
+      if let Some(r) = replacement_of_message(conv, i, rule, config, &template) {
         plan.replace(i, r);
       }
-      continue;
     }
-    match rule {
-      Rule::Placeholder => {
-        let age =
-          if config.stable_placeholders { config.max_age.saturating_add(1) } else { conv.age(i) };
-        let tokens = message_content_tokens(m, conv.encoding());
-        let meta = vec![
-          ("_originalLength", MetaValue::Number(m.content_utf16_len() as f64)),
-          ("_truncatedAt", MetaValue::Number(age as f64)),
-        ];
-        let path = template.uses_path().then(|| result_path(conv, i)).flatten();
-        let text = template.render(&PlaceholderFields { age, tokens, path: path.as_deref() });
-        plan.replace(i, replacement(conv, i, text, meta));
-      }
-      Rule::Cut => {
-        if let Some(cut) = cut_content(m, config.max_tokens_per_output, conv.encoding()) {
-          let meta = vec![
-            ("_originalLength", MetaValue::Number(m.content_utf16_len() as f64)),
-            ("_cutTokens", MetaValue::Number(cut.cut_tokens as f64)),
-          ];
-          plan.replace(i, replacement_counted(conv, i, cut.text, cut.tokens, meta));
-        }
-      }
-      Rule::NotToolResult
-      | Rule::Error
-      | Rule::Small
-      | Rule::Quoted
-      | Rule::Consumed
-      | Rule::Recent => {}
-    }
+    return plan;
   }
+  read_by_result(conv, &several, |split, origin| {
+    let rules = rules(split, config);
+    let mut s = 0;
+    while s < origin.len() {
+      let (i, result) = origin[s];
+      let end = s + origin[s..].iter().take_while(|o| o.0 == i).count();
+      let r = match result {
+        None => replacement_of_message(conv, i, rules[s], config, &template),
+        Some(_) => {
+          let each = (s..end).map(|x| (x, rules[x]));
+          replacement_of_results_each(conv, i, split, each, config, &template)
+        }
+      };
+      if let Some(r) = r {
+        plan.replace(i, r);
+      }
+      s = end;
+    }
+  });
   plan
 }
 
+/// What [`truncate_old_tool_outputs`] makes of message `i` of `conv` under `rule`, if anything:
+/// its placeholder ([`Rule::Placeholder`]) or its cut ([`Rule::Cut`]), with `_originalLength`
+/// and `_truncatedAt` or `_cutTokens`; a message whose results are apart beside text
+/// ([`Message::has_results_apart`]) has each of its results shortened on its own
+/// ([`shorten_results`]).
+fn replacement_of_message(
+  conv: &Conversation<'_>,
+  i: usize,
+  rule: Rule,
+  config: &TruncationConfig,
+  template: &PlaceholderTemplate,
+) -> Option<Replacement> {
+  if !matches!(rule, Rule::Placeholder | Rule::Cut) {
+    return None;
+  }
+  let m = conv.message(i);
+  if m.has_results_apart() {
+    return shorten_results(conv, i, rule, config, template);
+  }
+  let (text, tokens, cut_tokens) = shortened(conv, i, rule, config, template)?;
+  let mut meta = vec![("_originalLength", MetaValue::Number(m.content_utf16_len() as f64))];
+  meta.push(match cut_tokens {
+    Some(cut) => ("_cutTokens", MetaValue::Number(cut as f64)),
+    None => ("_truncatedAt", MetaValue::Number(placeholder_age(conv, i, config) as f64)),
+  });
+  Some(replacement_counted(conv, i, text, tokens, meta))
+}
+
+/// The new text of tool result `i` of `conv` (a message of the conversation, or of its
+/// results read one by one) under `rule`, with its tokens and, for a cut, the tokens cut:
+/// the placeholder ([`Rule::Placeholder`], with the result's age, content tokens and file), or
+/// the head and tail ([`Rule::Cut`]); `None` under any other rule, or when no cut is made.
+fn shortened(
+  conv: &Conversation<'_>,
+  i: usize,
+  rule: Rule,
+  config: &TruncationConfig,
+  template: &PlaceholderTemplate,
+) -> Option<(Arc<str>, usize, Option<usize>)> {
+  let m = conv.message(i);
+  let encoding = conv.encoding();
+  match rule {
+    Rule::Placeholder => {
+      let age = placeholder_age(conv, i, config);
+      let tokens = message_content_tokens(m, encoding);
+      let path = template.uses_path().then(|| result_path(conv, i)).flatten();
+      let text = template.render(&PlaceholderFields { age, tokens, path: path.as_deref() });
+      let tokens = crate::model::tokens::count_tokens(&text, encoding);
+      Some((Arc::from(text), tokens, None))
+    }
+    Rule::Cut => {
+      let cut = cut_content(m, config.max_tokens_per_output, encoding)?;
+      Some((cut.text, cut.tokens, Some(cut.cut_tokens)))
+    }
+    Rule::NotToolResult
+    | Rule::Error
+    | Rule::Small
+    | Rule::Quoted
+    | Rule::Consumed
+    | Rule::Recent => None,
+  }
+}
+
+/// The age a placeholder of result `i` names: its age, or with `stable_placeholders` the age at
+/// which a result is first truncated.
+fn placeholder_age(conv: &Conversation<'_>, i: usize, config: &TruncationConfig) -> usize {
+  if config.stable_placeholders {
+    config.max_age.saturating_add(1)
+  } else {
+    conv.age(i)
+  }
+}
+
+/// The replacement of message `i` of `conv`, a message of several results, from its results
+/// read one message each in `split` (`each`: their indices there with their rules, in order):
+/// each result shortened as [`shortened`] says, the others kept; `_originalLength` is the
+/// message's, then `_truncatedAt` when a result became the placeholder and `_cutTokens` (the
+/// sum) when one was cut. `None` when no result changes.
+fn replacement_of_results_each(
+  conv: &Conversation<'_>,
+  i: usize,
+  split: &Conversation<'_>,
+  each: impl Iterator<Item = (usize, Rule)>,
+  config: &TruncationConfig,
+  template: &PlaceholderTemplate,
+) -> Option<Replacement> {
+  let (mut truncated_at, mut cut_tokens) = (None, None);
+  let new: Vec<Option<(Arc<str>, usize)>> = each
+    .map(|(s, rule)| {
+      let (text, tokens, cut) = shortened(split, s, rule, config, template)?;
+      match cut {
+        Some(cut) => *cut_tokens.get_or_insert(0) += cut,
+        None => truncated_at = Some(placeholder_age(split, s, config)),
+      }
+      Some((text, tokens))
+    })
+    .collect();
+  if new.iter().all(Option::is_none) {
+    return None;
+  }
+  let m = conv.message(i);
+  let mut meta = vec![("_originalLength", MetaValue::Number(m.content_utf16_len() as f64))];
+  meta.extend(truncated_at.map(|age| ("_truncatedAt", MetaValue::Number(age as f64))));
+  meta.extend(cut_tokens.map(|cut| ("_cutTokens", MetaValue::Number(cut as f64))));
+  Some(replacement_of_results(conv, i, new, meta))
+}
+
 /// [`truncate_old_tool_outputs`] of message `i`, whose results are apart
-/// ([`Message::has_results_apart`]), under `rule` ([`Rule::Placeholder`] or [`Rule::Cut`]):
-/// each of its results as a result alone would be, its other parts kept. With
+/// ([`Message::has_results_apart`]: a result beside a text block; a conversation with messages
+/// of several results is read result by result instead), under `rule` ([`Rule::Placeholder`] or
+/// [`Rule::Cut`]): each of its results as a result alone would be, its other parts kept. With
 /// [`Rule::Placeholder`], each result neither an error report (when they are preserved) nor
 /// under `small_output_tokens` becomes the placeholder, with its own tokens and file; with
 /// [`Rule::Cut`], each one longer than `max_tokens_per_output` is cut. `_originalLength` is the
@@ -312,7 +415,7 @@ fn shorten_results(
 ) -> Option<Replacement> {
   let m = conv.message(i);
   let encoding = conv.encoding();
-  let age = if config.stable_placeholders { config.max_age.saturating_add(1) } else { conv.age(i) };
+  let age = placeholder_age(conv, i, config);
   let mut cut_tokens = 0;
   let new: Vec<Option<(Arc<str>, usize)>> = m
     .split_results()
