@@ -277,15 +277,6 @@ impl Plan {
     self.actions[i] = Action::Replace(Box::new(replacement));
   }
 
-  /// Keeps whole again every replaced message `i` for which `keep_replaced(i)` is false.
-  pub fn retain_replacements(&mut self, mut keep_replaced: impl FnMut(usize) -> bool) {
-    for (i, action) in self.actions.iter_mut().enumerate() {
-      if matches!(action, Action::Replace(_)) && !keep_replaced(i) {
-        *action = Action::Keep;
-      }
-    }
-  }
-
   /// The tokens of message `i` under this plan (0 when dropped).
   pub fn tokens_of(&self, conv: &Conversation<'_>, i: usize) -> usize {
     match &self.actions[i] {

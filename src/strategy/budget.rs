@@ -17,7 +17,7 @@ use crate::model::conversation::Conversation;
 use crate::model::message::Message;
 use crate::plan::{replaced_message, Action, Plan};
 use crate::strategy::priority::PriorityTrim;
-use crate::strategy::rolling::{truncate_old_tool_outputs, TruncationConfig};
+use crate::strategy::rolling::{truncate_old_tool_outputs_leaving, TruncationConfig};
 use crate::strategy::Outcome;
 
 /// Which results the rolling pass leaves whole as current views of files: as
@@ -60,11 +60,8 @@ pub fn trim_after_rolling(
   if conv.total_tokens() <= target {
     return untouched(Plan::keep_all(conv.len()));
   }
-  let mut rolled = truncate_old_tool_outputs(conv, rolling);
-  if let Some(views) = views {
-    let keep = views.of(conv);
-    rolled.retain_replacements(|i| !keep[i]);
-  }
+  // The current views stay whole: of a message of several results, those of its results.
+  let rolled = truncate_old_tool_outputs_leaving(conv, rolling, |read| Some(views?.of(read)));
   if rolled.is_identity() {
     return strategy(conv);
   }
@@ -115,6 +112,7 @@ mod tests {
   use crate::model::message::{Message, Role};
   use crate::model::tokens::Encoding;
   use crate::strategy::priority::{trim_with_placeholders, PriorityOptions};
+  use crate::strategy::rolling::truncate_old_tool_outputs;
   use crate::testing::{call, result};
 
   fn session(steps: usize) -> Vec<Message> {
@@ -208,6 +206,7 @@ mod parallel_tests {
   use super::*;
   use crate::model::tokens::{message_tokens, Encoding};
   use crate::strategy::priority::{trim_by_priority, PriorityOptions};
+  use crate::strategy::rolling::truncate_old_tool_outputs;
 
   /// A message of two results that the rolling pass shortens one of (the other, an error report,
   /// it keeps) and the strategy then the other: the output keeps both shortenings.
@@ -239,6 +238,45 @@ mod parallel_tests {
     assert_eq!(r.result_text(1), first.result_text(1), "B as the rolling pass cut it");
     let after = crate::plan::replaced_message(&msgs[2], r);
     assert_eq!(r.tokens, message_tokens(&after, Encoding::O200kBase));
+    assert!(t.outcome.total_tokens <= target);
+  }
+
+  /// The current view of a file read beside a build stays whole, the build's old output
+  /// becomes its placeholder: the results of one message are left whole one by one.
+  #[test]
+  fn the_current_view_beside_an_old_output_stays_whole_alone() {
+    let lines =
+      |p: &str, n: usize| (0..n).map(|i| format!("{p} line {i}")).collect::<Vec<_>>().join("\n");
+    let mut value = vec![
+      serde_json::json!({"role": "user", "content": "fix a.py"}),
+      serde_json::json!({"role": "assistant", "content": [
+        {"type": "tool_use", "id": "r", "name": "read_file", "input": {"path": "/w/a.py"}},
+        {"type": "tool_use", "id": "m", "name": "bash", "input": {"command": "make"}}]}),
+      serde_json::json!({"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "r", "content": lines("def f", 120)},
+        {"type": "tool_result", "tool_use_id": "m", "content": lines("build", 120)}]}),
+    ];
+    for k in 0..8 {
+      let id = format!("b{k}");
+      value.push(serde_json::json!({"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": "bash", "input": {"command": format!("make test{k}")}}]}));
+      value.push(serde_json::json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": lines(&format!("test{k}"), 60)}]}));
+    }
+    let (_, msgs) =
+      crate::model::format::parse_messages(&serde_json::Value::Array(value), None).unwrap();
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    let config = TruncationConfig::default();
+    let classify = ClassifyOptions::default();
+    let views = Views { classify: &classify, tracker: None };
+    let target = conv.total_tokens() - 100;
+    let options = PriorityOptions { target_tokens: target, ..Default::default() };
+    let t = trim_after_rolling(&conv, &config, Some(views), target, |c| {
+      trim_by_priority(c, None, &options)
+    });
+    let Action::Replace(r) = t.outcome.plan.action(2) else {
+      panic!("the build output is replaced")
+    };
+    assert_eq!(r.result_text(0), None, "the view of a.py stays whole");
+    assert!(r.result_text(1).is_some_and(|p| p.starts_with("[content truncated - ")), "{r:?}");
     assert!(t.outcome.total_tokens <= target);
   }
 }

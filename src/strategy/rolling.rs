@@ -255,6 +255,28 @@ fn over_cap(conv: &Conversation<'_>, i: usize, config: &TruncationConfig) -> boo
 /// one message each would be (OpenAI): each result gets its own rule, and such a message is
 /// replaced result by result.
 pub fn truncate_old_tool_outputs(conv: &Conversation<'_>, config: &TruncationConfig) -> Plan {
+  truncate_old_tool_outputs_leaving(conv, config, |_| None)
+}
+
+/// [`truncate_old_tool_outputs`], leaving whole the results that `whole` flags (`true`) among
+/// the messages of the conversation it reads: `conv` itself, or `conv` read result by result
+/// when it has messages of several results (so that a flag is a result's, as for the same
+/// results one message each). `None` flags nothing.
+pub fn truncate_old_tool_outputs_leaving(
+  conv: &Conversation<'_>,
+  config: &TruncationConfig,
+  whole: impl FnOnce(&Conversation<'_>) -> Option<Vec<bool>>,
+) -> Plan {
+  // The rules of the messages of `read`, those `whole` flags kept.
+  let rules_leaving = |read: &Conversation<'_>| {
+    let mut rules = rules(read, config);
+    for (rule, whole) in rules.iter_mut().zip(whole(read).unwrap_or_default()) {
+      if whole && matches!(rule, Rule::Placeholder | Rule::Cut) {
+        *rule = Rule::Recent;
+      }
+    }
+    rules
+  };
   let mut plan = Plan::keep_all(conv.len());
   let template = PlaceholderTemplate::new(&config.placeholder);
   let several: Vec<(usize, usize)> = (0..conv.len())
@@ -262,7 +284,7 @@ pub fn truncate_old_tool_outputs(conv: &Conversation<'_>, config: &TruncationCon
     .filter(|&(_, answers)| answers > 1)
     .collect();
   if several.is_empty() {
-    for (i, rule) in rules(conv, config).into_iter().enumerate() {
+    for (i, rule) in rules_leaving(conv).into_iter().enumerate() {
       if let Some(r) = replacement_of_message(conv, i, rule, config, &template) {
         plan.replace(i, r);
       }
@@ -270,7 +292,7 @@ pub fn truncate_old_tool_outputs(conv: &Conversation<'_>, config: &TruncationCon
     return plan;
   }
   read_by_result(conv, &several, |split, origin| {
-    let rules = rules(split, config);
+    let rules = rules_leaving(split);
     let mut s = 0;
     while s < origin.len() {
       let (i, result) = origin[s];
