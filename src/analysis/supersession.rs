@@ -799,6 +799,15 @@ pub fn superseded_by_result(
   superseded_pairs(&split, tools).into_iter().filter_map(|(a, b)| view.origin_pair(a, b)).collect()
 }
 
+/// The messages of `conv` that answer several calls, with how many, ascending (what
+/// [`FileOperations::answering_several`] lists): those [`read_by_result`] splits.
+pub(crate) fn answering_several(conv: &Conversation<'_>) -> Vec<(usize, usize)> {
+  (0..conv.len())
+    .map(|i| (i, conv.message(i).answers.len()))
+    .filter(|&(_, answers)| answers > 1)
+    .collect()
+}
+
 /// Calls `f` with `conv` read result by result, as [`superseded_by_result`] reads it (its
 /// messages `several`, those answering several calls with how many, ascending, each read as
 /// its results one message each), and where each message of that reading comes from: its

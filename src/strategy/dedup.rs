@@ -32,8 +32,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::analysis::supersession::{
-  found_by_result, supersessions, Context, Found, IoContentDeduplicator, ResultFound,
-  SurveyDirectoryDeduplicator, ToolNames, PLACEHOLDER_PREFIX,
+  answering_several, found_by_result, supersessions, Context, Found, IoContentDeduplicator,
+  ResultFound, SurveyDirectoryDeduplicator, ToolNames, PLACEHOLDER_PREFIX,
 };
 use crate::error::{js_number, Error, Result};
 use crate::model::conversation::Conversation;
@@ -155,10 +155,7 @@ pub fn deduplicate(conv: &Conversation<'_>, options: &DedupOptions) -> Dedup {
       total_tokens: total,
     };
   }
-  let several: Vec<(usize, usize)> = (0..conv.len())
-    .map(|i| (i, conv.message(i).answers.len()))
-    .filter(|&(_, answers)| answers > 1)
-    .collect();
+  let several = answering_several(conv);
   let (io, survey) = (options.io_content, options.survey_directory);
   let pairs: Vec<ResultFound> = match conv.supersessions() {
     _ if !several.is_empty() => found_by_result(conv, &several, &options.tools, io, survey),

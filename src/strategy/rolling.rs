@@ -37,7 +37,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::analysis::span_index::{Marks, Matches, SpanIndex};
-use crate::analysis::supersession::read_by_result;
+use crate::analysis::supersession::{answering_several, read_by_result};
 use crate::error::{Error, ErrorKind, Result};
 use crate::model::conversation::Conversation;
 use crate::model::cut::{cut_content, MIN_CUT_BUDGET};
@@ -279,10 +279,7 @@ pub fn truncate_old_tool_outputs_leaving(
   };
   let mut plan = Plan::keep_all(conv.len());
   let template = PlaceholderTemplate::new(&config.placeholder);
-  let several: Vec<(usize, usize)> = (0..conv.len())
-    .map(|i| (i, conv.message(i).answers.len()))
-    .filter(|&(_, answers)| answers > 1)
-    .collect();
+  let several = answering_several(conv);
   if several.is_empty() {
     for (i, rule) in rules_leaving(conv).into_iter().enumerate() {
       if let Some(r) = replacement_of_message(conv, i, rule, config, &template) {
