@@ -877,7 +877,20 @@ pub(crate) fn found_by_result(
   view.extend(conv, several);
   let refs = view.refs(conv);
   let split = Conversation::with_layout(refs, conv.encoding(), &view.layout);
-  let ctx = Context::new(&split, tools);
+  let found = deduplicators_find(&split, tools, io_content, survey_directory);
+  found.into_iter().filter_map(|f| view.origin_found(f)).collect()
+}
+
+/// What the deduplicators find in `conv` with `tools`, read afresh: the file accesses with
+/// `io_content`, the listings with `survey_directory`; by index, a message's file access first
+/// (as [`Supersessions`] keeps them).
+pub(crate) fn deduplicators_find(
+  conv: &Conversation<'_>,
+  tools: &ToolNames,
+  io_content: bool,
+  survey_directory: bool,
+) -> Vec<Found> {
+  let ctx = Context::new(conv, tools);
   let mut found = Vec::new();
   if io_content {
     found.extend(supersessions(&IoContentDeduplicator, &ctx));
@@ -886,7 +899,7 @@ pub(crate) fn found_by_result(
     found.extend(supersessions(&SurveyDirectoryDeduplicator, &ctx));
   }
   found.sort_by_key(|f| f.index);
-  found.into_iter().filter_map(|f| view.origin_found(f)).collect()
+  found
 }
 
 /// A conversation read result by result ([`superseded_by_result`]), kept as it grows: its

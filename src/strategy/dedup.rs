@@ -6,11 +6,11 @@
 //! what superseded it (`[superseded by a newer read of src/a.ts at step 12]`), in place, so every
 //! tool call keeps its result and nothing moves. Two deduplicators decide what supersedes what:
 //!
-//! - [`IoContentDeduplicator`], for files. A result is a *file access* with a path and a
+//! - [`IoContentDeduplicator`](crate::analysis::supersession::IoContentDeduplicator), for files. A result is a *file access* with a path and a
 //!   [`Coverage`](crate::analysis::supersession::Coverage). A newer **read** or **full write** of the same path supersedes an older read,
 //!   write or edit whose coverage it contains; a **partial update** (edit, `str_replace`,
 //!   `insert`) supersedes only when its result returns the whole file (see [`Coverage`](crate::analysis::supersession::Coverage)).
-//! - [`SurveyDirectoryDeduplicator`], for directory listings. A newer listing of the same
+//! - [`SurveyDirectoryDeduplicator`](crate::analysis::supersession::SurveyDirectoryDeduplicator), for directory listings. A newer listing of the same
 //!   location supersedes an older one when it is at least as inclusive: it is at least as deep
 //!   (recursive if the older one was), its exclusion filters are a subset of the older one's, and
 //!   (shell `ls`) it shows at least the same details.
@@ -32,8 +32,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::analysis::supersession::{
-  answering_several, found_by_result, supersessions, Context, Found, IoContentDeduplicator,
-  ResultFound, SurveyDirectoryDeduplicator, ToolNames, PLACEHOLDER_PREFIX,
+  answering_several, deduplicators_find, found_by_result, Found, ResultFound, ToolNames,
+  PLACEHOLDER_PREFIX,
 };
 use crate::error::{js_number, Error, Result};
 use crate::model::conversation::Conversation;
@@ -49,9 +49,9 @@ pub const DEFAULT_DEDUPLICATION_THRESHOLD: f64 = 0.75;
 pub struct DedupOptions {
   /// Deduplicate only when the request has at least this many tokens; `None`: always.
   pub threshold_tokens: Option<usize>,
-  /// Run the [`IoContentDeduplicator`].
+  /// Run the [`IoContentDeduplicator`](crate::analysis::supersession::IoContentDeduplicator).
   pub io_content: bool,
-  /// Run the [`SurveyDirectoryDeduplicator`].
+  /// Run the [`SurveyDirectoryDeduplicator`](crate::analysis::supersession::SurveyDirectoryDeduplicator).
   pub survey_directory: bool,
   /// The tools and argument keys recognised.
   pub tools: ToolNames,
@@ -162,18 +162,10 @@ pub fn deduplicate(conv: &Conversation<'_>, options: &DedupOptions) -> Dedup {
     Some(known) if known.tools == options.tools => {
       known.pairs(io, survey).into_iter().map(ResultFound::whole).collect()
     }
-    _ => {
-      let ctx = Context::new(conv, &options.tools);
-      let mut pairs = Vec::new();
-      if options.io_content {
-        pairs.extend(supersessions(&IoContentDeduplicator, &ctx));
-      }
-      if options.survey_directory {
-        pairs.extend(supersessions(&SurveyDirectoryDeduplicator, &ctx));
-      }
-      pairs.sort_by_key(|f| f.index);
-      pairs.into_iter().map(ResultFound::whole).collect()
-    }
+    _ => deduplicators_find(conv, &options.tools, io, survey)
+      .into_iter()
+      .map(ResultFound::whole)
+      .collect(),
   };
   let mut tally = Tally::keep_all(conv);
   let mut superseded = Vec::new();

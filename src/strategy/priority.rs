@@ -253,6 +253,18 @@ fn most_cuts_free<'i>(
   messages.into_iter().map(|&i| conv.tokens(i).saturating_sub(MIN_CUT_BUDGET)).sum()
 }
 
+/// The content tokens of `results` (a message's, [`crate::model::message::Message::split_results`])
+/// and their places, largest first (the place breaks ties).
+fn largest_results(
+  results: &[crate::model::message::Message],
+  encoding: crate::model::tokens::Encoding,
+) -> (Vec<usize>, Vec<usize>) {
+  let tokens: Vec<usize> = results.iter().map(|r| message_content_tokens(r, encoding)).collect();
+  let mut order: Vec<usize> = (0..results.len()).collect();
+  order.sort_by_key(|&k| (std::cmp::Reverse(tokens[k]), k));
+  (tokens, order)
+}
+
 /// Sorts message indices largest first; the index breaks ties, so the order is deterministic.
 fn largest_first(conv: &Conversation<'_>, indices: &mut [usize]) {
   indices.sort_by_key(|&i| (std::cmp::Reverse(conv.tokens(i)), i));
@@ -333,9 +345,7 @@ fn cut_result(conv: &Conversation<'_>, i: usize, excess: usize) -> Option<Replac
   let encoding = conv.encoding();
   if !conv.shape(i).is_single_result() && m.has_results_apart() {
     let split = m.split_results();
-    let tokens: Vec<usize> = split.iter().map(|r| message_content_tokens(r, encoding)).collect();
-    let mut order: Vec<usize> = (0..split.len()).collect();
-    order.sort_by_key(|&k| (std::cmp::Reverse(tokens[k]), k));
+    let (tokens, order) = largest_results(split, encoding);
     let (mut missing, mut cut_tokens) = (excess, 0);
     let mut new = vec![None; split.len()];
     for k in order {
@@ -857,9 +867,7 @@ fn placeholder_freeing(
     Some(r) => operations.iter().find(|op| op.part == Some(r.part)).map(|op| op.path.as_str()),
     None => path,
   };
-  let tokens: Vec<usize> = split.iter().map(|r| message_content_tokens(r, encoding)).collect();
-  let mut order: Vec<usize> = (0..split.len()).collect();
-  order.sort_by_key(|&k| (std::cmp::Reverse(tokens[k]), k));
+  let (tokens, order) = largest_results(split, encoding);
   let mut new = vec![None; split.len()];
   let mut freed = 0;
   for k in order {

@@ -161,7 +161,9 @@ pub enum Rule {
   Recent,
 }
 
-/// The rule applied to every message of `conv` (one per message, in order).
+/// The rule applied to every message of `conv` (one per message, in order). A message answering
+/// several calls is read as its first result: [`truncate_old_tool_outputs`] reads a
+/// conversation that has such messages result by result, each result a message of its own.
 pub fn rules(conv: &Conversation<'_>, config: &TruncationConfig) -> Vec<Rule> {
   let messages = conv.messages();
   let placeholder = PlaceholderPattern::new(&config.placeholder);
@@ -179,11 +181,12 @@ pub fn rules(conv: &Conversation<'_>, config: &TruncationConfig) -> Vec<Rule> {
   // Tool results that only the reference checks can keep.
   let mut pending = Vec::new();
   for (i, m) in messages.iter().enumerate() {
+    let result = result_of(m);
     let rule = if !m.is_tool_result() {
       Rule::NotToolResult
-    } else if config.preserve_errors && is_error_report(m) {
+    } else if config.preserve_errors && (result.is_error || result.is_error_output()) {
       Rule::Error
-    } else if message_content_tokens(m, conv.encoding()) < config.small_output_tokens {
+    } else if message_content_tokens(result, conv.encoding()) < config.small_output_tokens {
       Rule::Small
     } else {
       pending.push(i);
@@ -215,7 +218,10 @@ pub fn rules(conv: &Conversation<'_>, config: &TruncationConfig) -> Vec<Rule> {
     };
     rules[i] = if referenced.is_none() && conv.age(i) > config.max_age {
       Rule::Placeholder
-    } else if over_cap(conv, i, config) {
+    } else if (conv.shape(i).is_single_result() || messages[i].has_results_apart())
+      && message_content_tokens(result_of(messages[i]), conv.encoding())
+        > config.max_tokens_per_output
+    {
       Rule::Cut
     } else {
       referenced.unwrap_or(Rule::Recent)
@@ -224,27 +230,13 @@ pub fn rules(conv: &Conversation<'_>, config: &TruncationConfig) -> Vec<Rule> {
   rules
 }
 
-/// Whether tool result `m` is an error report: flagged, or its text reads as one. A message
-/// whose results are apart ([`Message::has_results_apart`]) is one when each of its results
-/// is: the others are shortened on their own, the error reports kept.
-fn is_error_report(m: &Message) -> bool {
-  if m.has_results_apart() {
-    return m.split_results().iter().all(|r| r.is_error || r.is_error_output());
+/// The result a rule reads of tool result `m`: the message itself, or for a result beside a
+/// text block ([`Message::has_results_apart`]) that result alone, which is what is shortened.
+fn result_of(m: &Message) -> &Message {
+  match m.has_results_apart() {
+    true => m.split_results().first().unwrap_or(m),
+    false => m,
   }
-  m.is_error || m.is_error_output()
-}
-
-/// Whether tool result `i` is longer than `max_tokens_per_output`: a single result, or one of
-/// the results of a message whose results are apart, each taken on its own (one cut of their
-/// joined text would give each result the head of one and the tail of another).
-fn over_cap(conv: &Conversation<'_>, i: usize, config: &TruncationConfig) -> bool {
-  let m = conv.message(i);
-  let over =
-    |m: &Message| message_content_tokens(m, conv.encoding()) > config.max_tokens_per_output;
-  if conv.shape(i).is_single_result() {
-    return over(m);
-  }
-  m.split_results().iter().any(over)
 }
 
 /// Truncates old tool outputs and cuts long recent ones (see the [module docs](self)).
@@ -311,10 +303,8 @@ pub fn truncate_old_tool_outputs_leaving(
 }
 
 /// What [`truncate_old_tool_outputs`] makes of message `i` of `conv` under `rule`, if anything:
-/// its placeholder ([`Rule::Placeholder`]) or its cut ([`Rule::Cut`]), with `_originalLength`
-/// and `_truncatedAt` or `_cutTokens`; a message whose results are apart beside text
-/// ([`Message::has_results_apart`]) has each of its results shortened on its own
-/// ([`shorten_results`]).
+/// its placeholder or its cut ([`shortened`]); of a result beside a text block, that result's,
+/// the text block kept.
 fn replacement_of_message(
   conv: &Conversation<'_>,
   i: usize,
@@ -322,47 +312,72 @@ fn replacement_of_message(
   config: &TruncationConfig,
   template: &PlaceholderTemplate,
 ) -> Option<Replacement> {
-  if !matches!(rule, Rule::Placeholder | Rule::Cut) {
-    return None;
-  }
   let m = conv.message(i);
-  if m.has_results_apart() {
-    return shorten_results(conv, i, rule, config, template);
-  }
-  let (text, tokens, cut_tokens) = shortened(conv, i, rule, config, template)?;
-  let mut meta = vec![("_originalLength", MetaValue::Number(m.content_utf16_len() as f64))];
-  meta.push(match cut_tokens {
-    Some(cut) => ("_cutTokens", MetaValue::Number(cut as f64)),
-    None => ("_truncatedAt", MetaValue::Number(placeholder_age(conv, i, config) as f64)),
-  });
-  Some(replacement_counted(conv, i, text, tokens, meta))
+  let new = shortened(conv, i, rule, config, template)?;
+  let meta = shortening_meta(m, std::slice::from_ref(&new));
+  Some(match m.has_results_apart() {
+    true => replacement_of_results(conv, i, vec![Some((new.text, new.tokens))], meta),
+    false => replacement_counted(conv, i, new.text, new.tokens, meta),
+  })
 }
 
-/// The new text of tool result `i` of `conv` (a message of the conversation, or of its
-/// results read one by one) under `rule`, with its tokens and, for a cut, the tokens cut:
-/// the placeholder ([`Rule::Placeholder`], with the result's age, content tokens and file), or
-/// the head and tail ([`Rule::Cut`]); `None` under any other rule, or when no cut is made.
+/// The replacement of message `i` of `conv`, a message of several results, from its results
+/// read one message each in `split` (`each`: their indices there with their rules, in order):
+/// each result shortened as [`shortened`] says, the others kept. `None` when no result changes.
+fn replacement_of_results_each(
+  conv: &Conversation<'_>,
+  i: usize,
+  split: &Conversation<'_>,
+  each: impl Iterator<Item = (usize, Rule)>,
+  config: &TruncationConfig,
+  template: &PlaceholderTemplate,
+) -> Option<Replacement> {
+  let new: Vec<Option<Shortened>> =
+    each.map(|(s, rule)| shortened(split, s, rule, config, template)).collect();
+  if new.iter().all(Option::is_none) {
+    return None;
+  }
+  let meta = shortening_meta(conv.message(i), new.iter().flatten());
+  let texts = new.into_iter().map(|n| n.map(|n| (n.text, n.tokens))).collect();
+  Some(replacement_of_results(conv, i, texts, meta))
+}
+
+/// A result's new text under [`Rule::Placeholder`] or [`Rule::Cut`].
+struct Shortened {
+  text: Arc<str>,
+  tokens: usize,
+  /// For a cut, the tokens cut; for a placeholder, `None`.
+  cut_tokens: Option<usize>,
+  /// The age the placeholder names.
+  age: usize,
+}
+
+/// The new text of the result of tool message `i` of `conv` (a message of the conversation, or
+/// of its results read one by one; of a result beside a text block, that result,
+/// [`result_of`]) under `rule`: the placeholder ([`Rule::Placeholder`], with the result's age,
+/// content tokens and file), or the head and tail ([`Rule::Cut`]); `None` under any other
+/// rule, or when no cut is made.
 fn shortened(
   conv: &Conversation<'_>,
   i: usize,
   rule: Rule,
   config: &TruncationConfig,
   template: &PlaceholderTemplate,
-) -> Option<(Arc<str>, usize, Option<usize>)> {
-  let m = conv.message(i);
+) -> Option<Shortened> {
+  let result = result_of(conv.message(i));
   let encoding = conv.encoding();
+  let age = if config.stable_placeholders { config.max_age.saturating_add(1) } else { conv.age(i) };
   match rule {
     Rule::Placeholder => {
-      let age = placeholder_age(conv, i, config);
-      let tokens = message_content_tokens(m, encoding);
+      let tokens = message_content_tokens(result, encoding);
       let path = template.uses_path().then(|| result_path(conv, i)).flatten();
       let text = template.render(&PlaceholderFields { age, tokens, path: path.as_deref() });
       let tokens = crate::model::tokens::count_tokens(&text, encoding);
-      Some((Arc::from(text), tokens, None))
+      Some(Shortened { text: Arc::from(text), tokens, cut_tokens: None, age })
     }
     Rule::Cut => {
-      let cut = cut_content(m, config.max_tokens_per_output, encoding)?;
-      Some((cut.text, cut.tokens, Some(cut.cut_tokens)))
+      let cut = cut_content(result, config.max_tokens_per_output, encoding)?;
+      Some(Shortened { text: cut.text, tokens: cut.tokens, cut_tokens: Some(cut.cut_tokens), age })
     }
     Rule::NotToolResult
     | Rule::Error
@@ -373,114 +388,29 @@ fn shortened(
   }
 }
 
-/// The age a placeholder of result `i` names: its age, or with `stable_placeholders` the age at
-/// which a result is first truncated.
-fn placeholder_age(conv: &Conversation<'_>, i: usize, config: &TruncationConfig) -> usize {
-  if config.stable_placeholders {
-    config.max_age.saturating_add(1)
-  } else {
-    conv.age(i)
-  }
-}
-
-/// The replacement of message `i` of `conv`, a message of several results, from its results
-/// read one message each in `split` (`each`: their indices there with their rules, in order):
-/// each result shortened as [`shortened`] says, the others kept; `_originalLength` is the
-/// message's, then `_truncatedAt` when a result became the placeholder and `_cutTokens` (the
-/// sum) when one was cut. `None` when no result changes.
-fn replacement_of_results_each(
-  conv: &Conversation<'_>,
-  i: usize,
-  split: &Conversation<'_>,
-  each: impl Iterator<Item = (usize, Rule)>,
-  config: &TruncationConfig,
-  template: &PlaceholderTemplate,
-) -> Option<Replacement> {
+/// The metadata of message `m` shortened as `new` says: `_originalLength` (the message's),
+/// then `_truncatedAt` when a result became the placeholder and `_cutTokens` (the sum) when one
+/// was cut.
+fn shortening_meta<'n>(
+  m: &Message,
+  new: impl IntoIterator<Item = &'n Shortened>,
+) -> Vec<(&'static str, MetaValue)> {
   let (mut truncated_at, mut cut_tokens) = (None, None);
-  let new: Vec<Option<(Arc<str>, usize)>> = each
-    .map(|(s, rule)| {
-      let (text, tokens, cut) = shortened(split, s, rule, config, template)?;
-      match cut {
-        Some(cut) => *cut_tokens.get_or_insert(0) += cut,
-        None => truncated_at = Some(placeholder_age(split, s, config)),
-      }
-      Some((text, tokens))
-    })
-    .collect();
-  if new.iter().all(Option::is_none) {
-    return None;
+  for n in new {
+    match n.cut_tokens {
+      Some(cut) => *cut_tokens.get_or_insert(0) += cut,
+      None => truncated_at = Some(n.age),
+    }
   }
-  let m = conv.message(i);
   let mut meta = vec![("_originalLength", MetaValue::Number(m.content_utf16_len() as f64))];
   meta.extend(truncated_at.map(|age| ("_truncatedAt", MetaValue::Number(age as f64))));
   meta.extend(cut_tokens.map(|cut| ("_cutTokens", MetaValue::Number(cut as f64))));
-  Some(replacement_of_results(conv, i, new, meta))
-}
-
-/// [`truncate_old_tool_outputs`] of message `i`, whose results are apart
-/// ([`Message::has_results_apart`]: a result beside a text block; a conversation with messages
-/// of several results is read result by result instead), under `rule` ([`Rule::Placeholder`] or
-/// [`Rule::Cut`]): each of its results as a result alone would be, its other parts kept. With
-/// [`Rule::Placeholder`], each result neither an error report (when they are preserved) nor
-/// under `small_output_tokens` becomes the placeholder, with its own tokens and file; with
-/// [`Rule::Cut`], each one longer than `max_tokens_per_output` is cut. `_originalLength` is the
-/// message's, `_cutTokens` the sum of its cuts'. `None` when no result changes.
-fn shorten_results(
-  conv: &Conversation<'_>,
-  i: usize,
-  rule: Rule,
-  config: &TruncationConfig,
-  template: &PlaceholderTemplate,
-) -> Option<Replacement> {
-  let m = conv.message(i);
-  let encoding = conv.encoding();
-  let age = placeholder_age(conv, i, config);
-  let mut cut_tokens = 0;
-  let new: Vec<Option<(Arc<str>, usize)>> = m
-    .split_results()
-    .iter()
-    .map(|result| {
-      if config.preserve_errors && (result.is_error || result.is_error_output()) {
-        return None;
-      }
-      let tokens = message_content_tokens(result, encoding);
-      match rule {
-        Rule::Placeholder if tokens >= config.small_output_tokens => {
-          let call = result.answers.first().and_then(|id| conv.result_call(i, id));
-          let path = template.uses_path().then(|| call.and_then(|c| call_path(conv, c))).flatten();
-          let text = template.render(&PlaceholderFields { age, tokens, path: path.as_deref() });
-          let tokens = crate::model::tokens::count_tokens(&text, encoding);
-          Some((Arc::from(text), tokens))
-        }
-        Rule::Cut if tokens > config.max_tokens_per_output => {
-          let cut = cut_content(result, config.max_tokens_per_output, encoding)?;
-          cut_tokens += cut.cut_tokens;
-          Some((cut.text, cut.tokens))
-        }
-        _ => None,
-      }
-    })
-    .collect();
-  if new.iter().all(Option::is_none) {
-    return None;
-  }
-  let mut meta = vec![("_originalLength", MetaValue::Number(m.content_utf16_len() as f64))];
-  meta.push(match rule {
-    Rule::Cut => ("_cutTokens", MetaValue::Number(cut_tokens as f64)),
-    _ => ("_truncatedAt", MetaValue::Number(age as f64)),
-  });
-  Some(replacement_of_results(conv, i, new, meta))
+  meta
 }
 
 /// The file the call answered by tool result `i` names (the first of [`argument_paths`]).
 fn result_path(conv: &Conversation<'_>, i: usize) -> Option<String> {
-  call_path(conv, conv.answered_call(i)?)
-}
-
-/// The file call `c` of message `caller` names (the first of [`argument_paths`]).
-fn call_path(conv: &Conversation<'_>, (caller, c): (usize, usize)) -> Option<String> {
-  let arguments: Value =
-    serde_json::from_str(&conv.message(caller).tool_calls.get(c)?.arguments).ok()?;
+  let arguments: Value = serde_json::from_str(conv.call_arguments(i)?).ok()?;
   argument_paths(&arguments).into_iter().next()
 }
 
@@ -537,16 +467,9 @@ fn consumed_sources(
   let outputs = tool_results(conv)
     .enumerate()
     .map(|(p, i)| {
-      let answers = &conv.message(i).answers;
       let paths_of = |(caller, c): (usize, usize)| call_paths(conv.message(caller)).get(c);
-      let references = if answers.len() > 1 {
-        // Parallel calls answered in one message: the files of every call it answers.
-        let calls = answers.iter().filter_map(|id| conv.result_call(i, id));
-        referrers.references_in(p, calls.filter_map(paths_of).flatten())
-      } else {
-        referrers.references_in(p, conv.answered_call(i).and_then(paths_of).into_iter().flatten())
-      };
-      (i, conv.step(i), references)
+      let paths = conv.answered_call(i).and_then(paths_of).into_iter().flatten();
+      (i, conv.step(i), referrers.references_in(p, paths))
     })
     .collect();
   referrers.sources(conv.len(), outputs)
