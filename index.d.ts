@@ -668,8 +668,8 @@ export interface ClassificationMetadata {
   /** A summary. */
   isSummarized?: boolean
   /**
-   * The index of the newer tool result that supersedes this one (a newer read of the same
-   * file, a newer listing of the same directory): this one is then stale tool output.
+   * The index of the first later tool result that supersedes this one (a newer read of the
+   * same file, a newer listing of the same directory): this one is then stale tool output.
    */
   supersededBy?: number
 }
@@ -1837,7 +1837,10 @@ export interface SupersededResult {
   index: number
   /** The id of the tool call it answers. */
   toolCallId?: string
-  /** The index of the newest result that supersedes it (kept whole). */
+  /**
+   * The index of the first later result that supersedes it, the one its placeholder names (a
+   * still later result may supersede that one in turn: it is then listed too).
+   */
   supersededBy: number
   /** The id of the tool call the superseding result answers. */
   supersededByToolCallId?: string

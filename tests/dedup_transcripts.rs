@@ -25,7 +25,7 @@ const NAMES: [&str; 7] = [
 ];
 
 #[test]
-fn the_file_viewed_several_times_in_ponyc_4593_is_superseded_by_its_last_full_view() {
+fn each_view_of_the_file_viewed_several_times_in_ponyc_4593_names_the_view_that_superseded_it() {
   let messages = transcript("openhands-ponyc-4593.json");
   let conv = Conversation::new(&messages, Encoding::O200kBase);
   let d = deduplicate(&conv, &DedupOptions::default());
@@ -37,9 +37,11 @@ fn the_file_viewed_several_times_in_ponyc_4593_is_superseded_by_its_last_full_vi
     .collect();
   assert_eq!(
     found,
-    vec![(25, 34, cli, "read", 16), (28, 34, cli, "read", 16), (32, 34, cli, "read", 16)]
+    vec![(25, 28, cli, "read", 13), (28, 34, cli, "read", 16), (32, 34, cli, "read", 16)]
   );
-  assert_eq!(supersedes(&d.superseded), vec![(34, vec![25, 28, 32])]);
+  assert_eq!(supersedes(&d.superseded), vec![(28, vec![25]), (34, vec![28, 32])]);
+  let Action::Replace(r) = d.plan.action(25) else { panic!("25 is not replaced") };
+  assert_eq!(&*r.content, format!("[superseded by a newer read of {cli} at step 13]"));
   let Action::Replace(r) = d.plan.action(28) else { panic!("28 is not replaced") };
   assert_eq!(&*r.content, format!("[superseded by a newer read of {cli} at step 16]"));
   assert_eq!(d.saved_tokens, 3054);
@@ -61,9 +63,15 @@ fn every_transcript_deduplicates_validly_and_deterministically() {
       "{name}"
     );
     assert_eq!(d.saved_tokens, conv.total_tokens() - d.plan.total_tokens(&conv), "{name}");
-    // Nothing points at a placeholder.
+    // Each placeholder names a later result: kept, or a placeholder naming a later one still.
     for s in &d.superseded {
-      assert!(matches!(d.plan.action(s.superseded_by), Action::Keep), "{name}: {s:?}");
+      let mut by = s.superseded_by;
+      while let Action::Replace(_) = d.plan.action(by) {
+        let next = d.superseded.iter().find(|n| n.index == by).expect("a placeholder's finding");
+        assert!(next.superseded_by > by, "{name}: {next:?}");
+        by = next.superseded_by;
+      }
+      assert!(s.superseded_by > s.index && matches!(d.plan.action(by), Action::Keep), "{name}");
     }
     assert_eq!(deduplicate(&conv, &DedupOptions::default()), d, "{name}: deterministic");
     saved.push((name, conv.total_tokens(), d.saved_tokens, d.superseded.len()));

@@ -156,8 +156,8 @@ pub struct Metadata {
   pub age: Option<usize>,
   /// A summary.
   pub is_summarized: bool,
-  /// The newer tool result that supersedes this one (a newer read of the same file, a newer
-  /// listing of the same directory: [`crate::analysis::supersession::superseded_results`]).
+  /// The first later tool result that supersedes this one (a newer read of the same file, a
+  /// newer listing of the same directory: [`crate::analysis::supersession::superseded_results`]).
   pub superseded_by: Option<usize>,
 }
 
@@ -599,7 +599,7 @@ mod tests {
   use crate::testing::{call, result, user};
   use ContentPriority::*;
 
-  /// A superseded result names the newest result that supersedes it, as the supersessions
+  /// A superseded result names the first later result that supersedes it, as the supersessions
   /// say, on every transcript; the compact classes give the classifications' priorities.
   #[test]
   fn a_superseded_result_names_the_result_that_supersedes_it() {

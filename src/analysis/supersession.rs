@@ -14,17 +14,19 @@
 //!   (recursive if the older one was), its exclusion filters are a subset of the older one's, and
 //!   (shell `ls`) it shows at least the same details.
 //!
-//! Each superseded result points at the **newest** result that supersedes it, which is never
-//! itself superseded (supersession is transitive). Failed operations (flagged `is_error`, or
-//! reporting failure, see [`crate::analysis::file_ops::reports_failure`]) neither supersede nor
-//! are superseded: they record what did not work. A message carrying several tool results
-//! (Anthropic parallel results in one user message) is left alone.
+//! Each superseded result points at the **first** later result that supersedes it, the one that
+//! made it stale: what a result is superseded by never changes as the conversation grows, so a
+//! placeholder naming it keeps its text turn after turn (a still later result may supersede that
+//! one in turn). Failed operations (flagged `is_error`, or reporting failure, see
+//! [`crate::analysis::file_ops::reports_failure`]) neither supersede nor are superseded: they
+//! record what did not work. A message carrying several tool results (parallel results in one
+//! Anthropic or AI SDK message) is read result by result ([`SplitView`]).
 //!
 //! [`superseded_results`] finds them in one conversation (each result's findings memoised in
 //! its message, `Accesses`); [`Supersessions`] keeps them up to date as messages are appended
 //! (the simulator).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeSet, HashMap};
 
 use serde_json::{Map, Value};
 
@@ -657,15 +659,15 @@ impl Deduplicator for SurveyDirectoryDeduplicator {
 pub struct Found {
   /// The superseded result.
   pub index: usize,
-  /// The newest result superseding it.
+  /// The first later result superseding it (which a still later one may supersede in turn).
   pub by: usize,
-  /// The location, as the superseding result names it.
+  /// The location, as the superseded result names it.
   pub path: String,
   /// What the superseding result is (`read`, `write`, `edit`, `listing`).
   pub noun: &'static str,
 }
 
-/// Every result a deduplicator finds superseded, with the newest result superseding it, by
+/// Every result a deduplicator finds superseded, with the first result superseding it, by
 /// index (see `superseded_by`).
 pub fn supersessions<D: Deduplicator>(dedup: &D, ctx: &Context<'_, '_>) -> Vec<Found> {
   let accesses: Vec<(usize, Access<D::Scope>)> =
@@ -673,10 +675,9 @@ pub fn supersessions<D: Deduplicator>(dedup: &D, ctx: &Context<'_, '_>) -> Vec<F
   superseded_by(dedup, accesses.iter().map(|(i, a)| (*i, a)))
 }
 
-/// The results superseded among `accesses` (ascending by index), with the newest result
-/// superseding each, by index. Accesses are grouped by location key; each group is walked newest
-/// first, keeping the newer accesses as candidates (one per distinct scope): O(accesses ×
-/// distinct scopes).
+/// The results superseded among `accesses` (ascending by index), each with the first later
+/// result superseding it, by index: the accesses of each location are read oldest first, as
+/// [`Supersessions`] reads them one message at a time ([`supersede`]).
 fn superseded_by<'s, D: Deduplicator>(
   dedup: &D,
   accesses: impl Iterator<Item = (usize, &'s Access<D::Scope>)>,
@@ -684,31 +685,46 @@ fn superseded_by<'s, D: Deduplicator>(
 where
   D::Scope: 's,
 {
-  type Accesses<'s, S> = Vec<(usize, &'s Access<S>)>;
-  let mut by_key: BTreeMap<&str, Accesses<'s, D::Scope>> = BTreeMap::new();
-  for (i, access) in accesses {
-    by_key.entry(access.key.as_str()).or_default().push((i, access));
-  }
+  let mut live: HashMap<&str, LiveScopes<&'s D::Scope, &'s str>> = HashMap::new();
   let mut found = Vec::new();
-  for accesses in by_key.into_values() {
-    // Newest first: candidates are the newer accesses, newest first, one per distinct scope
-    // (the newest of equal scopes supersedes whatever an older equal one would).
-    let mut candidates: Vec<usize> = Vec::new();
-    for k in (0..accesses.len()).rev() {
-      let (i, access) = accesses[k];
-      let by =
-        candidates.iter().copied().find(|&c| dedup.supersedes(&accesses[c].1.scope, &access.scope));
-      if let Some(c) = by {
-        let (by, newer) = accesses[c];
-        found.push(Found { index: i, by, path: newer.path.clone(), noun: newer.noun });
-      }
-      if !candidates.iter().any(|&c| accesses[c].1.scope == access.scope) {
-        candidates.push(k);
-      }
-    }
+  for (i, access) in accesses {
+    let scopes = live.entry(access.key.as_str()).or_default();
+    supersede(dedup, scopes, &access.scope, (i, access.path.as_str()), |a, path| {
+      found.push(Found { index: a, by: i, path: path.to_string(), noun: access.noun });
+    });
   }
   found.sort_by_key(|f| f.index);
   found
+}
+
+/// The accesses of one location that no later access has superseded yet, each with its path,
+/// grouped by scope (equal scopes are superseded together), oldest scope first.
+type LiveScopes<S, P> = Vec<(S, Vec<(usize, P)>)>;
+
+/// Reads access `access` (its index and path), of scope `scope`, after the older accesses of
+/// its location still in `live`: each of them whose scope `scope` supersedes is `superseded`
+/// (its index and path) and leaves, so a result is superseded once, by the first later access
+/// that supersedes it, and that never changes as the conversation grows (a placeholder naming
+/// it keeps its text, and a provider's prompt cache with it). `access` joins `live`.
+/// O(distinct live scopes) a call, plus what it finds.
+fn supersede<D: Deduplicator, S: std::borrow::Borrow<D::Scope>, P>(
+  dedup: &D,
+  live: &mut LiveScopes<S, P>,
+  scope: S,
+  access: (usize, P),
+  mut superseded: impl FnMut(usize, P),
+) {
+  live.retain_mut(|(older, accesses)| {
+    let gone = dedup.supersedes(scope.borrow(), older.borrow());
+    if gone {
+      accesses.drain(..).for_each(|(a, path)| superseded(a, path));
+    }
+    !gone
+  });
+  match live.iter_mut().find(|(s, _)| s.borrow() == scope.borrow()) {
+    Some((_, accesses)) => accesses.push(access),
+    None => live.push((scope, vec![access])),
+  }
 }
 
 /// What the two deduplicators with the default tool names make of one tool result, and what
@@ -779,7 +795,7 @@ pub fn superseded_pairs(conv: &Conversation<'_>, tools: &ToolNames) -> Vec<(usiz
 /// results one message each ([`crate::model::message::Message::split_results`]), so that each
 /// of their results supersedes and is superseded as it would be on its own. Each pair: the superseded result's
 /// message, its part when that message holds several (`None` otherwise), and the message of
-/// the newest result superseding it; ascending. A conversation that carries its split view
+/// the first result superseding it; ascending. A conversation that carries its split view
 /// ([`Conversation::with_split_view`]) is not read again.
 pub fn superseded_by_result(
   conv: &Conversation<'_>,
@@ -1045,7 +1061,7 @@ impl SplitView {
   }
 }
 
-/// Every tool result of `conv` that a newer result supersedes, with the newest result
+/// Every tool result of `conv` that a newer result supersedes, with the first result
 /// superseding it, by index: the one rule of supersession ([`IoContentDeduplicator`] and
 /// [`SurveyDirectoryDeduplicator`] with their default tool names), shared by
 /// [`crate::strategy::dedup::deduplicate`] and the classification of the priority strategies
@@ -1101,10 +1117,10 @@ pub fn superseded_results(conv: &Conversation<'_>, tools: &ToolNames) -> Vec<Fou
 /// [`Conversation::with_supersessions`] (the simulator's turns do).
 ///
 /// A result's access (its location key and scope) depends only on the messages up to it, and
-/// the batch rule ([`supersessions`]) makes a result superseded by the newest later access of
-/// its location whose scope supersedes its own: so appending an access updates exactly the
-/// older accesses of its location that it supersedes. O(accesses of the same location) per
-/// message.
+/// a result is superseded by the first later access of its location whose scope supersedes its
+/// own ([`supersede`], the batch rule's too): so appending an access finds exactly the older
+/// accesses of its location not superseded yet that it supersedes, and nothing found before
+/// changes. O(distinct scopes not superseded yet at its location) per message.
 #[derive(Debug)]
 pub struct Supersessions {
   pub(crate) tools: ToolNames,
@@ -1115,22 +1131,23 @@ pub struct Supersessions {
   changed: Vec<usize>,
 }
 
-/// One deduplicator's accesses by location, and per message what supersedes it.
+/// One deduplicator's accesses not yet superseded, by location, and per message what
+/// supersedes it.
 #[derive(Debug)]
 struct Finder<S> {
-  by_key: std::collections::HashMap<String, Vec<(usize, S)>>,
+  live: HashMap<String, LiveScopes<S, String>>,
   found: Vec<Option<Found>>,
 }
 
 impl<S> Default for Finder<S> {
   fn default() -> Self {
-    Finder { by_key: std::collections::HashMap::new(), found: Vec::new() }
+    Finder { live: HashMap::new(), found: Vec::new() }
   }
 }
 
 impl<S> Finder<S> {
   /// Reads message `i` (the next one) of `ctx.conv` with `dedup`, adding to `changed` every
-  /// message it finds superseded.
+  /// message it finds superseded (each once: see [`supersede`]).
   fn push<D: Deduplicator<Scope = S>>(
     &mut self,
     dedup: &D,
@@ -1139,16 +1156,12 @@ impl<S> Finder<S> {
     changed: &mut Vec<usize>,
   ) {
     self.found.push(None);
-    let Some(access) = dedup.access(ctx, i) else { return };
-    let older = self.by_key.entry(access.key).or_default();
-    for (a, scope) in older.iter() {
-      if dedup.supersedes(&access.scope, scope) {
-        self.found[*a] =
-          Some(Found { index: *a, by: i, path: access.path.clone(), noun: access.noun });
-        changed.push(*a);
-      }
-    }
-    older.push((i, access.scope));
+    let Some(Access { path, key, noun, scope }) = dedup.access(ctx, i) else { return };
+    let Finder { live, found } = self;
+    supersede(dedup, live.entry(key).or_default(), scope, (i, path), |a, path| {
+      found[a] = Some(Found { index: a, by: i, path, noun });
+      changed.push(a);
+    });
   }
 }
 
@@ -1175,14 +1188,15 @@ impl Supersessions {
     self.len() == 0
   }
 
-  /// A number that grows whenever a push finds a result superseded (or superseded by a newer
-  /// one): while it stays the same, what supersedes what among the messages pushed is the same.
+  /// A number that grows whenever a push finds a result superseded: while it stays the same,
+  /// what supersedes what among the messages pushed is the same.
   pub fn revision(&self) -> usize {
     self.changed.len()
   }
 
-  /// The messages found superseded (again) since `revision` ([`Supersessions::revision`]), in
-  /// the order found; a message may be named more than once.
+  /// The messages found superseded since `revision` ([`Supersessions::revision`]), in the order
+  /// found; each result is found once, so a message is named more than once only for several
+  /// results of its own (in a split view) or by both deduplicators.
   pub fn changed_since(&self, revision: usize) -> &[usize] {
     self.changed.get(revision..).unwrap_or_default()
   }
@@ -1526,23 +1540,26 @@ mod tests {
       ("read_file", r#"{"path":"src/b.ts"}"#, &big("other")),
       ("read_file", a, &big("v2")),
     ]);
-    // Both older accesses of src/a.ts point at the newest read (message 8).
-    assert_eq!(pairs(&msgs), vec![(2, 8), (4, 8)]);
+    // Each older access of src/a.ts points at the first one that superseded it: the read (2)
+    // at the write (4), the write at the newer read (8).
+    assert_eq!(pairs(&msgs), vec![(2, 4), (4, 8)]);
     let conv = Conversation::new(&msgs, Encoding::O200kBase);
     let d = deduplicate(&conv, &DedupOptions::default());
-    let Action::Replace(r) = d.plan.action(2) else { panic!("not replaced") };
+    let Action::Replace(r) = d.plan.action(4) else { panic!("not replaced") };
     assert_eq!(&*r.content, "[superseded by a newer read of src/a.ts at step 4]");
+    let Action::Replace(r) = d.plan.action(2) else { panic!("not replaced") };
+    assert_eq!(&*r.content, "[superseded by a newer write of src/a.ts at step 2]");
     assert_eq!(
       r.meta,
       vec![
         ("_superseded", MetaValue::Bool(true)),
-        ("_supersededBy", MetaValue::Number(8.0)),
+        ("_supersededBy", MetaValue::Number(4.0)),
         ("_originalTokens", MetaValue::Number(conv.tokens(2) as f64)),
       ]
     );
     assert_eq!(d.saved_tokens, conv.total_tokens() - d.total_tokens);
     assert_eq!(d.saved_tokens, d.superseded.iter().map(|s| s.saved_tokens).sum::<usize>());
-    assert_eq!(supersedes(&d.superseded), vec![(8, vec![2, 4])]);
+    assert_eq!(supersedes(&d.superseded), vec![(4, vec![2]), (8, vec![4])]);
     assert!(d.plan.check_units(&conv).is_ok() && d.plan.dropped().is_empty());
   }
 
@@ -1634,9 +1651,10 @@ mod tests {
     // [10,20] is inside [5,30].
     assert_eq!(first(2), vec![(2, 4)]);
     // The whole read covers both ranges and the tail; the later head covers nothing.
-    assert_eq!(first(5), vec![(2, 8), (4, 8), (6, 8)]);
-    // The write replaces the file: every earlier view is stale.
-    assert_eq!(first(6), vec![(2, 12), (4, 12), (6, 12), (8, 12), (10, 12)]);
+    assert_eq!(first(5), vec![(2, 4), (4, 8), (6, 8)]);
+    // The write replaces the file: every earlier view is stale, each named by the first
+    // result that made it so (the whole read and the head that came after it, by the write).
+    assert_eq!(first(6), vec![(2, 4), (4, 8), (6, 8), (8, 12), (10, 12)]);
   }
 
   #[test]
@@ -1659,7 +1677,7 @@ mod tests {
       (VIEW, &view(p, None), &cat("b")),
       (VIEW, &view(p, Some((1, -1))), &cat("c")),
     ]);
-    assert_eq!(pairs(&msgs), vec![(2, 6), (4, 6)]);
+    assert_eq!(pairs(&msgs), vec![(2, 4), (4, 6)]);
     // offset/limit and start_line/end_line.
     let read = |args: &str| ("read_file", args.to_string(), big("r"));
     let ex = [
@@ -1837,10 +1855,11 @@ mod tests {
     ];
     let refs: Vec<(&str, &str, &str)> =
       ex.iter().map(|(t, a, r)| (*t, a.as_str(), r.as_str())).collect();
-    // `ls -la` (10) supersedes `ls -a` (4) and `ls -l` (6); `ls -R` (14), the newest, supersedes
-    // plain `ls` (2) but neither `ls -a` (it hides dot files) nor `ls -l` (it shows less).
-    // The pipe (8), the long option (12) and the failed `ls` (16) are not listings.
-    assert_eq!(pairs(&session(&refs)), vec![(2, 14), (4, 10), (6, 10)]);
+    // `ls -a` (4) supersedes plain `ls` (2); `ls -la` (10) supersedes `ls -a` and `ls -l` (6);
+    // `ls -R` (14) supersedes neither `ls -la` (it hides dot files) nor anything older (each is
+    // superseded already). The pipe (8), the long option (12) and the failed `ls` (16) are not
+    // listings.
+    assert_eq!(pairs(&session(&refs)), vec![(2, 4), (4, 10), (6, 10)]);
     // cat of one file is a whole read; `cd` starts a new working directory for relative paths.
     let ex = [
       sh("cat notes.txt", &big("v1")),

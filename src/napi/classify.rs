@@ -113,8 +113,8 @@ pub struct ClassificationMetadata {
   pub age: Option<u32>,
   /// A summary.
   pub is_summarized: Option<bool>,
-  /// The index of the newer tool result that supersedes this one (a newer read of the same
-  /// file, a newer listing of the same directory): this one is then stale tool output.
+  /// The index of the first later tool result that supersedes this one (a newer read of the
+  /// same file, a newer listing of the same directory): this one is then stale tool output.
   pub superseded_by: Option<u32>,
 }
 

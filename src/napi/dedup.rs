@@ -137,7 +137,8 @@ pub struct SupersededResult {
   pub index: u32,
   /// The id of the tool call it answers.
   pub tool_call_id: Option<String>,
-  /// The index of the newest result that supersedes it (kept whole).
+  /// The index of the first later result that supersedes it, the one its placeholder names (a
+  /// still later result may supersede that one in turn: it is then listed too).
   pub superseded_by: u32,
   /// The id of the tool call the superseding result answers.
   pub superseded_by_tool_call_id: Option<String>,

@@ -15,9 +15,11 @@
 //!   (recursive if the older one was), its exclusion filters are a subset of the older one's, and
 //!   (shell `ls`) it shows at least the same details.
 //!
-//! Each superseded result points at the **newest** result that supersedes it, which is never
-//! itself superseded (supersession is transitive), so a placeholder never points at another
-//! placeholder. Failed operations (flagged `is_error`, or reporting failure, see
+//! Each superseded result points at the **first** later result that supersedes it, the one that
+//! made it stale, so its placeholder's text never changes as the conversation grows and a
+//! provider's prompt cache keeps it (naming the newest instead rewrote every older placeholder
+//! of a file each time the file was read again). The result it names may be superseded in turn
+//! by a later one, whose placeholder names the next. Failed operations (flagged `is_error`, or reporting failure, see
 //! [`crate::analysis::file_ops::reports_failure`]) neither supersede nor are superseded: they record what
 //! did not work. A message carrying several tool results (parallel results in one Anthropic or
 //! AI SDK message) is read as its results one message each
@@ -110,7 +112,8 @@ impl DedupOptions {
 pub struct Supersession {
   /// The superseded tool result (replaced by a placeholder).
   pub index: usize,
-  /// The newest tool result that supersedes it (kept).
+  /// The first later tool result that supersedes it (superseded in turn when a still later
+  /// result supersedes it).
   pub superseded_by: usize,
   /// The path or location both are about.
   pub path: String,
@@ -204,7 +207,7 @@ pub fn deduplicate(conv: &Conversation<'_>, options: &DedupOptions) -> Dedup {
 /// is smaller than it (one deduplicator per message: a result is a file or a listing, never
 /// both); a message of several results has each result with a finding replaced by the
 /// placeholder of its first one that is smaller than that result, the others kept
-/// (`_supersededBy` names the newest superseding message). `None` when nothing is replaced.
+/// (`_supersededBy` names the latest message among those superseding its results). `None` when nothing is replaced.
 fn superseded_replacement<'f>(
   conv: &Conversation<'_>,
   i: usize,
@@ -223,8 +226,11 @@ fn superseded_replacement<'f>(
   let mut used = Vec::new();
   for (k, f) in found.iter().filter_map(|f| Some((f.result?, f))) {
     let Some(result) = results.get(k).filter(|_| new[k].is_none()) else { continue };
-    let placeholder = placeholder_text(conv, &f.found);
     let old = message_content_tokens(result, encoding);
+    if !worth_replacing(conv, old, &f.found) {
+      continue;
+    }
+    let placeholder = placeholder_text(conv, &f.found);
     let tokens = count_tokens(&placeholder, encoding);
     if tokens < old {
       new[k] = Some((Arc::from(placeholder), tokens));
@@ -238,8 +244,27 @@ fn superseded_replacement<'f>(
 /// The placeholder of message `i` read whole, superseded as `found` says, when it is smaller
 /// than the message.
 fn whole_placeholder(conv: &Conversation<'_>, i: usize, found: &Found) -> Option<Replacement> {
+  if !worth_replacing(conv, message_content_tokens(conv.message(i), conv.encoding()), found) {
+    return None;
+  }
   let r = replacement(conv, i, placeholder_text(conv, found), placeholder_meta(conv, i, found.by));
   (r.tokens < conv.tokens(i)).then_some(r)
+}
+
+/// Whether a result of `tokens` tokens is larger than any placeholder of its path, whichever
+/// result supersedes it ([`largest_placeholder`]): a smaller result is never replaced, so that
+/// whether a result is replaced does not depend on which result supersedes it. Otherwise,
+/// deduplicating the output again could replace a result left whole, its first superseding
+/// result now a placeholder and the next one at a step with fewer digits (the fuzzer found it).
+fn worth_replacing(conv: &Conversation<'_>, tokens: usize, found: &Found) -> bool {
+  let largest = largest_placeholder(&found.path);
+  // A text has at most as many tokens as bytes: a larger result needs no count.
+  largest.len() < tokens || count_tokens(&largest, conv.encoding()) < tokens
+}
+
+/// A placeholder of `path` as large as any can be: the longest noun, a step of ten digits.
+fn largest_placeholder(path: &str) -> String {
+  format!("{PLACEHOLDER_PREFIX}listing of {path} at step 9999999999]")
 }
 
 /// `[superseded by a newer read of P at step N]`.
@@ -436,7 +461,7 @@ mod tests {
     assert_eq!(
       r.meta[1],
       ("_supersededBy", MetaValue::Number(6.0)),
-      "the newest superseding message"
+      "the latest of the messages superseding its results"
     );
     assert_eq!(
       r.tokens,
@@ -487,5 +512,54 @@ mod tests {
     let d = deduplicate(&Conversation::new(&anthropic, Encoding::O200kBase), &options);
     assert_eq!(d.superseded.len(), 2);
     assert_eq!(supersedes(&d.superseded), vec![(4, vec![2])]);
+  }
+
+  /// An agent reads the same files again and again: once a result is replaced, its placeholder
+  /// keeps its text in every longer conversation (a message read whole, its metadata too), so a request made of the
+  /// deduplicated history shares its prefix with the one before (a provider's prompt cache
+  /// keeps it), and each new read replaces only what it supersedes. Both forms.
+  #[test]
+  fn a_placeholder_keeps_its_text_as_the_conversation_grows() {
+    let steps: Vec<Vec<(String, &str, usize)>> = (0..12)
+      .map(|s| {
+        vec![(format!("a{s}"), ["a.ts", "b.ts", "c.ts"][s % 3], 40), (format!("d{s}"), "d.ts", 40)]
+      })
+      .collect();
+    let steps: Vec<Vec<(&str, &str, usize)>> = steps
+      .iter()
+      .map(|step| step.iter().map(|(id, p, n)| (id.as_str(), *p, *n)).collect())
+      .collect();
+    let steps: Vec<&[(&str, &str, usize)]> = steps.iter().map(Vec::as_slice).collect();
+    let (anthropic, openai) = reads(&steps);
+    let options = DedupOptions::default();
+    for messages in [anthropic, openai] {
+      let mut before: Option<Plan> = None;
+      for n in 1..=messages.len() {
+        let plan =
+          deduplicate(&Conversation::new(&messages[..n], Encoding::O200kBase), &options).plan;
+        if let Some(before) = &before {
+          for i in before.replaced() {
+            let (Action::Replace(old), Action::Replace(new)) = (before.action(i), plan.action(i))
+            else {
+              panic!("message {i} of {n} is no longer replaced")
+            };
+            match &old.results {
+              None => assert_eq!(old, new, "message {i} of {n}"),
+              Some(texts) => {
+                for (k, text) in texts.iter().enumerate().filter(|(_, t)| t.is_some()) {
+                  assert_eq!(new.result_text(k), text.as_deref(), "result {k} of {i} of {n}");
+                }
+              }
+            }
+          }
+        }
+        before = Some(plan);
+      }
+      // Every read but the newest of each file is replaced, each naming the next read of it.
+      let texts = result_texts(&messages, &before.expect("a plan"));
+      assert_eq!(texts.iter().filter(|t| t.starts_with(PLACEHOLDER_PREFIX)).count(), 20);
+      assert_eq!(texts[0], "[superseded by a newer read of a.ts at step 4]");
+      assert_eq!(texts[1], "[superseded by a newer read of d.ts at step 2]");
+    }
   }
 }
