@@ -324,7 +324,9 @@ impl Message {
 
   /// An estimate of the bytes the message holds: its own size and the bytes of every string in
   /// it (content, tool calls, answered ids, name), plus a fixed allowance per part and call for
-  /// the allocator's bookkeeping. Values its memo computes later are not counted. The binding
+  /// the allocator's bookkeeping. Values its memo computes later are not counted, but for the
+  /// copies of its results that a message whose results are apart keeps once a strategy reads it
+  /// ([`Message::split_results`], as large as the results): counted up front. The binding
   /// bounds its message cache by this.
   pub fn footprint(&self) -> usize {
     // Per heap allocation: the allocator's size classes and headers, measured at about this.
@@ -356,11 +358,30 @@ impl Message {
       .sum::<usize>();
     let answers =
       self.answers.iter().map(|a| std::mem::size_of::<String>() + string(a)).sum::<usize>();
+    // Each result of a message whose results are apart, as a message of its own: one part,
+    // one answered id.
+    let split = match &self.content {
+      Content::Parts(parts) if self.has_results_apart() => parts
+        .iter()
+        .map(|part| match part {
+          Part::ToolResult { call_id, content, .. } => {
+            std::mem::size_of::<Message>()
+              + std::mem::size_of::<Part>()
+              + std::mem::size_of::<String>()
+              + 2 * string(call_id)
+              + string(content)
+          }
+          _ => 0,
+        })
+        .sum::<usize>(),
+      _ => 0,
+    };
     std::mem::size_of::<Message>()
       + content
       + calls
       + answers
       + self.name.as_ref().map_or(0, string)
+      + split
   }
 
   /// A 64-bit hash of everything the core reads from the message (role, content, tool calls,
@@ -918,6 +939,20 @@ mod tests {
     )
     .unwrap();
     assert!(parts.footprint() >= empty.footprint() + 500 + 2 * std::mem::size_of::<Part>());
+    // Parallel results are counted twice: once in the message, once in the copies of its
+    // results that the strategies read (its split view), which the message keeps.
+    let results = |n: usize| {
+      let block =
+        |id: &str| json!({"type": "tool_result", "tool_use_id": id, "content": "r".repeat(n)});
+      let m = json!([{"role": "user", "content": [block("a"), block("b")]}]);
+      let (_, mut parsed) =
+        crate::model::format::parse_messages(&m, Some(crate::model::format::Format::Anthropic))
+          .unwrap();
+      parsed.remove(0)
+    };
+    let grown = results(1000).footprint() - results(0).footprint();
+    assert_eq!(grown, 2 * 2 * (1000 + 16));
+    assert_eq!(results(10).split_results().len(), 2);
   }
 
   fn err(v: Value) -> String {
