@@ -26,7 +26,7 @@
 //! its message, `Accesses`); [`Supersessions`] keeps them up to date as messages are appended
 //! (the simulator).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde_json::{Map, Value};
 
@@ -685,7 +685,7 @@ fn superseded_by<'s, D: Deduplicator>(
 where
   D::Scope: 's,
 {
-  let mut live: HashMap<&str, LiveScopes<&'s D::Scope, &'s str>> = HashMap::new();
+  let mut live: BTreeMap<&str, LiveScopes<&'s D::Scope, &'s str>> = BTreeMap::new();
   let mut found = Vec::new();
   for (i, access) in accesses {
     let scopes = live.entry(access.key.as_str()).or_default();

@@ -223,6 +223,14 @@ fn cut_within(
   if all_or_nothing && most_cuts_free(conv, &candidates) < missing {
     return false;
   }
+  debug_assert!(
+    candidates.iter().all(|&i| matches!(plan.action(i), Action::Keep)) && {
+      let mut sorted = candidates.clone();
+      sorted.sort_unstable();
+      sorted.windows(2).all(|w| w[0] != w[1])
+    },
+    "cut_within cuts each message kept as it is, once"
+  );
   let mut total = tally.total();
   let mut cuts = Vec::new();
   for i in candidates {
@@ -288,8 +296,13 @@ fn anchor_candidates(conv: &Conversation<'_>, anchored: &[bool], plan: &Plan) ->
   if kept(last) && output(last) {
     candidates.push(last);
   }
+  // Each message once: an instruction may be cuttable as well (a system message carrying a
+  // tool result, the last message), and a message cut twice would be counted as cut from its
+  // whole size twice (the fuzzer found the request's total going below zero).
+  let mut listed = vec![false; conv.len()];
+  candidates.iter().for_each(|&i| listed[i] = true);
   let mut instructions: Vec<usize> =
-    (0..=last).filter(|&i| kept(i) && conv.shape(i).is_instruction()).collect();
+    (0..=last).filter(|&i| !listed[i] && kept(i) && conv.shape(i).is_instruction()).collect();
   largest_first(conv, &mut instructions);
   candidates.extend(instructions);
   candidates
