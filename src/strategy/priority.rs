@@ -1588,4 +1588,26 @@ mod tests {
       "[File: /a\n  Lines: unknown\n  Last accessed: 2 steps ago\n  Modified: yes\n  Preview: N/A...\n\n  Use read_file to retrieve current content]"
     );
   }
+
+  /// A message that is both an instruction and a cuttable result (a system message answering a
+  /// call: an orphan the validator reports, yet input the strategy must survive) is listed once
+  /// by the last rung: listed twice, it was cut twice and counted as cut from its whole size
+  /// twice (an overflow at a budget no cut reaches). Where a cut reaches the budget it is cut
+  /// once, and the request counts what its copy holds; where none does it stays whole.
+  #[test]
+  fn a_message_both_instruction_and_result_is_listed_once() {
+    let mut system = result("x", &"line of output\n".repeat(400));
+    system.role = Role::System;
+    let messages = vec![system];
+    let conv = Conversation::new(&messages, Encoding::O200kBase);
+    let listed = anchor_candidates(&conv, &anchored_units(&conv), &Plan::keep_all(1));
+    assert_eq!(listed, vec![0]);
+    let whole = trim_by_priority(&conv, None, &options(0, 2));
+    assert!(matches!(whole.outcome.plan.action(0), Action::Keep));
+    let trim = trim_by_priority(&conv, None, &options(conv.tokens(0) / 2, 2));
+    let Action::Replace(r) = trim.outcome.plan.action(0) else { panic!("the message is cut") };
+    let copy = crate::plan::replaced_message(&messages[0], r);
+    assert_eq!(r.tokens, crate::model::tokens::message_tokens(&copy, Encoding::O200kBase));
+    assert!(trim.outcome.plan.total_tokens(&conv) <= conv.tokens(0) / 2);
+  }
 }
