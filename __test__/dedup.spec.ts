@@ -290,3 +290,25 @@ test('deduplicating a deduplicated history changes nothing: placeholders are lef
   }
   t.true(replaced > 0, 'the transcripts have superseded results')
 })
+
+test('a placeholder keeps its text as the history grows, so the prompt cache keeps the prefix before what a new read supersedes (every transcript, three formats)', (t) => {
+  let checked = 0
+  for (const [name, openai] of transcripts()) {
+    for (const [format, messages] of [['openai', openai], ['anthropic', toAnthropic(openai)], ['ai-sdk', toAiSdk(openai)]] as const) {
+      let before = new Map<number, string>()
+      for (let n = 1; n <= messages.length; n++) {
+        const out = ct.deduplicateToolResults(messages.slice(0, n) as AnyMessage[], { ...always, format })
+        const now = new Map<number, string>()
+        out.messages.forEach((m, i) => {
+          if ((m as { _superseded?: boolean })._superseded) now.set(i, JSON.stringify(m.content))
+        })
+        for (const [i, text] of before) {
+          t.is(now.get(i), text, `${name} (${format}): message ${i} at ${n} messages`)
+          checked++
+        }
+        before = now
+      }
+    }
+  }
+  t.true(checked > 100, `${checked} placeholders checked`)
+})
