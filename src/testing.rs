@@ -56,6 +56,12 @@ pub(crate) fn transcripts() -> Vec<(String, Vec<Message>)> {
     .collect()
 }
 
+/// `n` lines `{tag} line {k}`, joined by newlines: a tool output long enough to cut or replace,
+/// each line its own.
+pub(crate) fn lines(tag: &str, n: usize) -> String {
+  (0..n).map(|k| format!("{tag} line {k}")).collect::<Vec<_>>().join("\n")
+}
+
 /// A session of parallel calls: `read_file` of `src/a.ts` and `src/b.ts` (the second fails),
 /// then `read_file` of `src/x.ts` beside an `edit_file` of `src/c.ts`, then `read_file` of
 /// `src/d.ts` beside `bash` `npm test`. Anthropic: each step's results in one user message
@@ -63,9 +69,6 @@ pub(crate) fn transcripts() -> Vec<(String, Vec<Message>)> {
 type Step = [(&'static str, &'static str, serde_json::Value, String, bool); 2];
 
 fn parallel_steps() -> [Step; 3] {
-  let lines = |tag: &str, n: usize| -> String {
-    (0..n).map(|k| format!("{tag} line {k}")).collect::<Vec<_>>().join("\n")
-  };
   let path = |p: &str| serde_json::json!({"path": p});
   [
     [

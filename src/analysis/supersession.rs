@@ -808,11 +808,9 @@ pub fn superseded_by_result(
   if let Some(split) = conv.split_view().filter(|v| v.supersessions.tools == *tools) {
     return split.pairs();
   }
-  let mut view = SplitView::default();
-  view.extend(conv, operations.answering_several());
-  let refs = view.refs(conv);
-  let split = Conversation::with_layout(refs, conv.encoding(), &view.layout);
-  superseded_pairs(&split, tools).into_iter().filter_map(|(a, b)| view.origin_pair(a, b)).collect()
+  read_by_result(conv, operations.answering_several(), |split, view| {
+    superseded_pairs(split, tools).into_iter().filter_map(|(a, b)| view.origin_pair(a, b)).collect()
+  })
 }
 
 /// The messages of `conv` that answer several calls, with how many, ascending (what
@@ -824,15 +822,15 @@ pub(crate) fn answering_several(conv: &Conversation<'_>) -> Vec<(usize, usize)> 
     .collect()
 }
 
-/// Calls `f` with `conv` read result by result, as [`superseded_by_result`] reads it (its
-/// messages `several`, those answering several calls with how many, ascending, each read as
-/// its results one message each), and where each message of that reading comes from: its
-/// message in `conv`, and for a result its place among that message's results. A conversation
-/// that carries its split view is not split again.
+/// Calls `f` with `conv` read result by result (its messages `several`, those answering
+/// several calls with how many, ascending, each read as its results one message each) and the
+/// view that says where each message of that reading comes from
+/// ([`SplitView::origin_of`]). A conversation that carries its split view is not split again.
+/// The one place a conversation is split.
 pub(crate) fn read_by_result<R>(
   conv: &Conversation<'_>,
   several: &[(usize, usize)],
-  f: impl FnOnce(&Conversation<'_>, &[(usize, Option<usize>)]) -> R,
+  f: impl FnOnce(&Conversation<'_>, &SplitView) -> R,
 ) -> R {
   let built;
   let view = match conv.split_view().filter(|v| v.messages == conv.len()) {
@@ -846,9 +844,7 @@ pub(crate) fn read_by_result<R>(
   };
   let split = Conversation::with_layout(view.refs(conv), conv.encoding(), &view.layout)
     .with_format(conv.format());
-  let origin: Vec<(usize, Option<usize>)> =
-    view.origin.iter().map(|&(i, from)| (i, from.map(|(k, _)| k))).collect();
-  f(&split, &origin)
+  f(&split, view)
 }
 
 /// A finding of [`found_by_result`]: about messages of the conversation (`found.index`,
@@ -884,17 +880,15 @@ pub(crate) fn found_by_result(
   io_content: bool,
   survey_directory: bool,
 ) -> Vec<ResultFound> {
-  let carried = conv.split_view().filter(|v| v.supersessions.tools == *tools);
-  if let Some(view) = carried.filter(|v| v.messages == conv.len()) {
-    let found = view.supersessions.pairs(io_content, survey_directory);
+  let carried = conv.split_view().and_then(|v| Some((v, v.supersessions_for(conv, tools)?)));
+  if let Some((view, known)) = carried {
+    let found = known.pairs(io_content, survey_directory);
     return found.into_iter().filter_map(|f| view.origin_found(f)).collect();
   }
-  let mut view = SplitView::default();
-  view.extend(conv, several);
-  let refs = view.refs(conv);
-  let split = Conversation::with_layout(refs, conv.encoding(), &view.layout);
-  let found = deduplicators_find(&split, tools, io_content, survey_directory);
-  found.into_iter().filter_map(|f| view.origin_found(f)).collect()
+  read_by_result(conv, several, |split, view| {
+    let found = deduplicators_find(split, tools, io_content, survey_directory);
+    found.into_iter().filter_map(|f| view.origin_found(f)).collect()
+  })
 }
 
 /// What the deduplicators find in `conv` with `tools`, read afresh: the file accesses with
@@ -1026,6 +1020,12 @@ impl SplitView {
   /// The message of the conversation that message `s` of the view is (or is a result of).
   pub(crate) fn message_of(&self, s: usize) -> Option<usize> {
     self.origin.get(s).map(|&(i, _)| i)
+  }
+
+  /// Where message `s` of the view comes from: its message in the conversation, and for a
+  /// result of a message of several, its place among that message's results.
+  pub(crate) fn origin_of(&self, s: usize) -> Option<(usize, Option<usize>)> {
+    self.origin.get(s).map(|&(i, from)| (i, from.map(|(k, _)| k)))
   }
 
   /// What [`found_by_result`] finds about message `i` of the conversation, from the view's

@@ -63,21 +63,22 @@ pub const AGENT_INSTRUCTION_MARKERS: &[&str] = &["# AGENTS.md", "<agents_md>", "
 pub const AGENT_INSTRUCTION_NAME: &str = "AGENTS.md";
 
 /// What the strategies ask of a message again and again (role, tool calls, results, summary),
-/// in one byte: a conversation's layout keeps one per message
+/// in a few bits: a conversation's layout keeps one per message
 /// ([`crate::model::conversation::Conversation::shape`]), so a pass over a long history reads a
 /// byte a message, not each message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Shape(u8);
+pub struct Shape(u16);
 
 impl Shape {
-  const INSTRUCTION: u8 = 1;
-  const USER_TURN: u8 = 1 << 1;
-  const TOOL_RESULT: u8 = 1 << 2;
-  const SINGLE_RESULT: u8 = 1 << 3;
-  const ASSISTANT: u8 = 1 << 4;
-  const TOOL_CALLS: u8 = 1 << 5;
-  const SUMMARY: u8 = 1 << 6;
-  const AGENT_INSTRUCTION: u8 = 1 << 7;
+  const INSTRUCTION: u16 = 1;
+  const USER_TURN: u16 = 1 << 1;
+  const TOOL_RESULT: u16 = 1 << 2;
+  const SINGLE_RESULT: u16 = 1 << 3;
+  const ASSISTANT: u16 = 1 << 4;
+  const TOOL_CALLS: u16 = 1 << 5;
+  const SUMMARY: u16 = 1 << 6;
+  const AGENT_INSTRUCTION: u16 = 1 << 7;
+  const RESULTS_APART: u16 = 1 << 8;
 
   /// The shape of `m`.
   pub fn of(m: &Message) -> Shape {
@@ -90,6 +91,7 @@ impl Shape {
       (m.has_tool_calls(), Self::TOOL_CALLS),
       (m.is_summary, Self::SUMMARY),
       (m.is_agent_instruction(&[]), Self::AGENT_INSTRUCTION),
+      (m.has_results_apart(), Self::RESULTS_APART),
     ];
     Shape(flags.iter().filter(|(on, _)| *on).fold(0, |bits, (_, bit)| bits | bit))
   }
@@ -125,6 +127,10 @@ impl Shape {
   /// [`Message::is_agent_instruction`] with the crate's markers alone.
   pub fn is_agent_instruction(self) -> bool {
     self.0 & Self::AGENT_INSTRUCTION != 0
+  }
+  /// [`Message::has_results_apart`]: a tool result whose results a strategy shortens one by one.
+  pub fn has_results_apart(self) -> bool {
+    self.0 & Self::RESULTS_APART != 0
   }
 }
 

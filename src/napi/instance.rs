@@ -93,6 +93,11 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache(FIELDS, NESTED,
     acc = f(m._summary, acc);
     return f(m.isSummary, acc);
   }
+  // Whether the reader reads key `k` of object `v`, one of NESTED: `data` only where the
+  // object's `type` is 'text' (json_body's `reads_nested`).
+  function readsNestedKey(v, k) {
+    return k !== 'data' || v.type === 'text';
+  }
   // Appends to `out` every value the reader reads below `v`, to the depth it reads it: for an
   // array its length and elements, for an object how many of the NESTED keys it has, then each
   // such key and its value.
@@ -107,7 +112,7 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache(FIELDS, NESTED,
     const count = out.length;
     out.push(0);
     for (const k of NESTED) {
-      if (k in v && (k !== 'data' || v.type === 'text')) {
+      if (k in v && readsNestedKey(v, k)) {
         out[count]++;
         out.push(k);
         walk(v[k], depth + 1, out);
@@ -162,7 +167,6 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache(FIELDS, NESTED,
   // MAX_DEPTH deep. It returns the bytes of the strings recorded; it throws where the reader
   // would fail (too deep), so that such a message is never indexed. Only primitives are
   // recorded: the index holds strings, never the caller's objects.
-  // `data` is read only where the object's `type` is 'text' (json_body's `reads_nested`).
   const NESTED_SET = new Set(NESTED);
   const SERIALISED = new Set(SERIALISED_FIELDS);
   const ARRAY = {}, OBJECT = {}, TEXT = {};
@@ -200,7 +204,7 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache(FIELDS, NESTED,
     out.push(OBJECT, 0);
     const count = out.length - 1;
     for (const k in v) {
-      if (!NESTED_SET.has(k) || (k === 'data' && v.type !== 'text')) continue;
+      if (!NESTED_SET.has(k) || !readsNestedKey(v, k)) continue;
       out[count]++;
       out.push(k);
       bytes += record(v[k], depth + 1, out, SERIALISED.has(k));
@@ -230,7 +234,7 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache(FIELDS, NESTED,
     at += 2;
     let found = 0;
     for (const k in v) {
-      if (!NESTED_SET.has(k) || (k === 'data' && v.type !== 'text')) continue;
+      if (!NESTED_SET.has(k) || !readsNestedKey(v, k)) continue;
       if (found === count || snap[at] !== k) return -1;
       found++;
       at = compare(v[k], depth + 1, snap, at + 1, SERIALISED.has(k));

@@ -212,7 +212,7 @@ mod parallel_tests {
   /// it keeps) and the strategy then the other: the output keeps both shortenings.
   #[test]
   fn a_result_the_strategy_keeps_keeps_what_the_rolling_pass_made_of_it() {
-    let lines = |p: &str| (0..600).map(|i| format!("{p} line {i}")).collect::<Vec<_>>().join("\n");
+    let lines = |p: &str| crate::testing::lines(p, 600);
     let value = serde_json::json!([
       {"role": "user", "content": "go"},
       {"role": "assistant", "content": [
@@ -245,8 +245,7 @@ mod parallel_tests {
   /// becomes its placeholder: the results of one message are left whole one by one.
   #[test]
   fn the_current_view_beside_an_old_output_stays_whole_alone() {
-    let lines =
-      |p: &str, n: usize| (0..n).map(|i| format!("{p} line {i}")).collect::<Vec<_>>().join("\n");
+    use crate::testing::lines;
     let mut value = vec![
       serde_json::json!({"role": "user", "content": "fix a.py"}),
       serde_json::json!({"role": "assistant", "content": [

@@ -394,19 +394,20 @@ mod tests {
   /// Steps of `(id, path, lines)` reads, each step's calls made at once: in Anthropic's form
   /// (a step's results in one user message) and OpenAI's (a tool message per result).
   fn reads(steps: &[&[(&str, &str, usize)]]) -> (Vec<crate::Message>, Vec<crate::Message>) {
-    let text = |p: &str, n: usize| (0..n).map(|k| format!("{p} line {k}")).collect::<Vec<_>>();
     let (mut anthropic, mut openai) = (vec![json!({"role": "user", "content": "go"})], vec![]);
     openai.push(anthropic[0].clone());
     for step in steps {
       let input = |p: &str| json!({"path": p});
       let uses: Vec<Value> = step.iter().map(|(id, p, _)| json!({"type": "tool_use", "id": id, "name": "read_file", "input": input(p)})).collect();
-      let results: Vec<Value> = step.iter().map(|(id, p, n)| json!({"type": "tool_result", "tool_use_id": id, "content": text(p, *n).join("\n")})).collect();
+      let results: Vec<Value> = step.iter().map(|(id, p, n)| json!({"type": "tool_result", "tool_use_id": id, "content": crate::testing::lines(p, *n)})).collect();
       anthropic.push(json!({"role": "assistant", "content": uses}));
       anthropic.push(json!({"role": "user", "content": results}));
       let calls: Vec<Value> = step.iter().map(|(id, p, _)| json!({"id": id, "type": "function", "function": {"name": "read_file", "arguments": input(p).to_string()}})).collect();
       openai.push(json!({"role": "assistant", "content": null, "tool_calls": calls}));
       for (id, p, n) in step.iter() {
-        openai.push(json!({"role": "tool", "tool_call_id": id, "content": text(p, *n).join("\n")}));
+        openai.push(
+          json!({"role": "tool", "tool_call_id": id, "content": crate::testing::lines(p, *n)}),
+        );
       }
     }
     let parse =

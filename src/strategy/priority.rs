@@ -196,9 +196,7 @@ fn cuttable(conv: &Conversation<'_>, u: usize, plan: &Plan, plain: bool) -> Vec<
 /// an assistant message, whose content holds its calls in two formats.
 fn cuttable_message(conv: &Conversation<'_>, i: usize, plain: bool) -> bool {
   let shape = conv.shape(i);
-  shape.is_single_result()
-    || (plain && shape.is_user_turn())
-    || (shape.is_tool_result() && conv.message(i).has_results_apart())
+  shape.is_single_result() || shape.has_results_apart() || (plain && shape.is_user_turn())
 }
 
 /// Cuts `candidates` (messages `plan` keeps as they are) in turn, each by what is still
@@ -356,7 +354,7 @@ fn cut_anchors_to_fit(
 fn cut_result(conv: &Conversation<'_>, i: usize, excess: usize) -> Option<Replacement> {
   let m = conv.message(i);
   let encoding = conv.encoding();
-  if !conv.shape(i).is_single_result() && m.has_results_apart() {
+  if conv.shape(i).has_results_apart() {
     let split = m.split_results();
     let (tokens, order) = largest_results(split, encoding);
     let (mut missing, mut cut_tokens) = (excess, 0);
@@ -716,7 +714,7 @@ impl<'s, 'c> Shorten<'s, 'c> {
       };
       let r = placeholder_freeing(conv, i, &classification[i], tracker, template, missing);
       // Results apart were each replaced only where that halves them.
-      let apart = !conv.shape(i).is_single_result() && conv.message(i).has_results_apart();
+      let apart = conv.shape(i).has_results_apart();
       if (apart && r.tokens < conv.tokens(i)) || r.tokens * 2 <= conv.tokens(i) {
         tally.replace(conv, plan, i, r);
       }
@@ -866,7 +864,7 @@ fn placeholder_freeing(
     ("_originalTokens", MetaValue::Number(conv.tokens(i) as f64)),
   ];
   let path = classification.metadata.file_path.as_deref();
-  if conv.shape(i).is_single_result() || !m.has_results_apart() {
+  if !conv.shape(i).has_results_apart() {
     let text =
       placeholder_text(conv, i, conv.tokens(i), path, &m.content_text(), tracker, template);
     return replacement(conv, i, text, meta);

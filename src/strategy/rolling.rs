@@ -218,7 +218,7 @@ pub fn rules(conv: &Conversation<'_>, config: &TruncationConfig) -> Vec<Rule> {
     };
     rules[i] = if referenced.is_none() && conv.age(i) > config.max_age {
       Rule::Placeholder
-    } else if (conv.shape(i).is_single_result() || messages[i].has_results_apart())
+    } else if (conv.shape(i).is_single_result() || conv.shape(i).has_results_apart())
       && message_content_tokens(result_of(messages[i]), conv.encoding())
         > config.max_tokens_per_output
     {
@@ -280,12 +280,11 @@ pub fn truncate_old_tool_outputs_leaving(
     }
     return plan;
   }
-  read_by_result(conv, &several, |split, origin| {
+  read_by_result(conv, &several, |split, view| {
     let rules = rules_leaving(split);
     let mut s = 0;
-    while s < origin.len() {
-      let (i, result) = origin[s];
-      let end = s + origin[s..].iter().take_while(|o| o.0 == i).count();
+    while let Some((i, result)) = view.origin_of(s) {
+      let end = (s..split.len()).find(|&x| view.message_of(x) != Some(i)).unwrap_or(split.len());
       let r = match result {
         None => replacement_of_message(conv, i, rules[s], config, &template),
         Some(_) => {
@@ -858,7 +857,7 @@ mod tests {
   /// with the text block kept as it is.
   #[test]
   fn each_result_is_cut_on_its_own_text() {
-    let lines = |p: &str| (0..400).map(|i| format!("{p} line {i}")).collect::<Vec<_>>().join("\n");
+    let lines = |p: &str| crate::testing::lines(p, 400);
     let value = serde_json::json!([
       {"role": "user", "content": "go"},
       {"role": "assistant", "content": [
@@ -933,7 +932,7 @@ mod tests {
   /// string result is.
   #[test]
   fn an_openai_result_of_text_parts_is_cut() {
-    let lines = (0..400).map(|i| format!("out line {i}")).collect::<Vec<_>>().join("\n");
+    let lines = crate::testing::lines("out", 400);
     let value = serde_json::json!([
       {"role": "user", "content": "go"},
       {"role": "assistant", "content": null, "tool_calls": [
