@@ -31,13 +31,18 @@ test('the file viewed several times in openhands-ponyc-4593 keeps only its newes
   const result = ct.deduplicateToolResults(messages, always)
   // cli.pony is viewed whole at 25 and 28, from line 100 at 32, and with view_range [1, -1] at 34:
   // 25 is superseded by 28, and 28 and 32 by 34. Each placeholder keeps its text when the file
-  // is read again later (a provider's prompt cache keeps it).
+  // is read again later (a provider's prompt cache keeps it). The views of lines 100-102 and
+  // 101-102 of command_parser.pony at 50 and 56 are superseded by the edit at 62, whose result
+  // shows the edited lines around them as they are now.
+  const parser = '/workspace/ponylang__ponyc__0.1/packages/cli/command_parser.pony'
   t.deepEqual(
     result.superseded.map((s) => [s.index, s.supersededBy, s.path, s.kind, s.step]),
     [
       [25, 28, CLI, 'read', 13],
       [28, 34, CLI, 'read', 16],
       [32, 34, CLI, 'read', 16],
+      [50, 62, parser, 'edit', 30],
+      [56, 62, parser, 'edit', 30],
     ],
   )
   const replaced = result.messages[25]
@@ -50,7 +55,7 @@ test('the file viewed several times in openhands-ponyc-4593 keeps only its newes
   t.is(replaced._originalTokens, ct.estimateMessageTokens(messages[25]))
   // Tokens saved: the request's estimate before minus after, and the sum per result.
   t.is(result.savedTokens, ct.estimateTokens(messages) - ct.estimateTokens(result.messages))
-  t.is(result.savedTokens, 3054)
+  t.is(result.savedTokens, 3128)
   t.is(result.savedTokens, result.superseded.reduce((sum, s) => sum + s.savedTokens, 0))
   t.is(result.totalTokens, ct.estimateTokens(result.messages))
   // The seed's `supersedes` metadata, on the newer result.
@@ -94,9 +99,9 @@ test('every transcript deduplicates deterministically into a valid conversation,
     saved[name] = a.savedTokens
   }
   t.deepEqual(saved, {
-    'openhands-ponyc-4593.json': 3054,
-    'openhands-ponyc-4595.json': 14088,
-    'openhands-resolver-dark-mode.json': 1709,
+    'openhands-ponyc-4593.json': 3128,
+    'openhands-ponyc-4595.json': 14156,
+    'openhands-resolver-dark-mode.json': 2513,
     'openhands-sdk-hello-world.json': 0,
     'sweagent-ctf-i-got-id.json': 74,
     'sweagent-ctf-katy.json': 895,
@@ -136,7 +141,7 @@ test('below deduplicationThreshold of contextWindow the messages come back uncha
   // At the default 0.75: a window of total / 0.75 puts the request exactly at the threshold.
   const at = ct.deduplicateToolResults(messages, { contextWindow: Math.floor(total / 0.75) })
   t.true(at.deduplicated)
-  t.is(at.savedTokens, 3054)
+  t.is(at.savedTokens, 3128)
   // A custom fraction.
   t.true(ct.deduplicateToolResults(messages, { contextWindow: total, deduplicationThreshold: 1 }).deduplicated)
   t.false(ct.deduplicateToolResults(messages, { contextWindow: total + 1, deduplicationThreshold: 1 }).deduplicated)

@@ -19,8 +19,9 @@
 //!    "recent"; on real runs the agent copies from its view of a file long after reading it,
 //!    also after reading a range of it or `grep`ping it, docs/quality.md). And `MODIFIED_FILES`
 //!    is the latest content of each modified file: a result about one that a later change of
-//!    the file follows is a `RECENT_FILE_READS` if it read the file (a failed change included),
-//!    else a tool exchange like any other (rule 6).
+//!    the file follows is a `RECENT_FILE_READS` if it read the file (a failed change included)
+//!    or shows the edited region's numbered lines (an edit's snippet, a view the agent copies
+//!    its next edit from), else a tool exchange like any other (rule 6).
 //! 6. Any other tool result is `RECENT_TURNS` when at most `recent_threshold` steps old, else
 //!    `STALE_TOOL_OUTPUTS`.
 //! 7. Any other message is `RECENT_TURNS` when at most `preserve_recent_turns` steps old, else
@@ -582,7 +583,7 @@ fn as_of_later_changes(
       c.priority = ContentPriority::RecentFileReads;
     }
   } else if c.priority == ContentPriority::ModifiedFiles {
-    c.priority = if op.effective_kind() == FileOpKind::Read {
+    c.priority = if op.effective_kind() == FileOpKind::Read || op.shows_view {
       ContentPriority::RecentFileReads
     } else {
       other_result(age, options)
@@ -702,6 +703,56 @@ mod tests {
         RecentTurns,
       ]
     );
+  }
+
+  /// Claude Code: a refused write changed nothing, so the view before it stays; an edit whose
+  /// result shows the edited lines stays a view of them after a later edit elsewhere in the
+  /// file (the agent copies its next `old_string` from it), until a read covering it follows.
+  #[test]
+  fn a_refused_write_changes_nothing_and_an_edit_snippet_stays_a_view() {
+    let read = |id: &str| call(id, "Read", r#"{"file_path":"/r/a.ts"}"#);
+    let edit =
+      |id: &str| call(id, "Edit", r#"{"file_path":"/r/a.ts","old_string":"a","new_string":"b"}"#);
+    let snippet = |first: usize| {
+      let lines: Vec<String> = (first..first + 3).map(|n| format!("{n:>6}→line {n}")).collect();
+      format!(
+        "The file /r/a.ts has been updated. Here's the result of running `cat -n` on a snippet of the edited file:\n{}",
+        lines.join("\n")
+      )
+    };
+    let refused = "<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>";
+    let msgs = vec![
+      user("task"),
+      read("1"),                                                      // 1
+      result("1", "     1→a\n     2→b"),                              // 2 the view of a.ts
+      call("2", "Write", r#"{"file_path":"/r/a.ts","content":"x"}"#), // 3
+      result("2", refused),                                           // 4 refused: not a change
+      edit("3"),                                                      // 5
+      result("3", &snippet(10)), // 6 lines 10-12, changed again at 8
+      edit("4"),                 // 7
+      result("4", &snippet(40)), // 8 the latest change
+      call("5", "Bash", r#"{"command":"npm test"}"#), // 9
+      result("5", "ok"),         // 10
+      call("6", "Bash", r#"{"command":"npm run lint"}"#), // 11
+      result("6", "ok"),         // 12
+      call("7", "Bash", r#"{"command":"git diff"}"#), // 13
+      result("7", "diff"),       // 14
+    ];
+    let options = ClassifyOptions { recent_threshold: 2, ..ClassifyOptions::default() };
+    let got = priorities(&msgs, &options);
+    // The read is not superseded by the refused write: a view, changed later.
+    assert_eq!(got[2], RecentFileReads);
+    // The older edit's snippet is a view of lines 10-12; without it, a stale tool exchange.
+    assert_eq!(got[6], RecentFileReads);
+    assert_eq!(got[8], ModifiedFiles);
+    let mut plain = msgs.clone();
+    plain[6] = result("3", "The file /r/a.ts has been updated.");
+    assert_eq!(priorities(&plain, &options)[6], StaleToolOutputs);
+    // A whole read afterwards covers both snippets: they are stale.
+    let mut reread = msgs.clone();
+    reread.extend([read("8"), result("8", "     1→a")]);
+    let got = priorities(&reread, &options);
+    assert_eq!((got[6], got[8]), (StaleToolOutputs, StaleToolOutputs));
   }
 
   #[test]

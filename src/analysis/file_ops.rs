@@ -126,6 +126,10 @@ pub struct FileOp {
   pub kind: FileOpKind,
   /// Whether the result reports that the operation failed.
   pub failed: bool,
+  /// Whether the result of a change shows the changed region's numbered lines (Claude Code's
+  /// and the OpenHands editor's "result of running `cat -n` on a snippet"): a view of that
+  /// region, which the agent copies its next edit from ([`edited_snippet`]).
+  pub shows_view: bool,
   /// The result it was found in, by its part's index in the message's content, when the
   /// message holds several results ([`file_operations_of`]); `None` when the message was read
   /// whole.
@@ -158,12 +162,27 @@ const FAILURE_PREFIXES: &[&str] = &[
   "[Your proposed edit has introduced",
   "[No exact match found",
   "Invalid `path` parameter",
+  // Claude Code: a refused call (`File has not been read yet`, `String to replace not found`).
+  "<tool_use_error>",
+  // Codex CLI's apply_patch, opencode's and Crush's edit and view.
+  "apply_patch verification failed",
+  "old_string not found",
+  "File not found:",
 ];
 /// Tool-name words and the kind they imply, checked in this order; `true` means the word must
 /// be exactly the keyword, `false` that it may start with it.
 const NAME_RULES: &[(FileOpKind, &[(&str, bool)])] = &[
   (FileOpKind::Create, &[("create", false), ("write", false), ("overwrite", false)]),
-  (FileOpKind::Edit, &[("edit", false), ("modify", false), ("insert", false), ("replace", false)]),
+  (
+    FileOpKind::Edit,
+    &[
+      ("edit", false),
+      ("modify", false),
+      ("insert", false),
+      ("replace", false),
+      ("multiedit", true),
+    ],
+  ),
   (FileOpKind::Delete, &[("delete", false), ("remove", false), ("rm", true)]),
   (
     FileOpKind::Read,
@@ -265,7 +284,8 @@ fn operation(
   // even when the test failed.)
   let shell_read = call.is_some_and(|c| c.shell) && kind == FileOpKind::Read;
   let failed = flagged || facts.reports_failure || (shell_read && facts.shell_failed);
-  Some(FileOp { path, kind, failed, part })
+  let shows_view = kind == FileOpKind::Edit && !failed && facts.snippet;
+  Some(FileOp { path, kind, failed, shows_view, part })
 }
 
 /// What a tool call says about a file operation: its arguments' editor command and path, and
@@ -420,13 +440,14 @@ pub(crate) fn shell_operation(command: &str) -> Option<ShellOp> {
   if line.contains("$(") {
     return None;
   }
-  let mut stages = line.split('|');
-  let mut op = simple_file_op(stages.next()?.trim())?;
-  for filter in stages {
+  let stages = pipeline_words(line)?;
+  let (first, filters) = stages.split_first()?;
+  let mut op = simple_file_op(&words_of(first))?;
+  for filter in filters {
     if op.kind != FileOpKind::Read {
       return None;
     }
-    op.span = piped(op.span, filter.trim())?;
+    op.span = piped(op.span, &words_of(filter))?;
   }
   // Writes after a `cd` are left unrecognised: measured, recognising them protects the
   // agent's scratch scripts (`cd /testbed && cat > repro.py << EOF`) as modified files ahead of
@@ -440,9 +461,62 @@ pub(crate) fn shell_operation(command: &str) -> Option<ShellOp> {
   Some(op)
 }
 
-/// What a read showing `span` shows once piped into `filter`, if `filter` only selects lines.
-fn piped(span: ReadSpan, filter: &str) -> Option<ReadSpan> {
-  let words: Vec<&str> = filter.split_whitespace().collect();
+/// The stages of a pipeline (split at unquoted `|`), each as its words with the quotes removed,
+/// as a shell reads them: `'…'` as written, `"…"` with `\x` as `x`, `\x` outside quotes as `x`.
+/// `None` for an unterminated quote or an expansion (`$`, a backtick) inside double quotes, which
+/// only a shell could resolve. Agents quote their flags (`nl -ba -w1 -s': ' F | sed -n '1,240p'`,
+/// the way Codex pages through a file).
+fn pipeline_words(line: &str) -> Option<Vec<Vec<String>>> {
+  let mut stages = vec![Vec::new()];
+  let mut word: Option<String> = None;
+  let mut chars = line.chars();
+  let flush = |word: &mut Option<String>, stages: &mut Vec<Vec<String>>| {
+    if let (Some(w), Some(stage)) = (word.take(), stages.last_mut()) {
+      stage.push(w);
+    }
+  };
+  while let Some(c) = chars.next() {
+    match c {
+      '\'' => {
+        let w = word.get_or_insert_with(String::new);
+        loop {
+          match chars.next()? {
+            '\'' => break,
+            x => w.push(x),
+          }
+        }
+      }
+      '"' => {
+        let w = word.get_or_insert_with(String::new);
+        loop {
+          match chars.next()? {
+            '"' => break,
+            '$' | '`' => return None,
+            '\\' => w.push(chars.next()?),
+            x => w.push(x),
+          }
+        }
+      }
+      '\\' => word.get_or_insert_with(String::new).push(chars.next()?),
+      '|' => {
+        flush(&mut word, &mut stages);
+        stages.push(Vec::new());
+      }
+      c if c.is_whitespace() => flush(&mut word, &mut stages),
+      c => word.get_or_insert_with(String::new).push(c),
+    }
+  }
+  flush(&mut word, &mut stages);
+  Some(stages)
+}
+
+fn words_of(stage: &[String]) -> Vec<&str> {
+  stage.iter().map(String::as_str).collect()
+}
+
+/// What a read showing `span` shows once piped into `filter` (its words), if `filter` only
+/// selects lines.
+fn piped(span: ReadSpan, words: &[&str]) -> Option<ReadSpan> {
   let (&program, args) = words.split_first()?;
   if args.iter().any(|w| !w.starts_with('-') && !is_count(w) && program != "sed") {
     return None; // a file operand: not a filter
@@ -500,9 +574,8 @@ fn sed_lines(script: &str) -> Option<ReadSpan> {
   Some(ReadSpan::Lines(a.max(1), b))
 }
 
-/// One command of rule 4, without pipes or lists.
-fn simple_file_op(line: &str) -> Option<ShellOp> {
-  let words: Vec<&str> = line.split_whitespace().collect();
+/// One command of rule 4 (its words), without pipes or lists.
+fn simple_file_op(words: &[&str]) -> Option<ShellOp> {
   let (&program, rest) = words.split_first()?;
   let path = |raw: &str| {
     let p = clean_path(raw)?;
@@ -602,6 +675,8 @@ pub(crate) struct ResultFacts {
   current_directory: Option<String>,
   reports_failure: bool,
   shell_failed: bool,
+  /// [`edited_snippet`] finds a numbered snippet.
+  snippet: bool,
 }
 
 impl ResultFacts {
@@ -617,7 +692,48 @@ impl ResultFacts {
       current_directory: current_directory(text).map(String::from),
       reports_failure: reports_failure(text),
       shell_failed: shell_failed(text),
+      snippet: edited_snippet(text).is_some(),
     }
+  }
+}
+
+/// The lines an edit's result shows of the edited file: after a line ending with `snippet of
+/// the edited file:` or `on a snippet of P:` (Claude Code's `Edit`, the OpenHands editor), the
+/// first and last numbers of one contiguous run of numbered lines (`   12→text`, `   12\ttext`).
+pub fn edited_snippet(text: &str) -> Option<(u64, u64)> {
+  let at = text.find("on a snippet of ")?;
+  let rest = &text[at..];
+  let body = &rest[rest.find(":\n")? + 2..];
+  numbered_run(body)
+}
+
+/// The first and last numbers of the numbered lines of `text` when they run on without a gap
+/// (lines without a number, such as a trailing note, are skipped).
+pub fn numbered_run(text: &str) -> Option<(u64, u64)> {
+  let mut span: Option<(u64, u64)> = None;
+  for n in text.lines().filter_map(numbered_line) {
+    span = match span {
+      None => Some((n, n)),
+      Some((first, last)) if n == last + 1 => Some((first, n)),
+      Some(_) => return None,
+    };
+  }
+  span
+}
+
+/// The number of a numbered line: optional spaces, digits, then `:`, `|`, a tab or `→` (the
+/// numbering of `cat -n`, SWE-agent, opencode and Claude Code).
+pub fn numbered_line(line: &str) -> Option<u64> {
+  let t = line.trim_start_matches(' ');
+  let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+  if digits == 0 || digits > 9 {
+    return None;
+  }
+  let rest = &t[digits..];
+  if rest.starts_with([':', '|', '\t', '→']) {
+    t[..digits].parse().ok()
+  } else {
+    None
   }
 }
 
@@ -968,17 +1084,35 @@ fn join(dir: &str, path: &str) -> String {
 
 /// Whether a shell command's result reports failure: an error flag or prefix
 /// ([`reports_failure`]), a non-zero exit status (OpenHands' footer `[The command completed
-/// with exit code N.]`, mini-swe-agent's `<returncode>N</returncode>`), or a line starting with
-/// `ls:` or `cat:` (their error messages).
+/// with exit code N.]`, mini-swe-agent's `<returncode>N</returncode>`, Codex CLI's JSON
+/// `{"output":…,"metadata":{"exit_code":N…}}` and its later `Exit code: N` or `Process exited
+/// with code N` lines), or a line starting with `ls:`, `cat:`, `sed:`, `nl:`, `head:` or
+/// `tail:` (their error messages).
 pub(crate) fn shell_failed(text: &str) -> bool {
   let nonzero = |code: &str| {
     let code: String = code.chars().take_while(|c| c.is_ascii_digit() || *c == '-').collect();
     !code.is_empty() && code != "0"
   };
-  reports_failure(text)
+  if text.trim_start().starts_with("{\"output\"") {
+    // The metadata follows the output, whose quotes are escaped inside the JSON string.
+    if let Some(at) = text.rfind("\"exit_code\":") {
+      return nonzero(text[at + "\"exit_code\":".len()..].trim_start());
+    }
+  }
+  // Codex CLI's header lines come before its output.
+  let header = text.lines().take(4).any(|line| {
+    let line = line.trim();
+    line
+      .strip_prefix("Exit code: ")
+      .or_else(|| line.strip_prefix("Process exited with code "))
+      .is_some_and(nonzero)
+  });
+  header
+    || reports_failure(text)
     || text.lines().any(|line| {
       let line = line.trim();
-      if line.starts_with("ls: ") || line.starts_with("cat: ") {
+      if ["ls: ", "cat: ", "sed: ", "nl: ", "head: ", "tail: "].iter().any(|p| line.starts_with(p))
+      {
         return true;
       }
       if let Some(code) = line.strip_prefix("<returncode>") {
@@ -1011,7 +1145,7 @@ mod tests {
   }
 
   fn ok(path: &str, kind: FileOpKind) -> Option<FileOp> {
-    Some(FileOp { path: path.into(), kind, failed: false, part: None })
+    Some(FileOp { path: path.into(), kind, failed: false, shows_view: false, part: None })
   }
 
   /// A tool result with only a `name` and content, as in the seed's tests.
@@ -1129,6 +1263,109 @@ mod tests {
     }
   }
 
+  /// Claude Code, Codex CLI 0.80, opencode and Crush, in the shapes their logs show (see
+  /// `../shared/corpus/SOURCES.md`).
+  #[test]
+  fn claude_code_codex_opencode_and_crush_tools() {
+    use FileOpKind::*;
+    for (tool, args, expected) in [
+      // Codex 0.80's shell_command takes one string; a quoted pipeline pages through a file.
+      (
+        "shell_command",
+        r#"{"command":"sed -n '230,360p' src/a.rs","workdir":"/r"}"#,
+        ok("src/a.rs", Read),
+      ),
+      (
+        "shell_command",
+        r#"{"command":"nl -ba -w1 -s': ' src/a.rs | sed -n '1,240p'"}"#,
+        ok("src/a.rs", Read),
+      ),
+      (
+        "shell",
+        r#"{"command":["bash","-lc","nl -ba -w1 -s': ' src/a.rs | sed -n '1,240p'"]}"#,
+        ok("src/a.rs", Read),
+      ),
+      ("shell_command", r#"{"command":"rg -n foo src"}"#, None),
+      // Claude Code.
+      ("Read", r#"{"file_path":"/r/a.ts","offset":10,"limit":40}"#, ok("/r/a.ts", Read)),
+      ("Edit", r#"{"file_path":"/r/a.ts","old_string":"a","new_string":"b"}"#, ok("/r/a.ts", Edit)),
+      ("MultiEdit", r#"{"file_path":"/r/a.ts","edits":[]}"#, ok("/r/a.ts", Edit)),
+      ("Write", r#"{"file_path":"/r/a.ts","content":"x"}"#, ok("/r/a.ts", Create)),
+      ("Bash", r#"{"command":"cat /r/a.ts","description":"Show a.ts"}"#, ok("/r/a.ts", Read)),
+      // opencode and Crush.
+      ("view", r#"{"file_path":"/r/a.go","offset":0,"limit":80}"#, ok("/r/a.go", Read)),
+      ("edit", r#"{"file_path":"/r/a.go","old_string":"a","new_string":"b"}"#, ok("/r/a.go", Edit)),
+      ("multiedit", r#"{"file_path":"/r/a.go","edits":[]}"#, ok("/r/a.go", Edit)),
+      ("write", r#"{"file_path":"/r/a.go","content":"x"}"#, ok("/r/a.go", Create)),
+      ("bash", r#"{"command":"head -n 20 /r/a.go"}"#, ok("/r/a.go", Read)),
+    ] {
+      assert_eq!(op(tool, args, "done"), expected, "{tool} {args}");
+    }
+  }
+
+  /// The failures these agents report: the operation did nothing, so it supersedes nothing.
+  #[test]
+  fn claude_code_codex_opencode_and_crush_failures() {
+    let failed =
+      |tool: &str, args: &str, text: &str| op(tool, args, text).is_some_and(|o| o.failed);
+    let refused = "<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>";
+    assert!(failed("Write", r#"{"file_path":"/r/a.ts","content":"x"}"#, refused));
+    assert!(failed(
+      "Edit",
+      r#"{"file_path":"/r/a.ts","old_string":"a","new_string":"b"}"#,
+      refused
+    ));
+    assert!(failed(
+      "edit",
+      r#"{"file_path":"/r/a.go"}"#,
+      "old_string not found in file. Make sure it matches exactly"
+    ));
+    assert!(failed("view", r#"{"file_path":"/r/b.go"}"#, "File not found: /r/b.go"));
+    let patch = serde_json::json!({"input": "*** Begin Patch\n*** Update File: a.md\n@@\n-a\n+b\n*** End Patch"}).to_string();
+    assert!(failed(
+      "apply_patch",
+      &patch,
+      "apply_patch verification failed: Failed to find expected lines"
+    ));
+    // Codex's shell output: JSON with its exit code (0.3x to 0.5x), or header lines (0.80).
+    let sed = r#"{"command":["bash","-lc","sed -n '1,20p' a.md"]}"#;
+    let missing = r#"{"output":"sed: can't read a.md: No such file\n","metadata":{"exit_code":2}}"#;
+    assert!(failed("shell", sed, missing));
+    let quoting = r##"{"output":"# Title\n\"exit_code\":1\n","metadata":{"exit_code":0}}"##;
+    assert!(!failed("shell", sed, quoting));
+    let line = r#"{"command":"sed -n '1,20p' a.md"}"#;
+    assert!(failed(
+      "shell_command",
+      line,
+      "Exit code: 1\nWall time: 0.1 seconds\nOutput:\nsed: a.md: No such file"
+    ));
+    assert!(!failed(
+      "shell_command",
+      line,
+      "Exit code: 0\nWall time: 0.1 seconds\nOutput:\n# Title"
+    ));
+    assert!(failed(
+      "exec_command",
+      r#"{"cmd":"cat a.md"}"#,
+      "Chunk ID: 1\nWall time: 0.0 seconds\nProcess exited with code 1\nOutput:\ncat: a.md: No such file"
+    ));
+  }
+
+  /// An edit whose result shows the edited region's numbered lines is a view of them.
+  #[test]
+  fn an_edit_showing_its_snippet_is_a_view() {
+    let claude = "The file /r/a.ts has been updated. Here's the result of running `cat -n` on a snippet of the edited file:\n    12→const a = 1;\n    13→const b = 2;\n    14→export { a, b };\n\n<system-reminder>\nNote.\n</system-reminder>";
+    assert_eq!(edited_snippet(claude), Some((12, 14)));
+    let openhands = "The file /w/a.py has been edited. Here's the result of running `cat -n` on a snippet of /w/a.py:\n     5\tx = 1\n     6\ty = 2\nReview the changes.";
+    assert_eq!(edited_snippet(openhands), Some((5, 6)));
+    assert_eq!(edited_snippet("Content replaced in file: /r/a.go"), None);
+    let edit = r#"{"file_path":"/r/a.ts","old_string":"a","new_string":"b"}"#;
+    assert!(op("Edit", edit, claude).is_some_and(|o| o.shows_view && o.kind == FileOpKind::Edit));
+    assert!(op("Edit", edit, "The file /r/a.ts has been updated.").is_some_and(|o| !o.shows_view));
+    assert_eq!(numbered_line("  7→x"), Some(7));
+    assert_eq!(numbered_line("7 x"), None);
+  }
+
   #[test]
   fn editor_sub_commands_win_over_the_tool_name() {
     let path = "/w/a.py";
@@ -1194,6 +1431,9 @@ mod tests {
       ("grep -n foo a.py", None),
       ("head -n", None),
       ("cat $FILE", None),
+      ("cat \"$FILE\"", None),
+      ("cat 'unterminated", None),
+      ("nl -ba -s': ' a.py | grep x", None),
     ];
     for (command, want) in table {
       assert_eq!(shell_file_op(command), want, "{command}");
@@ -1202,8 +1442,9 @@ mod tests {
 
   #[test]
   fn a_shell_read_that_exits_non_zero_read_nothing() {
-    let failed =
-      |path: &str, kind| Some(FileOp { path: path.into(), kind, failed: true, part: None });
+    let failed = |path: &str, kind| {
+      Some(FileOp { path: path.into(), kind, failed: true, shows_view: false, part: None })
+    };
     let cat = r#"{"command":"cat tests/a.py"}"#;
     let gone =
       "<returncode>1</returncode>\n<output>\ncat: tests/a.py: No such file or directory\n</output>";
@@ -1238,6 +1479,9 @@ mod tests {
       ("cat -n a.py | head -n 50", Lines(1, Some(50))),
       ("head -n 380 a.py | tail -n 50", Part),
       ("sed -n '1,80p' a.py | head", Part),
+      // Quoted flags, as Codex pages through a file.
+      ("nl -ba -w1 -s': ' a.py | sed -n '1,240p'", Lines(1, Some(240))),
+      ("nl -ba -s'| ' a.py", Whole),
     ];
     for (command, want) in table {
       let got = shell_operation(command).map(|op| (op.kind, op.span));
@@ -1349,8 +1593,9 @@ mod tests {
 
   #[test]
   fn failures_keep_their_kind_and_are_flagged() {
-    let failed =
-      |path: &str, kind| Some(FileOp { path: path.into(), kind, failed: true, part: None });
+    let failed = |path: &str, kind| {
+      Some(FileOp { path: path.into(), kind, failed: true, shows_view: false, part: None })
+    };
     assert_eq!(
       op(
         "str_replace_editor",
@@ -1396,7 +1641,13 @@ mod tests {
     let msgs = crate::testing::parallel_results();
     let conv = Conversation::new(&msgs, Encoding::O200kBase);
     let of = |i| file_operations_of(&conv, i);
-    let op = |path: &str, kind, failed, part| FileOp { path: path.into(), kind, failed, part };
+    let op = |path: &str, kind, failed, part| FileOp {
+      path: path.into(),
+      kind,
+      failed,
+      shows_view: false,
+      part,
+    };
     use FileOpKind::*;
     assert_eq!(of(2), [op("src/a.ts", Read, false, Some(0)), op("src/b.ts", Read, true, Some(1))]);
     assert_eq!(of(4), [op("src/x.ts", Read, false, Some(0)), op("src/c.ts", Edit, false, Some(1))]);

@@ -8,7 +8,8 @@
 //! - [`IoContentDeduplicator`], for files. A result is a *file access* with a path and a
 //!   [`Coverage`]. A newer **read** or **full write** of the same path supersedes an older read,
 //!   write or edit whose coverage it contains; a **partial update** (edit, `str_replace`,
-//!   `insert`) supersedes only when its result returns the whole file (see [`Coverage`]).
+//!   `insert`) supersedes only what its result shows: the whole file, a numbered window, or the
+//!   numbered snippet of the edited region (see [`Coverage`]).
 //! - [`SurveyDirectoryDeduplicator`], for directory listings. A newer listing of the same
 //!   location supersedes an older one when it is at least as inclusive: it is at least as deep
 //!   (recursive if the older one was), its exclusion filters are a subset of the older one's, and
@@ -31,8 +32,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use serde_json::{Map, Value};
 
 use crate::analysis::file_ops::{
-  file_operation, parse_object, reports_failure, shell_command_line, shell_failed, shell_operation,
-  FileOpKind, FileOperations, ReadSpan,
+  edited_snippet, file_operation, numbered_run, parse_object, reports_failure, shell_command_line,
+  shell_failed, shell_operation, FileOpKind, FileOperations, ReadSpan,
 };
 use crate::model::conversation::Conversation;
 use crate::model::message::Message;
@@ -45,6 +46,8 @@ pub const DEFAULT_SHELL_TOOLS: &[&str] = &[
   "execute_bash",
   "terminal",
   "shell",
+  "shell_command",
+  "local_shell",
   "exec_command",
   "run_shell_command",
   "run_terminal_cmd",
@@ -157,8 +160,9 @@ pub enum Coverage {
   /// (`view_range: [a, b]` with `-1` for the end, `offset`/`limit`, `start_line`/`end_line`,
   /// `line_start`/`line_end`) or from a header and numbered lines that do not cover the file.
   Lines(u64, Option<u64>),
-  /// Unknown: an edit whose result shows a snippet of unknown extent (the OpenHands editor's
-  /// `cat -n` snippet of the edited file, which never says how long the file is).
+  /// Unknown: an edit whose result shows nothing of the file, or nothing numbered (`Content
+  /// replaced in file: P`). The numbered snippet of the edited region (the OpenHands editor's
+  /// and Claude Code's `cat -n` snippet) covers its lines.
   Unknown,
 }
 
@@ -417,6 +421,8 @@ pub(crate) struct ResultText {
   listing_coverage: Option<Coverage>,
   /// [`returns_content`].
   returns_content: bool,
+  /// [`edited_snippet`].
+  snippet: Option<(u64, u64)>,
   /// [`working_directory`].
   working_directory: Option<String>,
 }
@@ -434,6 +440,7 @@ impl ResultText {
       editor_listing: editor_listing(&text),
       listing_coverage: listing_coverage(&text),
       returns_content: returns_content(&text),
+      snippet: edited_snippet(&text),
       working_directory: working_directory(&text).map(String::from),
     }
   }
@@ -445,7 +452,8 @@ fn result_text(m: &Message) -> &ResultText {
 }
 
 /// Files: a newer read or full write supersedes an older read, write or edit it covers; an
-/// edit supersedes only when its result returns the whole file (see [`Coverage`]).
+/// edit supersedes only what its result shows (the whole file, a window, the snippet of the
+/// edited region: see [`Coverage`]).
 ///
 /// A result is a file access when its tool is named in [`ToolNames::read`], `write` or `edit`
 /// (path from [`ToolNames::path_keys`]), or when the built-in detection of
@@ -528,10 +536,12 @@ impl Deduplicator for IoContentDeduplicator {
         if facts.returns_content {
           Coverage::Whole
         } else {
-          match facts.listing_coverage {
-            Some(Coverage::Lines(a, b)) => Coverage::Lines(a, b),
-            Some(_) => Coverage::Whole,
-            None => Coverage::Unknown,
+          match (facts.listing_coverage, facts.snippet) {
+            (Some(Coverage::Lines(a, b)), _) => Coverage::Lines(a, b),
+            (Some(_), _) => Coverage::Whole,
+            // The numbered snippet of the edited region: a view of those lines.
+            (None, Some((a, b))) => Coverage::Lines(a, Some(b)),
+            (None, None) => Coverage::Unknown,
           }
         }
       }
@@ -548,7 +558,9 @@ impl Deduplicator for IoContentDeduplicator {
   fn supersedes(&self, newer: &FileAccess, older: &FileAccess) -> bool {
     let can = match newer.kind {
       FileOpKind::Read | FileOpKind::Create => true,
-      FileOpKind::Edit => newer.coverage == Coverage::Whole,
+      // An edit that shows the file, or the numbered lines of the region it changed, is a
+      // view of them as they are now.
+      FileOpKind::Edit => newer.coverage != Coverage::Unknown,
       FileOpKind::Delete => false,
     };
     can && newer.coverage.contains(older.coverage)
@@ -1431,7 +1443,7 @@ fn argument_range(args: &Map<String, Value>) -> Option<Coverage> {
 /// (`N:`, `N|` or `cat -n`'s `   N\t`) in one contiguous run: whole when they run from 1 to N.
 fn listing_coverage(text: &str) -> Option<Coverage> {
   let total = lines_total(text)?;
-  let (first, last) = numbered_span(text)?;
+  let (first, last) = numbered_run(text)?;
   Some(if first == 1 && last == total {
     Coverage::Whole
   } else {
@@ -1447,34 +1459,6 @@ fn lines_total(text: &str) -> Option<u64> {
     let (n, after) = info.strip_suffix(')')?.split_once(" lines total")?;
     (after.is_empty() || after == " after edit").then(|| n.parse().ok()).flatten()
   })
-}
-
-/// The first and last line numbers of a result's numbered lines, when they run without a gap.
-fn numbered_span(text: &str) -> Option<(u64, u64)> {
-  let mut span: Option<(u64, u64)> = None;
-  for n in text.lines().filter_map(line_number) {
-    span = match span {
-      None => Some((n, n)),
-      Some((first, last)) if n == last + 1 => Some((first, n)),
-      Some(_) => return None,
-    };
-  }
-  span
-}
-
-/// The number of a numbered line: optional spaces, digits, then `:`, `|` or a tab.
-fn line_number(line: &str) -> Option<u64> {
-  let t = line.trim_start_matches(' ');
-  let digits = t.bytes().take_while(u8::is_ascii_digit).count();
-  if digits == 0 || digits > 9 {
-    return None;
-  }
-  let rest = &t[digits..];
-  if rest.starts_with([':', '|', '\t']) {
-    t[..digits].parse().ok()
-  } else {
-    None
-  }
 }
 
 /// Whether a result is a JSON object with the file's content (`content`, `newContent` or
