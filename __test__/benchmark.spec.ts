@@ -5,6 +5,7 @@ import { loadCounter, messageTokens } from '../benchmark/baselines/counters.js'
 import { SpanIndex } from '../benchmark/baselines/spanIndex.js'
 import { buildMessages, contentBytes } from '../benchmark/data.js'
 import { decisions, describe, differences } from '../benchmark/decisions.js'
+import { familyOf } from '../benchmark/recall.js'
 import { duration, percentile, sampleTurns, spreadOrder } from '../benchmark/stats.js'
 import { ct, transcripts } from './helpers.js'
 
@@ -102,4 +103,17 @@ test('turn samples are spread over the session, percentiles interpolate and dura
     [0.0123, 4.567, 7890, 750_000, 7_630_000].map(duration),
     ['12.3 µs', '4.57 ms', '7.89 s', '12.5 min', '2.12 h'],
   )
+})
+
+test('the recall benchmark tells a run\'s agent family by its file name, else by the tools it calls most', (t) => {
+  const calling = (...names: string[]): Message[] =>
+    names.map((name, k) => ({ role: 'assistant', content: null, tool_calls: [{ id: `c${k}`, type: 'function', function: { name, arguments: '{}' } }] }))
+  t.is(familyOf('codex-moonmind-019a7ae6', []), 'Codex CLI')
+  t.is(familyOf('claudecode-todoapp-sidechain-60dade70', []), 'Claude Code')
+  t.is(familyOf('sweagent-ctf-katy', []), 'SWE-agent')
+  t.is(familyOf('mini-swe-agent-django-1', []), 'mini-swe-agent')
+  t.is(familyOf('run-1', calling('Read', 'Edit', 'shell')), 'Claude Code')
+  t.is(familyOf('run-2', calling('shell_command', 'apply_patch', 'Read')), 'Codex CLI')
+  t.is(familyOf('run-3', calling('view', 'bash')), 'opencode')
+  t.is(familyOf('run-4', calling('my_tool')), 'other')
 })

@@ -181,7 +181,7 @@ function toLangChain(m: Message, i: number): BaseMessage {
         tool_calls: (m.tool_calls ?? []).map((c) => ({
           id: c.id,
           name: c.function.name,
-          args: typeof c.function.arguments === 'string' ? safeParse(c.function.arguments) : c.function.arguments,
+          args: typeof c.function.arguments === 'string' ? safeParse(c.function.arguments) : (c.function.arguments ?? {}),
           type: 'tool_call' as const,
         })),
       })

@@ -1,12 +1,14 @@
 /**
  * Context recall on real agent runs (issue 18; method in docs/quality.md). Run with
- * `npm run bench:recall`; writes `benchmark/RECALL.md` when run on the shared transcripts alone.
+ * `npm run bench:recall`; writes `benchmark/RECALL.md` when run on the default folders alone:
+ * `../shared/transcripts`, `../shared/corpus` and `benchmark/heldout` (each where it exists).
  *
- *   npm run bench:recall -- [DIR ...] [--no-shared] [--no-write] [--out FILE] [--details FILE] [--only NAMES]
+ *   npm run bench:recall -- [DIR ...] [--no-shared] [--no-write] [--out FILE] [--details FILE] [--only NAMES] [--family NAME]
  *
  * DIR: more folders of transcripts (OpenAI Chat Completions message arrays, `.json`), measured
- * together with the shared ones (then nothing is written unless `--out` is given), or alone with
- * `--no-shared` (runs held out from the rules' design).
+ * together with the default ones (then nothing is written unless `--out` is given), or alone with
+ * `--no-shared`. Every run is reported with its agent family (from its file name, else its
+ * tools) and all together; `--family NAME` measures the runs of one family only.
  * `--details FILE` writes every turn's lost evidence as JSON, to see where a strategy loses.
  * `--only NAMES` measures only the strategies whose names are in the comma-separated list (to
  * try a rule quickly; nothing is written unless `--out` is given).
@@ -35,6 +37,8 @@ const here = dirname(fileURLToPath(import.meta.url))
 const root = join(here, '..')
 const sharedDir = join(root, '..', 'shared', 'transcripts')
 const bundledDir = join(root, 'samples', 'transcripts')
+const corpusDir = join(root, '..', 'shared', 'corpus')
+const heldoutDir = join(here, 'heldout')
 
 /** The budgets, as fractions of each transcript's tokens. */
 export const FRACTIONS = [0.2, 0.3, 0.5] as const
@@ -44,6 +48,48 @@ export const MIN_EVIDENCE_CHARS = 24
 interface Run {
   name: string
   messages: Message[]
+  /** The agent family that made the run (from the file name, else from its tools). */
+  family: string
+  /** The folder it comes from (shared, corpus, held out, or the folder's name). */
+  set: string
+}
+
+/** Agent families by the prefix of a transcript's file name, with the name the report shows. */
+const FAMILY_PREFIXES: [RegExp, string][] = [
+  [/^openhands/i, 'OpenHands'],
+  [/^(mini-?swe-?agent|minisweagent)/i, 'mini-swe-agent'],
+  [/^swe-?agent/i, 'SWE-agent'],
+  [/^claude-?code/i, 'Claude Code'],
+  [/^codex/i, 'Codex CLI'],
+  [/^opencode/i, 'opencode'],
+  [/^crush/i, 'Crush'],
+  [/^gemini/i, 'Gemini CLI'],
+  [/^(cline|roo)/i, 'Cline'],
+  [/^cursor/i, 'Cursor'],
+  [/^aider/i, 'Aider'],
+]
+
+/** Tool names that only one family uses, for runs whose file name does not say. */
+const FAMILY_TOOLS: [string[], string][] = [
+  [['Read', 'Edit', 'MultiEdit', 'Write', 'Bash', 'BashOutput', 'TodoWrite'], 'Claude Code'],
+  [['shell', 'shell_command', 'apply_patch', 'update_plan', 'exec_command'], 'Codex CLI'],
+  [['view', 'multiedit', 'patch', 'sourcegraph'], 'opencode'],
+  [['read_file', 'replace', 'write_file', 'run_shell_command'], 'Gemini CLI'],
+  [['execute_bash', 'str_replace_editor', 'think', 'finish'], 'OpenHands'],
+]
+
+/** The family of a run: named in its file name, else the family whose tools it calls most. */
+export function familyOf(name: string, messages: Message[]): string {
+  for (const [re, family] of FAMILY_PREFIXES) if (re.test(name)) return family
+  const counts = new Map<string, number>()
+  for (const m of messages) {
+    for (const c of m.tool_calls ?? []) {
+      const hit = FAMILY_TOOLS.find(([tools]) => tools.includes(c.function?.name ?? ''))
+      if (hit) counts.set(hit[1], (counts.get(hit[1]) ?? 0) + 1)
+    }
+  }
+  const best = [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]
+  return best ? best[0] : 'other'
 }
 
 /** The library's budget strategies, each as one trimmer per run and budget. */
@@ -215,17 +261,21 @@ interface Loss {
   lost: string[]
 }
 
-async function measure(runs: Run[], trimmers: Trimmer[], details: Loss[] | null) {
-  const scores = new Map<string, Score>()
+/** The score of one strategy at one budget on one run. */
+type Scores = Map<string, Score>
+
+const keyOf = (strategy: string, f: number, run: string) => `${strategy}\u0000${f}\u0000${run}`
+
+async function measure(runs: Run[], trimmers: Trimmer[], details: Loss[] | null): Promise<Scores> {
+  const scores: Scores = new Map()
   for (const run of runs) {
     const total = ct.estimateTokens(run.messages)
     const runTurns = turns(run.messages)
     for (const f of FRACTIONS) {
       const budget = Math.floor(total * f)
       for (const trimmer of trimmers) {
-        const key = `${trimmer.name}\u0000${f}`
-        const score = scores.get(key) ?? emptyScore()
-        scores.set(key, score)
+        const score = emptyScore()
+        scores.set(keyOf(trimmer.name, f, run.name), score)
         const trim = trimmer.make(budget)
         for (const turn of runTurns) {
           const history = run.messages.slice(0, turn.index)
@@ -261,59 +311,132 @@ async function measure(runs: Run[], trimmers: Trimmer[], details: Loss[] | null)
   return scores
 }
 
+/** The scores of one strategy at one budget, summed over `runs`. */
+function sum(scores: Scores, strategy: string, f: number, runs: Run[]): Score {
+  const out = emptyScore()
+  for (const run of runs) {
+    const s = scores.get(keyOf(strategy, f, run.name))
+    if (!s) continue
+    for (const k of Object.keys(out) as (keyof Score)[]) out[k] += s[k]
+  }
+  return out
+}
+
 function pct(a: number, b: number): string {
   return b === 0 ? '–' : `${((100 * a) / b).toFixed(1)}%`
 }
 
-function report(runs: Run[], trimmers: Trimmer[], scores: Map<string, Score>): string {
+const recallOf = (s: Score) => (s.evidence ? s.kept / s.evidence : 0)
+
+/** The strategies whose figures the issue's criteria compare with: every other strategy but the
+ * library's own variants of the priority ladder (`trimConversation` and the cache-aware trimmer,
+ * which trade recall for nanocoder's placeholders or a cached prefix by design). */
+const PRIORITY = ['trimByPriority', 'trimWithPlaceholders']
+const VARIANTS = ['trimConversation', "CacheAwareTrimmer 'priority'", "CacheAwareTrimmer 'placeholders'"]
+
+/** One group of runs: a table of every strategy at every budget, and the criteria. */
+function groupReport(title: string, runs: Run[], trimmers: Trimmer[], scores: Scores, full: boolean, withCriteria = true): string[] {
   const lines: string[] = []
-  const turnsWithEvidence = runs.reduce((s, r) => s + turns(r.messages).filter((t) => t.evidence.length > 0).length, 0)
-  lines.push(
-    `Runs: ${runs.length} (${runs.map((r) => r.name).join(', ')}); ${turnsWithEvidence} assistant turns with evidence.`,
-    '',
-  )
-  for (const f of FRACTIONS) {
-    lines.push(`### Budget ${Math.round(f * 100)}% of each run's tokens`, '')
-    lines.push('| strategy | recall | turns with all evidence kept | last message kept (whole) | refused (over budget / unpaired) |')
-    lines.push('| --- | --- | --- | --- | --- |')
+  const withEvidence = runs.reduce((s, r) => s + turns(r.messages).filter((t) => t.evidence.length > 0).length, 0)
+  lines.push(`## ${title}`, '')
+  lines.push(`Runs: ${runs.length} (${runs.map((r) => r.name).join(', ')}); ${withEvidence} assistant turns with evidence.`, '')
+  if (full) {
+    for (const f of FRACTIONS) {
+      lines.push(`### Budget ${Math.round(f * 100)}% of each run's tokens`, '')
+      lines.push('| strategy | recall | turns with all evidence kept | last message kept (whole) | refused (over budget / unpaired) |')
+      lines.push('| --- | --- | --- | --- | --- |')
+      for (const t of trimmers) {
+        const s = sum(scores, t.name, f, runs)
+        lines.push(
+          `| ${t.name}${t.source ? ` (${t.source})` : ''} | ${pct(s.kept, s.evidence)} | ${s.allKept}/${s.withEvidence} | ${pct(s.lastKept, s.turns)} (${pct(s.lastWhole, s.turns)}) | ${pct(s.refused, s.turns)} (${s.overBudget} / ${s.unpaired} of ${s.turns}) |`,
+        )
+      }
+      lines.push('')
+    }
+  } else {
+    lines.push(`| strategy | ${FRACTIONS.map((f) => `recall ${Math.round(f * 100)}%`).join(' | ')} | refused (${FRACTIONS.map((f) => `${Math.round(f * 100)}%`).join(' / ')}) | last message kept |`)
+    lines.push(`| --- | ${FRACTIONS.map(() => '---').join(' | ')} | --- | --- |`)
     for (const t of trimmers) {
-      const s = scores.get(`${t.name}\u0000${f}`) ?? emptyScore()
-      lines.push(
-        `| ${t.name}${t.source ? ` (${t.source})` : ''} | ${pct(s.kept, s.evidence)} | ${s.allKept}/${s.withEvidence} | ${pct(s.lastKept, s.turns)} (${pct(s.lastWhole, s.turns)}) | ${pct(s.refused, s.turns)} (${s.overBudget} / ${s.unpaired} of ${s.turns}) |`,
-      )
+      const ss = FRACTIONS.map((f) => sum(scores, t.name, f, runs))
+      const turnsAll = ss.reduce((a, s) => a + s.turns, 0)
+      lines.push(`| ${t.name} | ${ss.map((s) => pct(s.kept, s.evidence)).join(' | ')} | ${ss.map((s) => `${s.refused}/${s.turns}`).join(' / ')} | ${pct(ss.reduce((a, s) => a + s.lastKept, 0), turnsAll)} |`)
     }
     lines.push('')
   }
-  lines.push('### The criteria of issue 18', '')
-  lines.push('Recall against the best other strategy; refusals against the fewest of any other strategy that keeps the system prompt; the last message returned (whole, or cut only when the system messages and the last unit alone exceed the budget).', '')
-  lines.push('| strategy | budget | recall | best other | refused | fewest refused (keeping system) | last message kept |')
-  lines.push('| --- | --- | --- | --- | --- | --- | --- |')
-  for (const name of ['trimByPriority', 'trimWithPlaceholders']) {
-    const others = trimmers.filter((t) => t.name !== name)
-    const keeping = others.filter((t) => !t.dropsSystem)
-    if (!trimmers.some((t) => t.name === name) || keeping.length === 0) continue
+  const criteria = withCriteria ? criteriaRows(runs, trimmers, scores) : []
+  if (criteria.length > 0) {
+    lines.push(`Criteria (issue 41): recall at least the best other strategy's (the library's variants ${VARIANTS.join(', ')} aside), no turn refused, the last message kept in every turn.`, '')
+    lines.push('| strategy | budget | recall | best other | refused | last message kept | met |')
+    lines.push('| --- | --- | --- | --- | --- | --- | --- |')
+    lines.push(...criteria, '')
+  }
+  return lines
+}
+
+function criteriaRows(runs: Run[], trimmers: Trimmer[], scores: Scores): string[] {
+  const rows: string[] = []
+  for (const name of PRIORITY) {
+    const others = trimmers.filter((t) => !PRIORITY.includes(t.name) && !VARIANTS.includes(t.name))
+    if (!trimmers.some((t) => t.name === name) || others.length === 0) continue
     for (const f of FRACTIONS) {
-      const own = scores.get(`${name}\u0000${f}`) ?? emptyScore()
-      const recallOf = (t: Trimmer) => { const x = scores.get(`${t.name}\u0000${f}`) ?? emptyScore(); return x.evidence ? x.kept / x.evidence : 0 }
-      const best = others.reduce((a, b) => (recallOf(b) > recallOf(a) ? b : a))
-      const fewest = keeping.reduce((a, b) => ((scores.get(`${b.name}\u0000${f}`)?.refused ?? 0) < (scores.get(`${a.name}\u0000${f}`)?.refused ?? 0) ? b : a))
-      const bestScore = scores.get(`${best.name}\u0000${f}`) ?? emptyScore()
-      const fewestScore = scores.get(`${fewest.name}\u0000${f}`) ?? emptyScore()
-      lines.push(`| ${name} | ${Math.round(f * 100)}% | ${pct(own.kept, own.evidence)} | ${pct(bestScore.kept, bestScore.evidence)} (${best.name}) | ${own.refused} | ${fewestScore.refused} (${fewest.name}) | ${pct(own.lastKept, own.turns)} |`)
+      const own = sum(scores, name, f, runs)
+      const best = others.map((t) => ({ t, s: sum(scores, t.name, f, runs) })).reduce((a, b) => (recallOf(b.s) > recallOf(a.s) ? b : a))
+      const met = recallOf(own) + 1e-9 >= recallOf(best.s) && own.refused === 0 && own.lastKept === own.turns
+      rows.push(`| ${name} | ${Math.round(f * 100)}% | ${pct(own.kept, own.evidence)} | ${pct(best.s.kept, best.s.evidence)} (${best.t.name}) | ${own.refused} | ${pct(own.lastKept, own.turns)} | ${met ? 'yes' : '**no**'} |`)
     }
   }
-  lines.push('')
+  return rows
+}
+
+/** The families of `runs`, the most runs first. */
+function families(runs: Run[]): [string, Run[]][] {
+  const by = new Map<string, Run[]>()
+  for (const r of runs) by.set(r.family, [...(by.get(r.family) ?? []), r])
+  return [...by].sort((a, b) => b[1].length - a[1].length || a[0].localeCompare(b[0]))
+}
+
+/** The minimum number of runs for a family to get criteria of its own. */
+const MIN_FAMILY_RUNS = 3
+
+function report(runs: Run[], trimmers: Trimmer[], scores: Scores): string {
+  const lines: string[] = []
+  const fams = families(runs)
+  lines.push('## Summary by family', '')
+  lines.push(`Recall at ${FRACTIONS.map((f) => `${Math.round(f * 100)}%`).join(' / ')} of each run's tokens.`, '')
+  const shown = trimmers.filter((t) => [...PRIORITY, 'applyMaxContextTokens', 'pair-safe drop-oldest'].includes(t.name))
+  lines.push(`| family | runs | ${shown.map((t) => t.name).join(' | ')} |`)
+  lines.push(`| --- | --- | ${shown.map(() => '---').join(' | ')} |`)
+  const row = (label: string, group: Run[]) =>
+    `| ${label} | ${group.length} | ${shown.map((t) => FRACTIONS.map((f) => pct(sum(scores, t.name, f, group).kept, sum(scores, t.name, f, group).evidence).replace('%', '')).join(' / ')).join(' | ')} |`
+  for (const [family, group] of fams) lines.push(row(family, group))
+  const sets = [...new Set(runs.map((r) => r.set))]
+  if (sets.length > 1) for (const set of sets) lines.push(row(`all of ${set}`, runs.filter((r) => r.set === set)))
+  lines.push(row('all', runs), '')
+  lines.push(...groupReport('All runs', runs, trimmers, scores, true))
+  for (const [family, group] of fams) {
+    lines.push(...groupReport(`${family}${group.length < MIN_FAMILY_RUNS ? ` (fewer than ${MIN_FAMILY_RUNS} runs: no criteria)` : ''}`, group, trimmers, scores, false, group.length >= MIN_FAMILY_RUNS))
+  }
   return lines.join('\n')
 }
 
 /** The transcripts of `dir`: every `.json` file holding an array (other JSON, such as a list of
  * sources, is skipped). */
-function loadRuns(dir: string): Run[] {
+function loadRuns(dir: string, set: string): Run[] {
   return readdirSync(dir)
     .filter((f) => f.endsWith('.json'))
     .sort()
     .map((f) => ({ name: f.replace(/\.json$/, ''), messages: JSON.parse(readFileSync(join(dir, f), 'utf8')) as unknown }))
-    .filter((r): r is Run => Array.isArray(r.messages))
+    .filter((r): r is { name: string; messages: Message[] } => Array.isArray(r.messages))
+    .map((r) => ({ ...r, family: familyOf(r.name, r.messages), set }))
+}
+
+/** The folders measured by default: the shared transcripts (or their bundled copy), the shared
+ * corpus of longer sessions, and the held-out runs kept in the repo, each where it exists. */
+export function defaultFolders(): [string, string][] {
+  const out: [string, string][] = [[existsSync(sharedDir) ? sharedDir : bundledDir, 'shared']]
+  if (existsSync(corpusDir)) out.push([corpusDir, 'corpus'])
+  if (existsSync(heldoutDir)) out.push([heldoutDir, 'held out'])
+  return out
 }
 
 async function main() {
@@ -335,10 +458,11 @@ async function main() {
   const out = flag('--out')
   const detailsFile = flag('--details')
   const only = flag('--only')?.split(',')
-  const base = existsSync(sharedDir) ? sharedDir : bundledDir
+  const family = flag('--family')
   if (noShared && args.length === 0) throw new Error('--no-shared needs at least one folder of transcripts')
-  const folders = noShared ? args : [base, ...args]
-  const runs = folders.flatMap(loadRuns)
+  const folders: [string, string][] = [...(noShared ? [] : defaultFolders()), ...args.map((a): [string, string] => [a, relative(process.cwd(), a) || a])]
+  const runs = folders.flatMap(([dir, set]) => loadRuns(dir, set)).filter((r) => !family || r.family === family)
+  if (runs.length === 0) throw new Error(family ? `--family: no run of the family ${family}` : 'no transcripts found')
   const trimmers = [...LIBRARY, ...PEERS].filter((t) => !only || only.includes(t.name))
   if (only && trimmers.length === 0) throw new Error(`--only: no strategy is named ${only.join(' or ')}`)
   const details: Loss[] | null = detailsFile ? [] : null
@@ -348,12 +472,12 @@ async function main() {
   console.log(body)
   console.log(`(${((Date.now() - started) / 1000).toFixed(1)} s)`)
   if (details && detailsFile) writeFileSync(detailsFile, JSON.stringify(details, null, 1))
-  const target = out ?? (args.length === 0 && !noWrite && !only ? join(here, 'RECALL.md') : undefined)
+  const target = out ?? (args.length === 0 && !noShared && !noWrite && !only && !family ? join(here, 'RECALL.md') : undefined)
   if (target) {
     const header = [
       '# Context recall on real agent runs',
       '',
-      `Written by \`npm run bench:recall\` (benchmark/recall.ts) on ${folders.map((f) => relative(root, f) || f).join(', ')}. The method is in [docs/quality.md](../docs/quality.md).`,
+      `Written by \`npm run bench:recall\` (benchmark/recall.ts) in one run on ${folders.map(([f]) => relative(root, f) || f).join(', ')}. The method is in [docs/quality.md](../docs/quality.md).`,
       'Every strategy counts with the library\'s `estimateTokens` (o200k_base, OpenAI framing), so budgets are equal.',
       '',
     ].join('\n')
