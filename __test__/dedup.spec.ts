@@ -72,13 +72,19 @@ test('the file viewed several times in openhands-ponyc-4593 keeps only its newes
       supersedes: [28, 32],
       supersedesToolCallIds: [28, 32].map((i) => messages[i].tool_call_id as string),
     },
+    {
+      index: 62,
+      toolCallId: messages[62].tool_call_id,
+      supersedes: [50, 56],
+      supersedesToolCallIds: [50, 56].map((i) => messages[i].tool_call_id as string),
+    },
   ])
   t.is(result.superseded[0].toolCallId, messages[25].tool_call_id)
   t.is(result.superseded[0].supersededByToolCallId, messages[28].tool_call_id)
   // Nothing moves, nothing is dropped; every other message is the caller's own object.
   t.is(result.messages.length, messages.length)
   result.messages.forEach((m, i) => {
-    if (![25, 28, 32].includes(i)) t.is(m, messages[i])
+    if (![25, 28, 32, 50, 56].includes(i)) t.is(m, messages[i])
   })
   t.deepEqual(ct.validateConversation(result.messages), [])
   t.deepEqual(messages, before, 'the input is not mutated')
@@ -112,9 +118,11 @@ test('every transcript deduplicates deterministically into a valid conversation,
 test('the same results are superseded in the Anthropic and AI SDK formats, inside their tool-result blocks', (t) => {
   const messages = transcript('openhands-ponyc-4595.json')
   const openai = pairs(messages)
+  // The view of lines 690-697 at 27 is superseded by the edit at 29 showing them edited.
   t.deepEqual(openai, [
     [11, 15],
     [15, 19],
+    [27, 29],
   ])
   const anthropic = toAnthropic(messages)
   const a = ct.deduplicateToolResults(anthropic, always)
