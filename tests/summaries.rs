@@ -170,11 +170,11 @@ fn the_documented_example() {
     SummaryOptions { max_tokens: DEFAULT_MAX_SUMMARY_TOKENS, insert: true, reserve_max: false };
   let (t, summary) = trim_with_summary(&conv, target, &options, run);
   let summary = summary.expect("a summary");
-  assert_eq!((target, t.outcome.total_tokens, t.outcome.dropped.len()), (7_045, 7_045, 22));
+  assert_eq!((target, t.outcome.total_tokens, t.outcome.dropped.len()), (7_045, 7_028, 22));
   assert_eq!(msgs.len() - t.outcome.dropped.len() + 1, 22);
   assert_eq!((summary.inserted_before, summary.tokens), (Some(1), 499));
   let plain = run(target);
-  assert_eq!((plain.outcome.total_tokens, msgs.len() - plain.outcome.dropped.len()), (7_045, 23));
+  assert_eq!((plain.outcome.total_tokens, msgs.len() - plain.outcome.dropped.len()), (7_032, 24));
   let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/summaries.md"))
     .expect("docs/summaries.md");
   let example = doc.split("## Example").nth(1).expect("the example section");

@@ -7,7 +7,7 @@
 
 use crate::model::message::{Content, Message, Part};
 use crate::model::tokens::{
-  count_tokens, count_tokens_uncached, piece_starts, prefix_span, suffix_span, Encoding,
+  count_tokens, count_tokens_uncached, piece_starts, prefix_span, suffix_span, Encoding, Span,
   WindowMemo, IMAGE_PART_TOKENS,
 };
 
@@ -93,29 +93,59 @@ fn cut_middle_beside(
   // The marker never names more tokens than the whole text has.
   let marker_tokens = count_tokens(&marker(original_tokens), encoding);
   let mut budget = max_tokens.checked_sub(marker_tokens)?;
+  // The first line names what the text is (a file's path, a command): it is kept whole when it
+  // fits the budget with room for a tail.
+  let header = header_line(text, budget);
+  let mut header_tokens: Option<usize> = None;
   loop {
-    let head_span = prefix_span(text, budget.div_ceil(2), encoding, &mut memo.head);
-    let tail_span = suffix_span(text, budget / 2, encoding, &mut memo.tail);
-    let head_end = head_span.at;
-    let tail_start = tail_span.at.max(head_end);
+    let mut head_span = prefix_span(text, budget.div_ceil(2), encoding, &mut memo.head);
+    let mut tail_budget = budget / 2;
+    if head_span.at < header {
+      let tokens =
+        *header_tokens.get_or_insert_with(|| count_tokens_uncached(&text[..header], encoding));
+      if tokens < budget {
+        head_span = Span { at: header, tokens: Some(tokens), window: None };
+        tail_budget = budget - tokens;
+      }
+    }
+    let tail_span = suffix_span(text, tail_budget, encoding, &mut memo.tail);
+    // Cuts fall at line boundaries: the head ends after its last whole line (never before the
+    // header), the tail starts at the start of its first whole line.
+    let head_end = line_end_before(text, head_span.at, header);
+    let tail_start = line_start_after(text, tail_span.at.max(head_end));
     let (head, tail) = (&text[..head_end], &text[tail_start..]);
-    // The text's own tokens in the head and the tail, as its windows tokenise it; counted
-    // apart only without a tokenizer, or where the tail would overlap the head. (A cut of a
-    // new size is made once: its texts are not worth a place in the token cache.) The tail's
-    // window says nothing of a tail moved up to the head's end.
-    let tail_in_place = tail_start == tail_span.at;
-    let head_tokens = head_span.tokens.unwrap_or_else(|| count_tokens_uncached(head, encoding));
-    let tail_tokens = match tail_span.tokens {
-      Some(n) if tail_in_place => n,
-      _ => count_tokens_uncached(tail, encoding),
+    // The text's own tokens in the head and the tail, as its windows tokenise it where a cut
+    // falls at a piece start; counted apart without a tokenizer, elsewhere, or where the tail
+    // would overlap the head. (A cut of a new size is made once: its texts are not worth a
+    // place in the token cache.)
+    let windowed = |window: Option<usize>, side: &WindowMemo, len: usize, at: usize| {
+      window
+        .filter(|_| encoding.splits_at_piece_starts() && starts_piece(text, at))
+        .and_then(|w| side.tokens_within(w, len))
     };
+    let head_tokens = if head_end == head_span.at {
+      head_span.tokens
+    } else {
+      windowed(head_span.window, &memo.head, head_end, head_end)
+    }
+    .unwrap_or_else(|| count_tokens_uncached(head, encoding));
+    let tail_in_place = tail_start == tail_span.at;
+    let tail_tokens = match tail_span.tokens {
+      Some(n) if tail_in_place => Some(n),
+      _ if tail_start > head_end => {
+        windowed(tail_span.window, &memo.tail, text.len() - tail_start, tail_start)
+      }
+      _ => None,
+    }
+    .unwrap_or_else(|| count_tokens_uncached(tail, encoding));
     let kept = head_tokens + tail_tokens;
     let cut_tokens = text_tokens.saturating_sub(kept) + beside;
     let marker = marker(cut_tokens);
     let out = format!("{head}{marker}{tail}");
     let joined = Join { text, head_end, tail_start, marker: &marker, encoding };
+    let tail_window = tail_span.window.filter(|_| tail_in_place || starts_piece(text, tail_start));
     let tokens = joined
-      .tokens(memo, head_span.window, tail_span.window.filter(|_| tail_in_place))
+      .tokens(memo, head_span.window, tail_window)
       .unwrap_or_else(|| count_tokens_uncached(&out, encoding));
     if tokens <= max_tokens {
       return Some(Cut { text: out.into(), cut_tokens, original_tokens, tokens });
@@ -126,6 +156,51 @@ fn cut_middle_beside(
     // Tokens can merge differently across the joins: give back what overflowed and retry.
     budget = budget.saturating_sub(tokens - max_tokens);
   }
+}
+
+/// The end of `text`'s first line (after its newline) when the line is worth keeping whole in a
+/// cut to `budget` tokens: it has a newline, and is short enough that it could fit (at most
+/// four bytes a token of the budget); else 0.
+fn header_line(text: &str, budget: usize) -> usize {
+  match text.find('\n') {
+    Some(at) if at < budget.saturating_mul(4) => at + 1,
+    _ => 0,
+  }
+}
+
+/// The end of the last whole line of `text[..at]` (after its newline), if that is not before
+/// `floor`; else `at` (a head within its first line, or one line, is left as the tokens end it).
+fn line_end_before(text: &str, at: usize, floor: usize) -> usize {
+  if at == text.len() || text[..at].ends_with('\n') {
+    return at;
+  }
+  match text[..at].rfind('\n') {
+    Some(nl) if nl + 1 >= floor => nl + 1,
+    _ => at,
+  }
+}
+
+/// The start of the first whole line of `text[at..]`, if it has one; else `at`.
+fn line_start_after(text: &str, at: usize) -> usize {
+  if at == 0 || text[..at].ends_with('\n') {
+    return at;
+  }
+  match text[at..].find('\n') {
+    Some(nl) if at + nl + 1 < text.len() => at + nl + 1,
+    _ => at,
+  }
+}
+
+/// Whether a piece of every encoding that splits at piece starts begins at `at`: the start of a
+/// line that holds more than whitespace (a newline before it; after any indentation, a
+/// character that is neither whitespace nor `/`, which the patterns may join to what precedes).
+fn starts_piece(text: &str, at: usize) -> bool {
+  if at == 0 || at >= text.len() || !text[..at].ends_with('\n') {
+    return false;
+  }
+  let line = &text[at..];
+  let first = line.trim_start_matches([' ', '\t']).chars().next();
+  first.is_some_and(|c| !c.is_whitespace() && c != '/') && !line.starts_with(['\t'])
 }
 
 /// A cut's result: the head `text[..head_end]`, the marker and the tail `text[tail_start..]`.
@@ -260,6 +335,37 @@ mod tests {
     }
   }
 
+  /// A cut keeps the line that names what was cut (the path of a file view, a command) whole,
+  /// and cuts at line boundaries (issue 41: "Here's the result of running `cat -n` on /" lost
+  /// its path).
+  #[test]
+  fn a_cut_keeps_its_header_line_and_whole_lines() {
+    let header = "Here's the result of running `cat -n` on /workspace/ponylang__ponyc__0.1/src/libponyc/ast/parser.c:\n";
+    let body: String = (1..=400)
+      .map(|n| format!("{n:>6}\t  DEF(rule_{n}); TOKEN(\"x\", TK_X); DONE();\n"))
+      .collect();
+    let text = format!("{header}{body}");
+    for encoding in [Encoding::O200kBase, Encoding::Cl100kBase, Encoding::Approximate] {
+      for max in [60, 80, 120, 400, 1_000] {
+        let cut = cut_middle(&text, max, encoding).expect("longer than the budget");
+        assert!(
+          cut.tokens <= max && count_tokens(&cut.text, encoding) <= max,
+          "{encoding:?} {max}"
+        );
+        assert!(cut.text.starts_with(header), "{encoding:?} {max}: {}", &cut.text[..80]);
+        let (head, tail) = cut.text.split_once(&marker(cut.cut_tokens)).expect("the marker");
+        assert!(head.ends_with('\n') && text.starts_with(head), "{encoding:?} {max}");
+        // (A tail too small for the last line with its indentation keeps the line without it.)
+        let before_tail = text[..text.len() - tail.len()].trim_end_matches(' ');
+        assert!(text.ends_with(tail) && before_tail.ends_with('\n'), "{encoding:?} {max}");
+      }
+    }
+    // A first line too long for the budget is cut like any other text.
+    let long = format!("{}\n{body}", "x".repeat(5_000));
+    let cut = cut_middle(&long, 100, Encoding::O200kBase).expect("longer than the budget");
+    assert!(cut.tokens <= 100 && cut.text.starts_with("xxxx"));
+  }
+
   #[test]
   fn the_marker_counts_exactly_what_head_and_tail_do_not_keep() {
     let text = log(500);
@@ -388,6 +494,15 @@ mod tests {
         for max in sizes.into_iter().filter(|&m| m < total) {
           let cut = cut_middle_memo(text, max, encoding, &mut memo).expect("longer than the limit");
           assert_eq!(cut.tokens, count_tokens(&cut.text, encoding), "{encoding:?} {max}");
+          // The marker counts exactly what the head and the tail leave out, and both fall at
+          // line boundaries (unless the head is within the first line, the tail in the last).
+          let (head, tail) = cut.text.split_once(&marker(cut.cut_tokens)).expect("the marker");
+          let kept = count_tokens(head, encoding) + count_tokens(tail, encoding);
+          assert_eq!(cut.cut_tokens, total - kept, "{encoding:?} {max}");
+          assert!(head.ends_with('\n') || !head.contains('\n'), "{encoding:?} {max}: {head:?}");
+          let before_tail = &text[..text.len() - tail.len()];
+          let tail_body = tail.strip_suffix('\n').unwrap_or(tail);
+          assert!(before_tail.ends_with('\n') || !tail_body.contains('\n'), "{encoding:?} {max}");
           joined += 1;
         }
       }
