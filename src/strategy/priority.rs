@@ -13,7 +13,9 @@
 //!    the request fit, else dropped; a never-truncated one (the task) is cut as far as needed
 //!    and dropped only in step 2. This goes tier by tier: before a unit of a higher tier that
 //!    may be dropped is shortened, the units of the tiers below it go whole, oldest first, as
-//!    far as needed (the never-truncated tiers are all shortened before any of them is dropped);
+//!    far as needed (the never-truncated tiers are all shortened before any of them is dropped),
+//!    and, in [`trim_by_priority`], so do the older views of files before a newer one
+//!    (`RECENT_FILE_READS`) is cut;
 //! 2. when everything shortened is still too much, the fewest units, first in the order, are
 //!    dropped whole, and step 1 runs again after them only as far as needed;
 //! 3. the most important first, dropped units come back, whole or shortened, where they fit,
@@ -504,7 +506,8 @@ impl<'s, 'c> Shorten<'s, 'c> {
   ///    it is of a tier the seed never drops ([`ContentPriority::is_protected`], e.g. the task):
   ///    that one is cut as far as needed, and goes only in step 2, after every unit below it.
   ///    Tier by tier ([`Shorten::from`]): the units of the lower tiers go whole before a unit
-  ///    of a higher tier that may be dropped is shortened.
+  ///    of a higher tier that may be dropped is shortened, and (cuts) older views of files
+  ///    before a newer one.
   /// 2. If everything shortened is still too much, the fewest units, first in the order, go
   ///    whole, and the order is shortened again after them only as far as needed, so no unit
   ///    is dropped whole while one after it in the order is only shortened.
@@ -587,7 +590,9 @@ impl<'s, 'c> Shorten<'s, 'c> {
 
   /// Drops the first `cut` units of the order, then shortens the next ones until the request
   /// fits, tier by tier: before the first unit of a higher tier that may be dropped is
-  /// shortened, the units of the tiers below it go whole, oldest first, as far as needed.
+  /// shortened, the units of the tiers below it go whole, oldest first, as far as needed. With
+  /// cuts, recent file reads go one by one the same way: before a view is cut, the older views
+  /// go whole.
   /// Returns the plan and its tally.
   fn from(&self, cut: usize) -> (Plan, Tally) {
     let conv = self.conv;
@@ -606,7 +611,15 @@ impl<'s, 'c> Shorten<'s, 'c> {
       }
       let tier = self.priorities[u];
       let higher_tier = k > 0 && self.priorities[rest[k - 1]] < tier;
-      if higher_tier && !tier.is_protected() {
+      // Cuts: views of files go whole, oldest first, before a newer one is cut, since an agent
+      // copies from the middle of the view it works on, which a head and tail loses. (A
+      // placeholder keeps a pointer to its view, the seed's contract: measured in
+      // docs/quality.md, sixth round.)
+      let newer_view = k > 0
+        && tier == ContentPriority::RecentFileReads
+        && self.priorities[rest[k - 1]] == tier
+        && matches!(self.shortening, Shortening::Cuts);
+      if (higher_tier || newer_view) && !tier.is_protected() {
         for &v in &rest[lower..k] {
           if tally.total() <= self.target {
             break;
@@ -948,7 +961,7 @@ mod tests {
   use crate::analysis::file_ops::FileOpKind;
   use crate::model::message::{Message, Role};
   use crate::model::tokens::Encoding;
-  use crate::testing::{call, named_result, result};
+  use crate::testing::{call, named_result, result, user};
 
   fn options(target: usize, turns: usize) -> PriorityOptions {
     PriorityOptions {
@@ -1190,6 +1203,44 @@ mod tests {
     let t = trim_by_priority(&conv, None, &options(target, 1));
     assert_eq!(t.outcome.plan.dropped(), vec![4, 5]);
     assert!(!t.outcome.over_budget);
+  }
+
+  /// Views of files (recent reads) go whole, oldest first, before a newer one is cut: the agent
+  /// copies from the middle of the view it works on (issue 41: Codex sessions lost it to cuts of
+  /// every view).
+  #[test]
+  fn older_views_go_whole_before_a_newer_one_is_shortened() {
+    let view = |name: &str| -> String {
+      (1..=120).map(|n| format!("{n:>6}\t// {name}: line {n} of the module\n")).collect()
+    };
+    let mut msgs = vec![user("Refactor the parser.")];
+    for (k, file) in ["a.rs", "b.rs", "c.rs"].iter().enumerate() {
+      let id = format!("r{k}");
+      msgs.push(call(&id, "read_file", &format!(r#"{{"path":"/w/{file}"}}"#)));
+      msgs.push(result(&id, &view(file)));
+    }
+    msgs.push(Message::text(Role::Assistant, "Reading done."));
+    msgs.push(user("Go on."));
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    // Room for about one and a half of the three views.
+    let view_tokens = conv.tokens(2);
+    let budget = conv.total_tokens() - view_tokens - view_tokens / 2;
+    let t = trim_by_priority(&conv, None, &options(budget, 1));
+    let priorities: Vec<_> = [2, 4, 6].iter().map(|&i| t.classification[i].priority).collect();
+    assert_eq!(priorities, vec![ContentPriority::RecentFileReads; 3]);
+    let plan = &t.outcome.plan;
+    // The oldest view goes whole with its call (before, it was cut to its head and tail
+    // first), the next one is cut, the newest is whole.
+    assert!(plan.is_dropped(1) && plan.is_dropped(2));
+    assert!(matches!(plan.action(4), Action::Replace(_)));
+    assert!(matches!(plan.action(6), Action::Keep));
+    assert!(!t.outcome.over_budget && t.outcome.total_tokens <= budget);
+    // trim_with_placeholders keeps the seed's contract: the older views become placeholders
+    // (their calls stay), the newest stays whole.
+    let t = trim_with_placeholders(&conv, None, &options(budget, 1));
+    let plan = &t.outcome.plan;
+    assert!(matches!(plan.action(2), Action::Replace(_)) && !plan.is_dropped(1));
+    assert!(matches!(plan.action(6), Action::Keep));
   }
 
   #[test]
