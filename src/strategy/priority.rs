@@ -21,8 +21,9 @@
 //!
 //! Both then make the request open as the format wants (Anthropic: a user message first) and,
 //! as a last resort when the anchors alone exceed the target, cut them to head and tail, the
-//! system messages last of all. What each rule does to what an agent goes on to use is measured
-//! in docs/quality.md.
+//! system messages last of all, down to their markers alone when nothing larger fits (the
+//! smallest request the strategy reaches: a smaller budget never gives a larger one). What
+//! each rule does to what an agent goes on to use is measured in docs/quality.md.
 
 use std::borrow::Cow;
 
@@ -307,16 +308,20 @@ fn anchor_candidates(conv: &Conversation<'_>, anchored: &[bool], plan: &Plan) ->
 }
 
 /// The last rung: when the units every strategy keeps ([`anchored_units`]) do not fit `target`
-/// on their own, they are cut to head and tail ([`cut_middle`]) in the order of
+/// on their own, they are cut to head and tail ([`crate::model::cut::cut_middle`]) in the order of
 /// [`anchor_candidates`], each by what is still missing: the other results of the last call,
-/// then the last message, and the instructions last of all; only if that brings the request
-/// within `target` (else nothing is cut, and the outcome is over budget). The most important
-/// dropped task or agent instructions (a plain user message of a never-truncated tier) that
-/// such cuts make room for comes back first. A request the
-/// provider refuses for its length helps no one, and one without its last message leaves the
-/// agent blind to what it just did; the head and the tail of a text carry its command, its
-/// status and its closing instructions. What is cut is reported by the cut marker and
-/// `_cutTokens`.
+/// then the last message, and the instructions last of all. The most important dropped task or
+/// agent instructions (a plain user message of a never-truncated tier) that such cuts make room
+/// for comes back first; failing that, the most important one that fits cut itself (before the
+/// anchors). When even the smallest heads and tails ([`MIN_CUT_BUDGET`]) do not fit, the
+/// request is the smallest the strategy can reach, never everything whole (issue 42): the
+/// opening user message [`Plan::conform`] would bring back is kept to be cut first, and every
+/// candidate is cut further, in the same order and by what is still missing, down to its marker
+/// alone ([`Depth::Marker`]); only then is the outcome over budget. So a smaller budget never
+/// gives a larger request. A request the provider refuses for its length helps no one, and one
+/// without its last message leaves the agent blind to what it just did; the head and the tail
+/// of a text carry its command, its status and its closing instructions. What is cut is
+/// reported by the cut marker and `_cutTokens`.
 fn cut_anchors_to_fit(
   conv: &Conversation<'_>,
   order: &[usize],
