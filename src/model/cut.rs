@@ -271,6 +271,22 @@ pub fn cut_content(m: &Message, max_tokens: usize, encoding: Encoding) -> Option
   }
 }
 
+/// [`cut_content`] that may go below [`MIN_CUT_BUDGET`], for the last resort of the priority
+/// strategies: a `max_tokens` too small for the marker with any head and tail gives the marker
+/// alone (`[... N tokens cut ...]`, N the whole content's tokens), the smallest a cut of the
+/// message gets. `None` when no cut makes it smaller than that, or it fits `max_tokens` as it is.
+pub fn cut_content_to_marker(m: &Message, max_tokens: usize, encoding: Encoding) -> Option<Cut> {
+  if let Some(cut) = cut_content(m, max_tokens, encoding) {
+    return Some(cut);
+  }
+  let original = count_tokens(&m.content_text(), encoding) + attachments(m) * IMAGE_PART_TOKENS;
+  let floor = count_tokens(&marker(original), encoding);
+  if max_tokens >= floor {
+    return None;
+  }
+  cut_content(m, floor, encoding)
+}
+
 /// A message's text without its images and files (a screenshot's in a tool result, a user's
 /// image part; counted [`IMAGE_PART_TOKENS`] each), the marker at its end naming their tokens,
 /// when that fits `max_tokens` and the text alone does not need cutting: what an agent keeps of

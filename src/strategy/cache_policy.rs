@@ -504,8 +504,8 @@ impl CachePolicy {
 
   /// The strategy's plan down to the low-water mark, with every removal of `current` kept as
   /// it is and the last message's unit sent (as the strategy sends it), completed by [`drop_oldest`] down to the
-  /// low-water mark when the strategy stops above it, and made to follow the format's rules
-  /// ([`Plan::conform`]).
+  /// low-water mark when the strategy stops above it (unless that makes the request larger), and
+  /// made to follow the format's rules ([`Plan::conform`]).
   fn replan(&self, conv: &Conversation<'_>, current: &Plan) -> Plan {
     let low = self.options.low_tokens();
     let mut plan = self.options.strategy.plan(conv, low);
@@ -520,7 +520,14 @@ impl CachePolicy {
       }
     }
     if plan.total_tokens(conv) > low {
-      plan = drop_oldest(conv, plan, low);
+      let mut completed = drop_oldest(conv, plan.clone(), low);
+      completed.conform(conv);
+      plan.conform(conv);
+      // Not where that makes the request larger: dropping a unit that `Plan::conform` brings
+      // back whole (Anthropic's opening user message, which the strategy may have cut) would.
+      if completed.total_tokens(conv) <= plan.total_tokens(conv) {
+        plan = completed;
+      }
     }
     plan.conform(conv);
     plan
@@ -529,9 +536,10 @@ impl CachePolicy {
 
 /// Makes `plan` remove at least what `earlier` (decisions for the first messages) removes: a
 /// unit with a dropped message is dropped whole, a replaced message keeps its replacement
-/// unless its unit is dropped, or unless both are cuts to head and tail (`_cutTokens`) and the
-/// new one is smaller (a placeholder keeps its first text; a cut made to fill an earlier budget
-/// would otherwise put the new plan over its own and make the oldest units go).
+/// unless its unit is dropped, or unless both are cuts to head and tail (`_cutTokens`) of a
+/// message other than an instruction and the new one is smaller (a placeholder keeps its first
+/// text; a cut made to fill an earlier budget would otherwise put the new plan over its own and
+/// make the oldest units go).
 fn impose<'a>(
   conv: &Conversation<'_>,
   plan: &mut Plan,
@@ -539,7 +547,10 @@ fn impose<'a>(
 ) {
   for (i, action) in earlier.clone().enumerate() {
     if let Action::Replace(r) = action {
-      let recut = matches!(plan.action(i), Action::Replace(new) if new.is_cut() && r.is_cut() && new.tokens < r.tokens);
+      // Not an instruction: the strategy cuts one only as its last resort, further the smaller
+      // the budget (issue 42), and its earlier cut stands.
+      let recut = !conv.shape(i).is_instruction()
+        && matches!(plan.action(i), Action::Replace(new) if new.is_cut() && r.is_cut() && new.tokens < r.tokens);
       if !plan.is_dropped(i) && !recut {
         plan.replace(i, (**r).clone());
       }

@@ -23,8 +23,9 @@
 //!
 //! Both then make the request open as the format wants (Anthropic: a user message first) and,
 //! as a last resort when the anchors alone exceed the target, cut them to head and tail, the
-//! system messages last of all. What each rule does to what an agent goes on to use is measured
-//! in docs/quality.md.
+//! system messages last of all, down to their markers alone when nothing larger fits (the
+//! smallest request the strategy reaches: a smaller budget never gives a larger one). What
+//! each rule does to what an agent goes on to use is measured in docs/quality.md.
 
 use std::borrow::Cow;
 
@@ -35,7 +36,7 @@ use crate::analysis::classify::{
 use crate::analysis::file_ops::numbered_file_operations;
 use crate::analysis::file_tracker::FileTracker;
 use crate::model::conversation::Conversation;
-use crate::model::cut::{cut_content, MIN_CUT_BUDGET};
+use crate::model::cut::{cut_content, cut_content_to_marker, MIN_CUT_BUDGET};
 use crate::model::tokens::message_content_tokens;
 use crate::output::placeholder::{PlaceholderFields, PlaceholderTemplate};
 use crate::plan::{
@@ -238,7 +239,7 @@ fn cut_within(
     if excess == 0 {
       break;
     }
-    if let Some(r) = cut_result(conv, i, excess) {
+    if let Some(r) = cut_result(conv, i, excess, Depth::Head) {
       total = total - conv.tokens(i) + r.tokens;
       cuts.push((i, r));
     }
@@ -309,16 +310,20 @@ fn anchor_candidates(conv: &Conversation<'_>, anchored: &[bool], plan: &Plan) ->
 }
 
 /// The last rung: when the units every strategy keeps ([`anchored_units`]) do not fit `target`
-/// on their own, they are cut to head and tail ([`cut_middle`]) in the order of
+/// on their own, they are cut to head and tail ([`crate::model::cut::cut_middle`]) in the order of
 /// [`anchor_candidates`], each by what is still missing: the other results of the last call,
-/// then the last message, and the instructions last of all; only if that brings the request
-/// within `target` (else nothing is cut, and the outcome is over budget). The most important
-/// dropped task or agent instructions (a plain user message of a never-truncated tier) that
-/// such cuts make room for comes back first. A request the
-/// provider refuses for its length helps no one, and one without its last message leaves the
-/// agent blind to what it just did; the head and the tail of a text carry its command, its
-/// status and its closing instructions. What is cut is reported by the cut marker and
-/// `_cutTokens`.
+/// then the last message, and the instructions last of all. The most important dropped task or
+/// agent instructions (a plain user message of a never-truncated tier) that such cuts make room
+/// for comes back first; failing that, the most important one that fits cut itself (before the
+/// anchors). When even the smallest heads and tails ([`MIN_CUT_BUDGET`]) do not fit, the
+/// request is the smallest the strategy can reach, never everything whole (issue 42): the
+/// opening user message [`Plan::conform`] would bring back is kept to be cut first, and every
+/// candidate is cut further, in the same order and by what is still missing, down to its marker
+/// alone ([`Depth::Marker`]); only then is the outcome over budget. So a smaller budget never
+/// gives a larger request. A request the provider refuses for its length helps no one, and one
+/// without its last message leaves the agent blind to what it just did; the head and the tail
+/// of a text carry its command, its status and its closing instructions. What is cut is
+/// reported by the cut marker and `_cutTokens`.
 fn cut_anchors_to_fit(
   conv: &Conversation<'_>,
   order: &[usize],
@@ -327,52 +332,121 @@ fn cut_anchors_to_fit(
   tally: &mut Tally,
   target: usize,
 ) {
-  if tally.total() <= target {
+  // What the messages may take: the target less the opening user message that
+  // [`Plan::conform`] brings back (Anthropic), which cutting the anchors does not change.
+  let room =
+    |plan: &Plan| target.saturating_sub(plan.conform_tokens(conv, &mut Opening::new(conv)));
+  if tally.total() <= room(plan) {
     return;
   }
   let anchored = anchored_units(conv);
   // A plain user message of a never-truncated tier (the task, agent instructions) comes back if
-  // cutting the anchors a little further makes room for it: the most important one that fits.
+  // cutting the anchors a little further makes room for it: the most important one that fits;
+  // failing that, the most important one that fits cut itself (first, as the ladder cuts it
+  // before any anchor).
   let plain_user = |u: usize| conv.units()[u].members.iter().all(|&i| conv.shape(i).is_user_turn());
-  for &u in order.iter().rev() {
-    if !priorities[u].is_protected() || !plain_user(u) || !plan.is_dropped(conv.units()[u].first())
-    {
-      continue;
+  for cut_itself in [false, true] {
+    for &u in order.iter().rev() {
+      if !priorities[u].is_protected()
+        || !plain_user(u)
+        || !plan.is_dropped(conv.units()[u].first())
+      {
+        continue;
+      }
+      tally.keep_unit(conv, plan, u);
+      let mut candidates = if cut_itself { cuttable(conv, u, plan, true) } else { Vec::new() };
+      candidates.extend(anchor_candidates(conv, &anchored, plan));
+      if cut_within(conv, candidates, plan, tally, room(plan), true) {
+        return;
+      }
+      tally.drop_unit(conv, plan, u);
     }
-    tally.keep_unit(conv, plan, u);
-    if cut_within(conv, anchor_candidates(conv, &anchored, plan), plan, tally, target, true) {
+  }
+  // Not even that: the smallest request the strategy can reach, rather than everything whole.
+  // The opening user message that `Plan::conform` would bring back whole is kept now, to be cut
+  // first; then each candidate is cut by what is still missing, to the smallest head and tail,
+  // then, in the same order, further down to the marker alone.
+  let mut conformed = plan.clone();
+  conformed.conform(conv);
+  let mut candidates = Vec::new();
+  for (u, unit) in conv.units().iter().enumerate() {
+    if plan.is_dropped(unit.first()) && !conformed.is_dropped(unit.first()) {
+      tally.keep_unit(conv, plan, u);
+      candidates.extend(cuttable(conv, u, plan, true));
+    }
+  }
+  candidates.extend(anchor_candidates(conv, &anchored, plan));
+  let room = room(plan);
+  if cut_within(conv, candidates.clone(), plan, tally, room, false) {
+    return;
+  }
+  for i in candidates {
+    let excess = tally.total().saturating_sub(room);
+    if excess == 0 {
       return;
     }
-    tally.drop_unit(conv, plan, u);
+    let now = plan.tokens_of(conv, i);
+    let from_whole = conv.tokens(i).saturating_sub(now) + excess;
+    if let Some(r) = cut_result(conv, i, from_whole, Depth::Marker).filter(|r| r.tokens < now) {
+      tally.replace(conv, plan, i, r);
+    }
   }
-  let candidates = anchor_candidates(conv, &anchored, plan);
-  cut_within(conv, candidates, plan, tally, target, true);
+}
+
+/// How far [`cut_result`] may cut a text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Depth {
+  /// Down to [`MIN_CUT_BUDGET`]: a head and a tail are left (every rung of the ladder).
+  Head,
+  /// Down to the marker alone ([`cut_content_to_marker`]): the last resort, once every anchor
+  /// cut to [`MIN_CUT_BUDGET`] still exceeds the budget. A message of several results has them
+  /// all cut to [`MIN_CUT_BUDGET`] first, then each further, largest first.
+  Marker,
 }
 
 /// Message `i` cut to head and tail so that it is at least `excess` tokens smaller (or as
-/// small as a cut gets, [`MIN_CUT_BUDGET`]), with `_originalLength` and `_cutTokens`; `None`
-/// when a cut would not make it smaller. A message whose results are apart has its results cut
-/// each on its own text, the largest first, each by what is still missing.
-fn cut_result(conv: &Conversation<'_>, i: usize, excess: usize) -> Option<Replacement> {
+/// small as a cut gets: [`MIN_CUT_BUDGET`], or the marker alone with [`Depth::Marker`]), with
+/// `_originalLength` and `_cutTokens`; `None` when a cut would not make it smaller. A message
+/// whose results are apart has its results cut each on its own text, the largest first, each
+/// by what is still missing.
+fn cut_result(
+  conv: &Conversation<'_>,
+  i: usize,
+  excess: usize,
+  depth: Depth,
+) -> Option<Replacement> {
   let m = conv.message(i);
   let encoding = conv.encoding();
   if conv.shape(i).has_results_apart() {
     let split = m.split_results();
     let (tokens, order) = largest_results(split, encoding);
-    let (mut missing, mut cut_tokens) = (excess, 0);
-    let mut new = vec![None; split.len()];
-    for k in order {
-      if missing == 0 {
-        break;
-      }
-      let max = tokens[k].saturating_sub(missing).max(MIN_CUT_BUDGET);
-      let Some(cut) = cut_content(&split[k], max, encoding) else { continue };
-      if cut.tokens < tokens[k] {
-        missing = missing.saturating_sub(tokens[k] - cut.tokens);
-        cut_tokens += cut.cut_tokens;
-        new[k] = Some((cut.text, cut.tokens));
+    let mut missing = excess;
+    let mut new: Vec<Option<crate::model::cut::Cut>> = vec![None; split.len()];
+    let depths: &[Depth] = match depth {
+      Depth::Head => &[Depth::Head],
+      Depth::Marker => &[Depth::Head, Depth::Marker],
+    };
+    for &depth in depths {
+      for &k in &order {
+        if missing == 0 {
+          break;
+        }
+        let now = new[k].as_ref().map_or(tokens[k], |c| c.tokens);
+        let cut = match depth {
+          Depth::Head => {
+            cut_content(&split[k], now.saturating_sub(missing).max(MIN_CUT_BUDGET), encoding)
+          }
+          Depth::Marker => cut_content_to_marker(&split[k], now.saturating_sub(missing), encoding),
+        };
+        let Some(cut) = cut else { continue };
+        if cut.tokens < now {
+          missing = missing.saturating_sub(now - cut.tokens);
+          new[k] = Some(cut);
+        }
       }
     }
+    let cut_tokens: usize = new.iter().flatten().map(|c| c.cut_tokens).sum();
+    let new = new.into_iter().map(|c| c.map(|c| (c.text, c.tokens))).collect();
     let meta = vec![
       ("_originalLength", MetaValue::Number(m.content_utf16_len() as f64)),
       ("_cutTokens", MetaValue::Number(cut_tokens as f64)),
@@ -381,8 +455,13 @@ fn cut_result(conv: &Conversation<'_>, i: usize, excess: usize) -> Option<Replac
     return (r.tokens < conv.tokens(i)).then_some(r);
   }
   let content = message_content_tokens(m, encoding);
-  let max = content.saturating_sub(excess).max(MIN_CUT_BUDGET);
-  let cut = cut_content(m, max, encoding)?;
+  let cut = match depth {
+    Depth::Head => cut_content(m, content.saturating_sub(excess).max(MIN_CUT_BUDGET), encoding)?,
+    Depth::Marker => match content.saturating_sub(excess) {
+      max if max >= MIN_CUT_BUDGET => cut_content(m, max, encoding)?,
+      max => cut_content_to_marker(m, max, encoding)?,
+    },
+  };
   let meta = vec![
     ("_originalLength", MetaValue::Number(m.content_utf16_len() as f64)),
     ("_cutTokens", MetaValue::Number(cut.cut_tokens as f64)),
@@ -581,7 +660,9 @@ impl<'s, 'c> Shorten<'s, 'c> {
       if room < least(now) {
         continue;
       }
-      let Some(r) = cut_result(conv, i, conv.tokens(i).saturating_sub(room)) else { continue };
+      let Some(r) = cut_result(conv, i, conv.tokens(i).saturating_sub(room), Depth::Head) else {
+        continue;
+      };
       if r.tokens >= least(now) && r.tokens <= room {
         tally.replace(conv, plan, i, r);
       }
@@ -1123,9 +1204,11 @@ mod tests {
       assert!(r.meta.iter().any(|(k, _)| *k == "_cutTokens"));
       assert!(matches!(out.plan.action(2), Action::Keep));
       assert!(!out.over_budget && out.total_tokens <= 100);
-      // Not even a cut fits: over budget, the last message whole.
+      // Not even a cut fits: over budget, the last message cut to its marker alone, the
+      // smallest the strategy reaches (issue 42: it used to be returned whole).
       let out = t(&conv, None, &options(0, 1)).outcome;
-      assert!(matches!(out.plan.action(3), Action::Keep) && out.over_budget);
+      let Action::Replace(r) = out.plan.action(3) else { panic!("not cut") };
+      assert!(marker_only(r) && out.over_budget, "{}", r.content);
     }
   }
 
@@ -1179,6 +1262,128 @@ mod tests {
       assert!(out.plan.is_dropped(0) && out.plan.is_dropped(1));
       assert!(matches!(out.plan.action(4), Action::Replace(_)));
     }
+  }
+
+  /// Whether `r` is a cut down to its marker alone: `[... N tokens cut ...]`, no head or tail.
+  fn marker_only(r: &Replacement) -> bool {
+    let text = r.content.trim();
+    text.starts_with("[... ") && text.ends_with(" tokens cut ...]") && !text.contains('\n')
+  }
+
+  /// Issue 42's first case: a system prompt, a task and one 300-line tool result. At 88 tokens
+  /// both the system prompt and the output are cut to the smallest head and tail; at 87 they
+  /// used to come back whole (2,783 tokens, over budget). Now each smaller budget is met by
+  /// cutting them further, down to their markers alone (41 tokens, the smallest the strategy
+  /// reaches); below that the request stays at 41, over budget, and never grows.
+  #[test]
+  fn a_budget_below_the_smallest_head_and_tail_cuts_the_anchors_to_their_markers() {
+    let msgs = vec![
+      Message::text(Role::System, "You are a careful coding agent. Follow the rules.\n".repeat(60)),
+      crate::testing::user("Fix the failing build"),
+      call("1", "execute_bash", r#"{"command":"make"}"#),
+      result("1", &crate::testing::lines("compiling module", 300)),
+    ];
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    assert_eq!(conv.total_tokens(), 2_791);
+    for t in [trim_by_priority, trim_with_placeholders] {
+      let at = |b| t(&conv, None, &options(b, 1)).outcome;
+      for b in [88, 87] {
+        let out = at(b);
+        assert_eq!((out.total_tokens, out.over_budget), (b, false), "at {b}");
+        assert!(out.plan.is_dropped(1), "the task goes first");
+        assert!(matches!(out.plan.action(2), Action::Keep), "the call stays");
+      }
+      let mut before = at(88).total_tokens;
+      for b in (1..88).rev() {
+        let out = at(b);
+        assert!(out.total_tokens <= before, "{} tokens at {b}, {before} above", out.total_tokens);
+        assert_eq!(out.over_budget, out.total_tokens > b);
+        before = out.total_tokens;
+      }
+      let out = at(40);
+      assert_eq!((out.total_tokens, out.over_budget), (41, true));
+      for i in [0, 3] {
+        let Action::Replace(r) = out.plan.action(i) else { panic!("{i} not cut") };
+        assert!(marker_only(r), "{i}: {}", r.content);
+      }
+      assert_eq!(at(1).plan, out.plan);
+      assert!(out.plan.check_units(&conv).is_ok());
+    }
+  }
+
+  /// Issue 42's second case: one unit of 60 parallel reads of 993 tokens each (an assistant
+  /// message with 60 calls and their 60 results). At 2,900 tokens the results are cut to fit; at
+  /// 2,800 they used to come back whole (60,256 tokens, over budget), as each could not be
+  /// given the smallest head and tail. Now 2,800 is met too, the results cut each on its own,
+  /// largest first, to the smallest head and tail, then some further to their markers; the
+  /// smallest request is every result's marker alone (1,396 tokens, over budget), and no
+  /// smaller budget gives more. The same in Anthropic's format, all the results in one message.
+  #[test]
+  fn many_parallel_results_are_each_cut_rather_than_all_returned_whole() {
+    let mut calls = Message::text(Role::Assistant, "");
+    let mut msgs = vec![
+      Message::text(Role::System, "You are an agent."),
+      crate::testing::user("Read the files"),
+    ];
+    for k in 0..60 {
+      calls.tool_calls.push(crate::model::message::ToolCall {
+        id: format!("c{k}"),
+        name: "read_file".into(),
+        arguments: format!(r#"{{"path":"src/f{k}.rs"}}"#),
+      });
+    }
+    msgs.push(calls);
+    for k in 0..60 {
+      msgs.push(result(&format!("c{k}"), &crate::testing::lines(&format!("f{k} fn x()"), 110)));
+    }
+    let conv = Conversation::new(&msgs, Encoding::O200kBase);
+    assert_eq!((conv.total_tokens(), conv.tokens(3)), (60_263, 993));
+    for t in [trim_by_priority, trim_with_placeholders] {
+      let at = |b| t(&conv, None, &options(b, 1)).outcome;
+      for b in [2_900, 2_800] {
+        let out = at(b);
+        assert!(!out.over_budget && b - out.total_tokens <= 1, "{} at {b}", out.total_tokens);
+        assert!((3..63).all(|i| matches!(out.plan.action(i), Action::Replace(_))), "at {b}");
+      }
+      let out = at(1_000);
+      assert_eq!((out.total_tokens, out.over_budget), (1_396, true));
+      for i in 3..63 {
+        let Action::Replace(r) = out.plan.action(i) else { panic!("{i} not cut") };
+        assert!(marker_only(r), "{i}: {}", r.content);
+      }
+      assert!(matches!(out.plan.action(2), Action::Keep), "the calls stay");
+      let mut before = usize::MAX;
+      for b in (1..=3_000).rev().step_by(50) {
+        let total = at(b).total_tokens;
+        assert!(total <= before, "{total} tokens at {b}, {before} above");
+        before = total;
+      }
+    }
+    // Anthropic's format: the results in one user message, each cut on its own.
+    let mut value = vec![serde_json::json!({"role": "user", "content": "Read the files"})];
+    let calls: Vec<_> = (0..60)
+      .map(|k| serde_json::json!({"type": "tool_use", "id": format!("c{k}"), "name": "read_file", "input": {"path": format!("src/f{k}.rs")}}))
+      .collect();
+    let results: Vec<_> = (0..60)
+      .map(|k| serde_json::json!({"type": "tool_result", "tool_use_id": format!("c{k}"), "content": crate::testing::lines(&format!("f{k} fn x()"), 110)}))
+      .collect();
+    value.push(serde_json::json!({"role": "assistant", "content": calls}));
+    value.push(serde_json::json!({"role": "user", "content": results}));
+    let (format, msgs) =
+      crate::model::format::parse_messages(&serde_json::Value::Array(value), None).unwrap();
+    let conv = Conversation::new(&msgs, Encoding::O200kBase).with_format(format);
+    let mut before = usize::MAX;
+    for b in (1..=3_000).rev().step_by(50) {
+      let out = trim_by_priority(&conv, None, &options(b, 1)).outcome;
+      assert!(out.total_tokens <= before, "{} tokens at {b}, {before} above", out.total_tokens);
+      assert_eq!(out.over_budget, out.total_tokens > b);
+      before = out.total_tokens;
+    }
+    let out = trim_by_priority(&conv, None, &options(1, 1)).outcome;
+    let Action::Replace(r) = out.plan.action(2) else { panic!("the results not cut") };
+    let texts: Vec<_> = (0..60).filter_map(|k| r.result_text(k)).collect();
+    assert_eq!(texts.len(), 60);
+    assert!(texts.iter().all(|t| t.trim().starts_with("[... ")), "{texts:?}");
   }
 
   #[test]
@@ -1642,7 +1847,8 @@ mod tests {
   /// call: an orphan the validator reports, yet input the strategy must survive) is listed once
   /// by the last rung: listed twice, it was cut twice and counted as cut from its whole size
   /// twice (an overflow at a budget no cut reaches). Where a cut reaches the budget it is cut
-  /// once, and the request counts what its copy holds; where none does it stays whole.
+  /// once, and the request counts what its copy holds; where none does it is cut once to its
+  /// marker alone, the smallest the strategy reaches (issue 42: it used to stay whole).
   #[test]
   fn a_message_both_instruction_and_result_is_listed_once() {
     let mut system = result("x", &"line of output\n".repeat(400));
@@ -1651,8 +1857,11 @@ mod tests {
     let conv = Conversation::new(&messages, Encoding::O200kBase);
     let listed = anchor_candidates(&conv, &anchored_units(&conv), &Plan::keep_all(1));
     assert_eq!(listed, vec![0]);
-    let whole = trim_by_priority(&conv, None, &options(0, 2));
-    assert!(matches!(whole.outcome.plan.action(0), Action::Keep));
+    let least = trim_by_priority(&conv, None, &options(0, 2)).outcome;
+    let Action::Replace(r) = least.plan.action(0) else { panic!("the message is cut") };
+    assert!(marker_only(r) && least.over_budget, "{}", r.content);
+    let copy = crate::plan::replaced_message(&messages[0], r);
+    assert_eq!(r.tokens, crate::model::tokens::message_tokens(&copy, Encoding::O200kBase));
     let trim = trim_by_priority(&conv, None, &options(conv.tokens(0) / 2, 2));
     let Action::Replace(r) = trim.outcome.plan.action(0) else { panic!("the message is cut") };
     let copy = crate::plan::replaced_message(&messages[0], r);
