@@ -41,7 +41,9 @@ use crate::model::conversation::Conversation;
 use crate::output::placeholder::PlaceholderTemplate;
 use crate::plan::{Action, Plan};
 use crate::strategy::age::{drop_oldest, trim_by_age};
-use crate::strategy::priority::{trim_by_priority_plan, trim_with_placeholders, PriorityOptions};
+use crate::strategy::priority::{
+  cut_to, trim_by_priority_plan, trim_with_placeholders, PriorityOptions,
+};
 use crate::strategy::roles::{apply_max_context_tokens, MaxContextOptions};
 use crate::strategy::rolling::{truncate_old_tool_outputs, TruncationConfig};
 
@@ -510,6 +512,7 @@ impl CachePolicy {
     let low = self.options.low_tokens();
     let mut plan = self.options.strategy.plan(conv, low);
     impose(conv, &mut plan, current.actions().iter());
+    leave_room_beside_instructions(conv, &mut plan, current, low);
     // An earlier removal imposed on the last message's unit is undone; the strategy's own
     // decision for it (a cut of the last output, when the anchors alone exceed the budget)
     // stands.
@@ -531,6 +534,45 @@ impl CachePolicy {
     }
     plan.conform(conv);
     plan
+  }
+}
+
+/// A cut of a system message stands at every later re-plan (the cached prefix starts there;
+/// see [`impose`]), so one that `plan` makes now, where `current` had none, takes at most a third
+/// of the low-water mark `low`, leaving the rest to the conversation: cut only as far as the
+/// strategy's last resort needed, it would fill most of every later request (a SWE-agent system
+/// prompt cut to 986 of 1,215 tokens once the task alone overflowed, then kept so while the
+/// history grew; a third measured best on the SWE-agent runs, docs/prompt-caching-policy.md).
+fn leave_room_beside_instructions(
+  conv: &Conversation<'_>,
+  plan: &mut Plan,
+  current: &Plan,
+  low: usize,
+) {
+  let cap = low / 3;
+  for i in 0..conv.len() {
+    if !conv.shape(i).is_instruction()
+      || matches!(current.actions().get(i), Some(Action::Replace(_)))
+    {
+      continue;
+    }
+    let Action::Replace(r) = plan.action(i) else { continue };
+    if r.is_cut() && r.tokens > cap {
+      // (A cut goes no lower than a head and a tail: never put a larger one in its place.)
+      if let Some(cut) = cut_to(conv, i, cap).filter(|c| c.tokens < r.tokens) {
+        plan.replace(i, cut);
+      }
+    }
+  }
+  // The strategy cut the last output for anchors that earlier cuts have made smaller since:
+  // whole where that fits.
+  if let Some(last) = conv.len().checked_sub(1) {
+    for &i in &conv.units()[conv.unit_of(last)].members {
+      let cut = matches!(plan.action(i), Action::Replace(r) if r.is_cut());
+      if cut && plan.total_tokens(conv) - plan.tokens_of(conv, i) + conv.tokens(i) <= low {
+        plan.keep(i);
+      }
+    }
   }
 }
 
@@ -733,6 +775,34 @@ mod tests {
       }
     }
     assert!(trims > 1);
+  }
+
+  /// A system prompt that the first trim has to cut (the task alone overflows, as a SWE-agent
+  /// prompt of 1,500 tokens beside its task does at 20% of a run) is cut to at most a third of
+  /// the low-water mark, and that cut stands: the later requests keep room for the steps.
+  #[test]
+  fn a_system_prompt_cut_once_leaves_room_for_the_steps() {
+    let mut msgs = vec![Message::text(Role::System, big("rules", 150)), user(&big("task", 20))];
+    msgs.extend(session(20).into_iter().skip(2));
+    let window = 1_600;
+    let mut p = policy(window, Strategy::Priority(ClassifyOptions::default()));
+    let low = p.options().low_tokens();
+    let mut system_cut = None;
+    for end in (2..=msgs.len()).step_by(2) {
+      let conv = Conversation::new(&msgs[..end], ENC);
+      let step = p.step(&conv);
+      assert!(step.total_tokens <= window, "{end}");
+      if let Action::Replace(r) = step.plan.action(0) {
+        assert!(r.tokens <= low / 3, "the system prompt takes {} of {low} at {end}", r.tokens);
+        // Once cut, it keeps its text.
+        assert_eq!(*system_cut.get_or_insert_with(|| r.content.clone()), r.content, "{end}");
+      }
+      // Beside it, the newest step is sent whole.
+      if end > 4 {
+        assert!(matches!(step.plan.action(end - 1), Action::Keep), "{end}");
+      }
+    }
+    assert!(system_cut.is_some(), "the system prompt was never cut");
   }
 
   /// Every step of a policy on every prefix of every shared transcript (each a model call), in

@@ -404,6 +404,12 @@ enum Depth {
   Marker,
 }
 
+/// Message `i` cut to head and tail to at most `max_tokens` (or to [`MIN_CUT_BUDGET`]); `None`
+/// when a cut would not make it smaller.
+pub(crate) fn cut_to(conv: &Conversation<'_>, i: usize, max_tokens: usize) -> Option<Replacement> {
+  cut_result(conv, i, conv.tokens(i).saturating_sub(max_tokens), Depth::Head)
+}
+
 /// Message `i` cut to head and tail so that it is at least `excess` tokens smaller (or as
 /// small as a cut gets: [`MIN_CUT_BUDGET`], or the marker alone with [`Depth::Marker`]), with
 /// `_originalLength` and `_cutTokens`; `None` when a cut would not make it smaller. A message
