@@ -461,8 +461,16 @@ async function main() {
   const family = flag('--family')
   if (noShared && args.length === 0) throw new Error('--no-shared needs at least one folder of transcripts')
   const folders: [string, string][] = [...(noShared ? [] : defaultFolders()), ...args.map((a): [string, string] => [a, relative(process.cwd(), a) || a])]
-  const runs = folders.flatMap(([dir, set]) => loadRuns(dir, set)).filter((r) => !family || r.family === family)
-  if (runs.length === 0) throw new Error(family ? `--family: no run of the family ${family}` : 'no transcripts found')
+  const all = folders.flatMap(([dir, set]) => loadRuns(dir, set))
+  const runs = all.filter((r) => !family || r.family === family)
+  if (runs.length === 0) {
+    const known = [...new Set(all.map((r) => r.family))].sort()
+    throw new Error(
+      family
+        ? `--family: no run of the family "${family}"; the runs read are of ${known.map((f) => `"${f}"`).join(', ')}`
+        : `no transcripts found in ${folders.map(([dir]) => dir).join(', ')} (give folders of .json message arrays)`,
+    )
+  }
   const trimmers = [...LIBRARY, ...PEERS].filter((t) => !only || only.includes(t.name))
   if (only && trimmers.length === 0) throw new Error(`--only: no strategy is named ${only.join(' or ')}`)
   const details: Loss[] | null = detailsFile ? [] : null

@@ -7,31 +7,20 @@
 //! bundled): without it these tests have nothing to read, which fails them under CI (`CI` set)
 //! and skips them elsewhere.
 
+mod common;
+
 use context_trim::analysis::supersession::{superseded_pairs, ToolNames};
-use context_trim::model::message::{messages_from_json, Message};
+use context_trim::model::message::Message;
 use context_trim::{file_operation, Conversation, Encoding, FileOpKind};
 
-/// The sessions of `../shared/corpus` whose file name starts with `prefix`.
+/// The sessions of `../shared/corpus` whose file name starts with `prefix` (none, said, where
+/// the corpus is missing outside CI).
 fn corpus(prefix: &str) -> Vec<(String, Vec<Message>)> {
-  let dir = format!("{}/../shared/corpus", env!("CARGO_MANIFEST_DIR"));
-  let Ok(entries) = std::fs::read_dir(&dir) else {
-    assert!(std::env::var_os("CI").is_none(), "{dir} is missing under CI");
-    eprintln!("{dir} is missing: nothing to check");
-    return Vec::new();
-  };
-  let mut names: Vec<String> = entries
-    .filter_map(|e| e.ok()?.file_name().into_string().ok())
-    .filter(|n| n.starts_with(prefix) && n.ends_with(".json"))
-    .collect();
-  names.sort();
-  names
-    .into_iter()
-    .map(|n| {
-      let text = std::fs::read_to_string(format!("{dir}/{n}")).expect("a corpus file");
-      let value: serde_json::Value = serde_json::from_str(&text).expect("JSON");
-      (n, messages_from_json(&value).expect("valid messages"))
-    })
-    .collect()
+  common::transcripts_in("../shared/corpus", prefix).unwrap_or_else(|| {
+    assert!(std::env::var_os("CI").is_none(), "../shared/corpus is missing under CI");
+    eprintln!("../shared/corpus is missing: nothing to check");
+    Vec::new()
+  })
 }
 
 /// A read as this test reads a command line: the path and the lines (`None`: the whole file).

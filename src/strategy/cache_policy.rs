@@ -515,11 +515,20 @@ impl CachePolicy {
     leave_room_beside_instructions(conv, &mut plan, current, low);
     // An earlier removal imposed on the last message's unit is undone; the strategy's own
     // decision for it (a cut of the last output, when the anchors alone exceed the budget)
-    // stands.
+    // stands, unless the earlier cuts imposed since (a system prompt cut before) leave room for
+    // the output whole.
     if let Some(last) = conv.len().checked_sub(1) {
       let u = conv.unit_of(last);
       if conv.units()[u].members.iter().any(|&i| plan.is_dropped(i)) {
         plan.keep_unit(conv, u);
+      }
+      let mut total = plan.total_tokens(conv);
+      for &i in &conv.units()[u].members {
+        let whole = total - plan.tokens_of(conv, i) + conv.tokens(i);
+        if matches!(plan.action(i), Action::Replace(r) if r.is_cut()) && whole <= low {
+          plan.keep(i);
+          total = whole;
+        }
       }
     }
     if plan.total_tokens(conv) > low {
@@ -561,16 +570,6 @@ fn leave_room_beside_instructions(
       // (A cut goes no lower than a head and a tail: never put a larger one in its place.)
       if let Some(cut) = cut_to(conv, i, cap).filter(|c| c.tokens < r.tokens) {
         plan.replace(i, cut);
-      }
-    }
-  }
-  // The strategy cut the last output for anchors that earlier cuts have made smaller since:
-  // whole where that fits.
-  if let Some(last) = conv.len().checked_sub(1) {
-    for &i in &conv.units()[conv.unit_of(last)].members {
-      let cut = matches!(plan.action(i), Action::Replace(r) if r.is_cut());
-      if cut && plan.total_tokens(conv) - plan.tokens_of(conv, i) + conv.tokens(i) <= low {
-        plan.keep(i);
       }
     }
   }

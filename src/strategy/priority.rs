@@ -151,8 +151,8 @@ fn priority_plan(
       (plan, tally)
     }
   };
-  fit_opening(conv, &order, &mut plan, &mut tally, target);
-  if removal == Removal::Request {
+  let fits = fit_opening(conv, &order, &mut plan, &mut tally, target);
+  if removal == Removal::Request && !fits {
     cut_anchors_to_fit(conv, &order, &priorities, &mut plan, &mut tally, target);
   }
   plan
@@ -334,11 +334,9 @@ fn cut_anchors_to_fit(
 ) {
   // What the messages may take: the target less the opening user message that
   // [`Plan::conform`] brings back (Anthropic), which cutting the anchors does not change.
+  // (Called only when the request does not fit with that opening: see [`fit_opening`].)
   let room =
     |plan: &Plan| target.saturating_sub(plan.conform_tokens(conv, &mut Opening::new(conv)));
-  if tally.total() <= room(plan) {
-    return;
-  }
   let anchored = anchored_units(conv);
   // A plain user message of a never-truncated tier (the task, agent instructions) comes back if
   // cutting the anchors a little further makes room for it: the most important one that fits;
@@ -497,25 +495,29 @@ fn backfill(
 /// plan open with one within `target`: [`Plan::conform`] keeps the latest user turn before the
 /// first returned message; while that would put the request over `target`, the earliest
 /// returned unit of `order` is dropped too, so the opening moves to a later user turn. Linear:
-/// [`Plan::conform_tokens`] follows the drops.
+/// [`Plan::conform_tokens`] follows the drops. Returns whether the request fits `target`, that
+/// opening included (which [`cut_anchors_to_fit`] would otherwise work out again).
 fn fit_opening(
   conv: &Conversation<'_>,
   order: &[usize],
   plan: &mut Plan,
   tally: &mut Tally,
   target: usize,
-) {
+) -> bool {
   if !conv.format().rules().first_must_be_user {
-    return;
+    return tally.total() <= target;
   }
   let mut opening = Opening::new(conv);
   let mut by_position: Vec<usize> = order.to_vec();
   by_position.sort_unstable();
   let mut next = by_position.iter();
   while tally.total() + plan.conform_tokens(conv, &mut opening) > target {
-    let Some(&u) = next.find(|&&u| !plan.is_dropped(conv.units()[u].first())) else { return };
+    let Some(&u) = next.find(|&&u| !plan.is_dropped(conv.units()[u].first())) else {
+      return false;
+    };
     tally.drop_unit(conv, plan, u);
   }
+  true
 }
 
 /// Trims `conv` to `options.target_tokens`, replacing tool results with placeholders before
@@ -536,8 +538,9 @@ pub fn trim_with_placeholders(
     keep: options.keep_placeholders,
   };
   let (mut plan, mut tally) = Shorten::new(conv, &order, &priorities, target, shortening).run();
-  fit_opening(conv, &order, &mut plan, &mut tally, target);
-  cut_anchors_to_fit(conv, &order, &priorities, &mut plan, &mut tally, target);
+  if !fit_opening(conv, &order, &mut plan, &mut tally, target) {
+    cut_anchors_to_fit(conv, &order, &priorities, &mut plan, &mut tally, target);
+  }
   debug_assert_eq!(tally.total(), plan.total_tokens(conv));
   PriorityTrim { outcome: Outcome::new(conv, plan, target), classification }
 }
@@ -1285,7 +1288,7 @@ mod tests {
   fn a_budget_below_the_smallest_head_and_tail_cuts_the_anchors_to_their_markers() {
     let msgs = vec![
       Message::text(Role::System, "You are a careful coding agent. Follow the rules.\n".repeat(60)),
-      crate::testing::user("Fix the failing build"),
+      user("Fix the failing build"),
       call("1", "execute_bash", r#"{"command":"make"}"#),
       result("1", &crate::testing::lines("compiling module", 300)),
     ];
@@ -1329,10 +1332,7 @@ mod tests {
   #[test]
   fn many_parallel_results_are_each_cut_rather_than_all_returned_whole() {
     let mut calls = Message::text(Role::Assistant, "");
-    let mut msgs = vec![
-      Message::text(Role::System, "You are an agent."),
-      crate::testing::user("Read the files"),
-    ];
+    let mut msgs = vec![Message::text(Role::System, "You are an agent."), user("Read the files")];
     for k in 0..60 {
       calls.tool_calls.push(crate::model::message::ToolCall {
         id: format!("c{k}"),
@@ -1507,7 +1507,7 @@ mod tests {
       serde_json::json!({ "path": "/w/a.ts", "content": "export const line = 1;\n".repeat(60) });
     let msgs = vec![
       Message::text(Role::System, "You are a coding agent."),
-      crate::testing::user(&"Fix the bug described below, step by step. ".repeat(60)),
+      user(&"Fix the bug described below, step by step. ".repeat(60)),
       call("1", "execute_bash", &script.to_string()),
       result("1", "ok"),
       call("2", "write_file", &new_file.to_string()),

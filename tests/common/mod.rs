@@ -4,25 +4,37 @@ use context_trim::analysis::classify::{classify_conversation, ClassifyOptions};
 use context_trim::model::message::{messages_from_json, Message};
 use context_trim::{ContextWindow, Conversation, Encoding, Format};
 
-/// The messages of `samples/transcripts/<name>`.
-pub fn load(name: &str) -> Vec<Message> {
-  let path = format!("{}/samples/transcripts/{name}", env!("CARGO_MANIFEST_DIR"));
-  let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+/// The messages of the transcript at `path` (an OpenAI Chat Completions array).
+fn load_path(path: &str) -> Vec<Message> {
+  let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
   let value: serde_json::Value = serde_json::from_str(&text).expect("a JSON transcript");
-  messages_from_json(&value).expect("valid messages")
+  messages_from_json(&value).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The messages of `samples/transcripts/<name>`.
+#[allow(dead_code, reason = "not every test crate reads one by name")]
+pub fn load(name: &str) -> Vec<Message> {
+  load_path(&format!("{}/samples/transcripts/{name}", env!("CARGO_MANIFEST_DIR")))
+}
+
+/// Every transcript of the folder `dir` (relative to the crate) whose file name starts with
+/// `prefix`, by file name and in its order: (name, messages); `None` without the folder.
+#[allow(dead_code, reason = "not every test crate reads a folder")]
+pub fn transcripts_in(dir: &str, prefix: &str) -> Option<Vec<(String, Vec<Message>)>> {
+  let dir = format!("{}/{dir}", env!("CARGO_MANIFEST_DIR"));
+  let mut names: Vec<String> = std::fs::read_dir(&dir)
+    .ok()?
+    .filter_map(|e| e.ok()?.file_name().into_string().ok())
+    .filter(|n| n.starts_with(prefix) && n.ends_with(".json"))
+    .collect();
+  names.sort();
+  Some(names.into_iter().map(|n| (n.clone(), load_path(&format!("{dir}/{n}")))).collect())
 }
 
 /// Every bundled transcript, by file name: (name, messages).
 #[allow(dead_code, reason = "not every test crate reads them all")]
 pub fn transcripts() -> Vec<(String, Vec<Message>)> {
-  let dir = format!("{}/samples/transcripts", env!("CARGO_MANIFEST_DIR"));
-  let mut names: Vec<String> = std::fs::read_dir(dir)
-    .expect("the transcripts directory")
-    .filter_map(|e| e.ok()?.file_name().into_string().ok())
-    .filter(|n| n.ends_with(".json"))
-    .collect();
-  names.sort();
-  names.into_iter().map(|n| (n.clone(), load(&n))).collect()
+  transcripts_in("samples/transcripts", "").expect("the transcripts directory")
 }
 
 /// Grows a [`ContextWindow`] one message at a time and checks, after every `every`-th message
