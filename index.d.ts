@@ -493,10 +493,24 @@ export interface CacheAwareTrimmerOptions {
    * ({@link trimWithPlaceholders}), `truncate` ({@link truncateOldToolOutputs} with the
    * largest `maxAge` up to the configured one that reaches the low-water mark), `roles`
    * ({@link applyMaxContextTokens}) or `age` ({@link trimByAge}). When it cannot bring the
-   * request inside the window, the oldest messages are dropped as {@link trimByAge} does.
+   * request down to the low-water mark, the oldest messages are dropped as {@link trimByAge}
+   * does, and when what is left (the system messages, the task and the last message's unit)
+   * alone exceeds it, that is cut to head and tail as {@link trimByPriority} cuts it. Whatever
+   * the strategy, a re-plan never drops a system message (with `roles`,
+   * `roles.keepFirstSystem` is `true` and cannot be `false`).
    * @default 'priority'
    */
   strategy?: 'priority' | 'placeholders' | 'truncate' | 'roles' | 'age'
+  /**
+   * Whether a re-plan keeps the current task (the user message that opened the current turn)
+   * in every strategy: it is not dropped, and cut only when the system messages, the task
+   * and the last message's unit alone exceed the low-water mark. `false` lets `truncate`,
+   * `roles` and `age` (and the fallback that drops the oldest messages) drop it like any
+   * other message; `priority` and `placeholders` rank it above everything but instructions
+   * either way.
+   * @default true
+   */
+  keepTask?: boolean
   /**
    * `priority` and `placeholders`: see {@link TrimOptions.preserveRecentTurns}.
    * @default 2
@@ -521,8 +535,9 @@ export interface CacheAwareTrimmerOptions {
   truncation?: TruncationConfig
   /**
    * `roles`: the drop order and what to keep. `model`, `encoding` and `format` are set on
-   * these options, not here.
-   * @default {} (oldest first)
+   * these options, not here; `keepFirstSystem` is `true` (a re-plan never drops a system
+   * message) and may not be set to `false`.
+   * @default { keepFirstSystem: true } (oldest first)
    */
   roles?: MaxContextTokensOptions
   /** A model name that picks the tokenizer (see {@link countTokens}). */
@@ -1539,6 +1554,8 @@ export interface ResolvedCacheAwareOptions {
   lowWaterTokens: number
   /** The strategy that re-plans. */
   strategy: 'priority' | 'placeholders' | 'truncate' | 'roles' | 'age'
+  /** Whether a re-plan keeps the current task in every strategy. */
+  keepTask: boolean
   /** `priority` and `placeholders` only: the turns kept as recent. */
   preserveRecentTurns?: number
   /** `priority` and `placeholders` only: the app's own agent-instruction markers. */

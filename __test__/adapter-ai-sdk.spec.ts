@@ -136,6 +136,20 @@ test('every prompt the mock model receives is within the budget, valid, and trim
   t.like(last.at(-1), { role: 'tool' })
 })
 
+test('the task is in every prompt, for every strategy, cache-aware or not (keepTask: false lets the oldest-first ones drop it)', async (t) => {
+  const hasTask = (prompt: Prompt) => messagesOf(prompt).some((m) => m.role === 'user' && JSON.stringify(m.content).includes('Fix the failing tests'))
+  for (const strategy of ['priority', 'placeholders', 'truncate', 'roles', 'age'] as const) {
+    for (const cacheAware of [true, false]) {
+      const { prompts, reports } = await run({ budget: BUDGET, strategy, cacheAware })
+      t.true(reports.some((r) => r.decision === 'trimmed'), `${strategy}: trimmed`)
+      const without = prompts.filter((p) => !hasTask(p)).length
+      t.is(without, 0, `${strategy}, cacheAware ${cacheAware}: ${without} of ${prompts.length} prompts without the task`)
+    }
+  }
+  const { prompts } = await run({ budget: BUDGET, strategy: 'age', keepTask: false })
+  t.true(prompts.some((p) => !hasTask(p)), 'keepTask: false')
+})
+
 test('cache-aware by default: one trimmer per call keeps the prompt prefix between trims, unlike trimming afresh each step', async (t) => {
   const aware = await run({ budget: BUDGET })
   const fresh = await run({ budget: BUDGET, cacheAware: false })

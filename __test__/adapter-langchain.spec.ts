@@ -191,6 +191,17 @@ test('trimMiddleware: every call the fake model receives is within the budget, v
   t.is(received.at(-1)![0], state.messages[0], 'the task is still sent')
 })
 
+test('trimMiddleware sends the task on every call, for every strategy, cache-aware or not', async (t) => {
+  for (const strategy of ['priority', 'placeholders', 'truncate', 'roles', 'age'] as const) {
+    for (const cacheAware of [true, false]) {
+      const { state, received, reports } = await agentRun({ budget: BUDGET, strategy, cacheAware })
+      t.true(reports.some((r) => r.decision === 'trimmed'), `${strategy}: trimmed`)
+      const without = received.filter((messages) => messages[0] !== state.messages[0]).length
+      t.is(without, 0, `${strategy}, cacheAware ${cacheAware}: ${without} of ${received.length} calls without the task first`)
+    }
+  }
+})
+
 test('trimMiddleware is cache-aware by default: the messages sent change only at a re-plan', async (t) => {
   // What the provider sees of a message (a cut copy is rebuilt on every call, with the same text).
   const seen = (m: BaseMessage | undefined) => (m === undefined ? '' : `${m.getType()}|${typeof m.content === 'string' ? m.content : JSON.stringify(m.content)}`)

@@ -3,7 +3,7 @@ import type { ExecutionContext } from 'ava'
 
 import { CacheAwareTrimmer, estimateTokens, truncateOldToolOutputs, validateConversation } from '../index.js'
 import type { AnyMessage, CacheAwareTrimmerOptions, Message } from '../index.js'
-import { toAnthropic } from './convert.js'
+import { toAiSdk, toAnthropic } from './convert.js'
 import type { CodedError } from './helpers.js'
 import { snapshot } from './helpers.js'
 import { buildMessages as replayedSession } from '../benchmark/data.js'
@@ -201,6 +201,7 @@ test('the options getter fills in the documented defaults', (t) => {
     highWaterTokens: 108_800,
     lowWaterTokens: 76_800,
     strategy: 'priority',
+    keepTask: true,
     preserveRecentTurns: 2,
     agentInstructionMarkers: [],
     encoding: 'o200k_base',
@@ -294,4 +295,100 @@ test('with stablePlaceholders, repeated stateless truncation gives identical tex
   }
   for (const m of later) if ('_truncatedAt' in m) t.is(JSON.stringify(m), firstSeen.get(m.tool_call_id) ?? 'not seen before')
   t.is(truncateOldToolOutputs(history, { stablePlaceholders: true, maxAge: 2, placeholder: '[{age}|{N}]' })[2].content, '[3|3]')
+})
+
+/**
+ * Issue 42's session: a system prompt and a task, then 30 steps of file reads of 300 to 1,500
+ * tokens, a third of them two calls in parallel; deterministic for `seed`.
+ */
+function parallelSession(seed: number): Message[] {
+  let state = seed
+  const next = (n: number) => {
+    state = (state * 1_664_525 + 1_013_904_223) >>> 0
+    return state % n
+  }
+  const line = (k: number) => `export const value${k} = compute(${next(10_000)}, 'parser step ${k}')`
+  const messages: Message[] = [
+    { role: 'system', content: 'You are a coding agent. Read files before you edit them.' },
+    { role: 'user', content: 'TASK: fix the parser bug in src/parse.ts and add a test.' },
+  ]
+  let id = 0
+  for (let step = 0; step < 30; step++) {
+    const ids = Array.from({ length: next(3) === 0 ? 2 : 1 }, () => `call_${++id}`)
+    messages.push({
+      role: 'assistant',
+      content: null,
+      tool_calls: ids.map((callId) => ({ id: callId, type: 'function', function: { name: 'read_file', arguments: JSON.stringify({ path: `src/${callId}.ts` }) } })),
+    })
+    for (const callId of ids) {
+      const lines = 20 + next(80)
+      messages.push({ role: 'tool', tool_call_id: callId, content: Array.from({ length: lines }, (_, k) => line(k)).join('\n') })
+    }
+  }
+  return messages
+}
+
+/** The requests of an agent loop over `session`: the history each time a step's results are in. */
+function stepRequests<M extends AnyMessage>(session: M[], isResult: (m: M) => boolean): M[][] {
+  return session.flatMap((m, i) => (isResult(m) && !(session[i + 1] && isResult(session[i + 1])) ? [session.slice(0, i + 1)] : []))
+}
+
+const FORMATS = [
+  { name: 'openai', convert: (m: Message[]): AnyMessage[] => m, isResult: (m: AnyMessage) => m.role === 'tool' },
+  {
+    name: 'anthropic',
+    convert: (m: Message[]): AnyMessage[] => toAnthropic(m),
+    isResult: (m: AnyMessage) => m.role === 'user' && Array.isArray(m.content) && m.content.some((b) => b.type === 'tool_result'),
+  },
+  { name: 'ai-sdk', convert: (m: Message[]): AnyMessage[] => toAiSdk(m), isResult: (m: AnyMessage) => m.role === 'tool' },
+] as const
+
+const TASK = 'TASK: fix the parser bug'
+const shows = (m: AnyMessage, text: string) => JSON.stringify(m.content).includes(text)
+
+test('with parallel calls, every strategy sends the system prompt and the task on every call, and a cut once made stays as it was', (t) => {
+  for (const format of FORMATS) {
+    for (const strategy of STRATEGIES) {
+      for (const contextWindow of [3_000, 6_000]) {
+        for (const seed of [1, 2, 3]) {
+          const label = `${format.name}, ${strategy}, window ${contextWindow}, seed ${seed}`
+          const trimmer = new CacheAwareTrimmer({ contextWindow, strategy })
+          const cuts = new Map<string, string>()
+          let replans = 0
+          for (const request of stepRequests(format.convert(parallelSession(seed)), format.isResult)) {
+            const r = trimmer.trim(request)
+            if (r.decision === 'trimmed' || r.decision === 'forced') replans++
+            if (r.totalTokens > contextWindow) t.fail(`${label}: ${r.totalTokens} tokens at ${request.length} messages`)
+            if (!r.messages.some((m) => m.role === 'system')) t.fail(`${label}: no system prompt at ${request.length} messages`)
+            if (!r.messages.some((m) => m.role === 'user' && shows(m, TASK))) t.fail(`${label}: no task at ${request.length} messages`)
+            // A shortened message (a copy) keeps the text it was first sent with.
+            r.messages.forEach((m, k) => {
+              if (request.includes(m)) return
+              const key = `${m.role}:${JSON.stringify(m.content).slice(0, 80)}`
+              const text = JSON.stringify(m.content)
+              const before = cuts.get(key)
+              if (before !== undefined && before !== text) t.fail(`${label}: message ${k} cut again at ${request.length} messages`)
+              cuts.set(key, text)
+            })
+          }
+          t.true(replans > 2, `${label}: ${replans} re-plans`)
+        }
+      }
+    }
+  }
+})
+
+test('keepTask: false lets the oldest-first strategies drop the task; roles never drops the system prompt', (t) => {
+  const requests = stepRequests(parallelSession(1), (m) => m.role === 'tool')
+  const taskSent = (keepTask: boolean) => {
+    const trimmer = new CacheAwareTrimmer({ contextWindow: 3_000, strategy: 'age', keepTask })
+    return requests.filter((r) => trimmer.trim(r).messages.some((m) => m.role === 'user')).length
+  }
+  t.is(taskSent(true), requests.length)
+  t.true(taskSent(false) < requests.length / 2)
+  t.is(new CacheAwareTrimmer({ contextWindow: 3_000, strategy: 'age', keepTask: false }).options.keepTask, false)
+  const error = t.throws(() => new CacheAwareTrimmer({ contextWindow: 3_000, strategy: 'roles', roles: { keepFirstSystem: false } })) as CodedError
+  t.is(error.code, 'INVALID_OPTION')
+  t.regex(error.message, /roles\.keepFirstSystem: cannot be false here: a CacheAwareTrimmer never drops a system message/)
+  t.true(new CacheAwareTrimmer({ contextWindow: 3_000, strategy: 'roles' }).options.roles?.keepFirstSystem === true)
 })

@@ -1,6 +1,7 @@
 //! Issue 42, part 1: a smaller budget never gives a larger request. For `trimByPriority`,
-//! `trimWithPlaceholders` and the cache-aware trimmer's priority strategies (its `Strategy::plan`
-//! and a fresh `CachePolicy`'s first trim), on every bundled transcript and on generated units
+//! `trimWithPlaceholders`, `trimByAge`, `applyMaxContextTokens`, the cache-aware trimmer's
+//! priority strategies (its `Strategy::plan`) and a fresh `CachePolicy`'s first trim in every
+//! strategy, on every bundled transcript and on generated units
 //! of many parallel results (one assistant message calling many tools, each with a large result,
 //! after a system prompt and a task, in OpenAI's format, a tool message per result, and in
 //! Anthropic's, all the results in one user message), the total at each budget of a decreasing
@@ -16,8 +17,11 @@ mod common;
 
 use context_trim::analysis::classify::ClassifyOptions;
 use context_trim::model::format::parse_messages;
+use context_trim::strategy::age::trim_by_age;
 use context_trim::strategy::cache_policy::{CachePolicy, CachePolicyOptions, Strategy as Policy};
 use context_trim::strategy::priority::{trim_by_priority, trim_with_placeholders, PriorityOptions};
+use context_trim::strategy::roles::{apply_max_context_tokens, MaxContextOptions};
+use context_trim::strategy::rolling::TruncationConfig;
 use context_trim::{Conversation, Encoding, Format, Message};
 use proptest::prelude::*;
 use serde_json::json;
@@ -29,7 +33,13 @@ fn options(target: usize) -> PriorityOptions {
   PriorityOptions { target_tokens: target, ..PriorityOptions::default() }
 }
 
-const STRATEGIES: [Total; 5] = [
+/// A fresh `CachePolicy`'s first trim with a window of `b` (at least 1) and `strategy`.
+fn first_trim(conv: &Conversation<'_>, b: usize, strategy: Policy) -> usize {
+  let options = CachePolicyOptions::new(b.max(1), strategy);
+  CachePolicy::new(options).expect("valid options").step(conv).total_tokens
+}
+
+const STRATEGIES: [Total; 11] = [
   ("trimByPriority", |conv, b| trim_by_priority(conv, None, &options(b)).outcome.total_tokens),
   ("trimWithPlaceholders", |conv, b| {
     trim_with_placeholders(conv, None, &options(b)).outcome.total_tokens
@@ -40,10 +50,24 @@ const STRATEGIES: [Total; 5] = [
   ("cache-aware placeholders plan", |conv, b| {
     Policy::Placeholders(ClassifyOptions::default(), None).plan(conv, b).total_tokens(conv)
   }),
-  ("CachePolicy priority, first trim (window = budget)", |conv, b| {
-    let options = CachePolicyOptions::new(b.max(1), Policy::Priority(ClassifyOptions::default()));
-    CachePolicy::new(options).expect("valid options").step(conv).total_tokens
+  ("trimByAge", |conv, b| trim_by_age(conv, b).total_tokens),
+  ("applyMaxContextTokens", |conv, b| {
+    apply_max_context_tokens(conv, b, &MaxContextOptions::default()).total_tokens(conv)
   }),
+  ("CachePolicy priority, first trim (window = budget)", |conv, b| {
+    first_trim(conv, b, Policy::Priority(ClassifyOptions::default()))
+  }),
+  ("CachePolicy placeholders, first trim", |conv, b| {
+    first_trim(conv, b, Policy::Placeholders(ClassifyOptions::default(), None))
+  }),
+  ("CachePolicy truncate, first trim", |conv, b| {
+    first_trim(conv, b, Policy::Truncate(TruncationConfig::default()))
+  }),
+  ("CachePolicy roles, first trim", |conv, b| {
+    let roles = MaxContextOptions { keep_first_system: true, ..MaxContextOptions::default() };
+    first_trim(conv, b, Policy::Roles(roles))
+  }),
+  ("CachePolicy age, first trim", |conv, b| first_trim(conv, b, Policy::Age)),
 ];
 
 /// The budgets from the full size of `conv` down to 1 in `steps` steps, then every budget of

@@ -33,6 +33,7 @@ pub fn cache_policy_options(window: usize, bits: u64) -> CachePolicyOptions {
     2 => context_window / 4,
     _ => context_window,
   };
+  let keep_task = b.take(1) == 1;
   let rest = b.0;
   let strategy = match strategy_pick {
     0 => Strategy::Priority(priority_options(0, rest).classify),
@@ -41,7 +42,7 @@ pub fn cache_policy_options(window: usize, bits: u64) -> CachePolicyOptions {
     3 => Strategy::Roles(max_context_options(rest)),
     _ => Strategy::Age,
   };
-  CachePolicyOptions { context_window, high_water, low_water, clear_at_least, strategy }
+  CachePolicyOptions { context_window, high_water, low_water, clear_at_least, strategy, keep_task }
 }
 
 /// Steps a fresh policy through `messages[..1]`, `messages[..2]`, …, the whole conversation,
@@ -182,7 +183,7 @@ fn check_step(
     })?;
   }
   if step.decision.replanned() {
-    let free = droppable_units_returned(conv, plan);
+    let free = droppable_units_returned(conv, plan, options);
     let (restored, restored_tokens) = restored_with_tokens(conv, plan);
     let free: Vec<usize> = free.into_iter().filter(|u| !restored.contains(u)).collect();
     ensure(
@@ -253,19 +254,18 @@ fn check_recall(
   })
 }
 
-/// The units with a returned message that a re-plan may drop: neither an instruction message
-/// nor the last message in it.
-fn droppable_units_returned(conv: &Conversation<'_>, plan: &Plan) -> Vec<usize> {
-  let last = conv.len().checked_sub(1);
+/// The units with a returned message that a re-plan may drop: none of those it always keeps
+/// ([`CachePolicyOptions::kept_units`]: instructions, the last message, the task).
+fn droppable_units_returned(
+  conv: &Conversation<'_>,
+  plan: &Plan,
+  options: &CachePolicyOptions,
+) -> Vec<usize> {
+  let kept = options.kept_units(conv);
   let mut units: Vec<usize> = (0..conv.len())
     .filter(|&i| !plan.is_dropped(i))
     .map(|i| conv.unit_of(i))
-    .filter(|&u| {
-      !conv.units()[u]
-        .members
-        .iter()
-        .any(|&j| Some(j) == last || conv.message(j).role.is_instruction())
-    })
+    .filter(|&u| !kept[u])
     .collect();
   units.dedup();
   units

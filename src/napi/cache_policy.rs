@@ -14,6 +14,7 @@ use crate::strategy::cache_policy::{
   default_clear_at_least, CachePolicy, CachePolicyOptions, PolicyStep, Strategy,
   DEFAULT_HIGH_WATER, DEFAULT_LOW_WATER,
 };
+use crate::strategy::roles::MaxContextOptions;
 
 use super::options::{integer_option, parse_format, read_nested_options, Nested};
 use super::priority::classify_options;
@@ -57,10 +58,22 @@ pub struct CacheAwareTrimmerOptions<'env> {
   /// ({@link trimWithPlaceholders}), `truncate` ({@link truncateOldToolOutputs} with the
   /// largest `maxAge` up to the configured one that reaches the low-water mark), `roles`
   /// ({@link applyMaxContextTokens}) or `age` ({@link trimByAge}). When it cannot bring the
-  /// request inside the window, the oldest messages are dropped as {@link trimByAge} does.
+  /// request down to the low-water mark, the oldest messages are dropped as {@link trimByAge}
+  /// does, and when what is left (the system messages, the task and the last message's unit)
+  /// alone exceeds it, that is cut to head and tail as {@link trimByPriority} cuts it. Whatever
+  /// the strategy, a re-plan never drops a system message (with `roles`,
+  /// `roles.keepFirstSystem` is `true` and cannot be `false`).
   /// @default 'priority'
   #[napi(ts_type = "'priority' | 'placeholders' | 'truncate' | 'roles' | 'age'")]
   pub strategy: Option<String>,
+  /// Whether a re-plan keeps the current task (the user message that opened the current turn)
+  /// in every strategy: it is not dropped, and cut only when the system messages, the task
+  /// and the last message's unit alone exceed the low-water mark. `false` lets `truncate`,
+  /// `roles` and `age` (and the fallback that drops the oldest messages) drop it like any
+  /// other message; `priority` and `placeholders` rank it above everything but instructions
+  /// either way.
+  /// @default true
+  pub keep_task: Option<bool>,
   /// `priority` and `placeholders`: see {@link TrimOptions.preserveRecentTurns}.
   /// @default 2
   #[napi(ts_type = "number")]
@@ -77,8 +90,9 @@ pub struct CacheAwareTrimmerOptions<'env> {
   /// @default DEFAULT_CONFIG
   pub truncation: Option<TruncationConfig>,
   /// `roles`: the drop order and what to keep. `model`, `encoding` and `format` are set on
-  /// these options, not here.
-  /// @default {} (oldest first)
+  /// these options, not here; `keepFirstSystem` is `true` (a re-plan never drops a system
+  /// message) and may not be set to `false`.
+  /// @default { keepFirstSystem: true } (oldest first)
   pub roles: Option<MaxContextTokensOptions>,
   /// A model name that picks the tokenizer (see {@link countTokens}).
   pub model: Option<String>,
@@ -166,12 +180,20 @@ impl CacheAwareTrimmerOptions<'_> {
         }
       },
       "roles" => match &self.roles {
-        None => Strategy::Roles(Default::default()),
+        None => {
+          Strategy::Roles(MaxContextOptions { keep_first_system: true, ..Default::default() })
+        }
         Some(r) => {
           let fields = [("model", &r.model), ("encoding", &r.encoding), ("format", &r.format)];
           set_on_the_options("roles", &fields)?;
           framing_on_the_options("roles", r.framing)?;
-          Strategy::Roles(r.normalize()?.0)
+          if r.keep_first_system == Some(false) {
+            return Err(CoreError::option(
+              "roles.keepFirstSystem",
+              "cannot be false here: a CacheAwareTrimmer never drops a system message",
+            ));
+          }
+          Strategy::Roles(MaxContextOptions { keep_first_system: true, ..r.normalize()?.0 })
         }
       },
       "age" => Strategy::Age,
@@ -188,6 +210,7 @@ impl CacheAwareTrimmerOptions<'_> {
       low_water: self.low_water.unwrap_or(DEFAULT_LOW_WATER),
       clear_at_least,
       strategy,
+      keep_task: self.keep_task.unwrap_or(true),
     };
     options.validate()?;
     computed("highWaterTokens", self.high_water_tokens, options.high_tokens(), "highWater")?;
@@ -258,6 +281,8 @@ pub struct ResolvedCacheAwareOptions<'a> {
   /// The strategy that re-plans.
   #[napi(ts_type = "'priority' | 'placeholders' | 'truncate' | 'roles' | 'age'")]
   pub strategy: String,
+  /// Whether a re-plan keeps the current task in every strategy.
+  pub keep_task: bool,
   /// `priority` and `placeholders` only: the turns kept as recent.
   pub preserve_recent_turns: Option<u32>,
   /// `priority` and `placeholders` only: the app's own agent-instruction markers.
@@ -294,6 +319,7 @@ impl<'a> ResolvedCacheAwareOptions<'a> {
       high_water_tokens: saturate(o.high_tokens()),
       low_water_tokens: saturate(o.low_tokens()),
       strategy: o.strategy.name().to_string(),
+      keep_task: o.keep_task,
       preserve_recent_turns: classify.map(|c| saturate(c.preserve_recent_turns)),
       agent_instruction_markers: classify.map(|c| c.agent_markers.clone()),
       placeholder,

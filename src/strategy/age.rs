@@ -19,7 +19,18 @@ pub fn trim_by_age(conv: &Conversation<'_>, target: usize) -> Outcome {
 /// Continues `plan` the way [`trim_by_age`] trims: drops the oldest units it still returns
 /// until the request fits `target` tokens, never a unit holding a `system`/`developer` message
 /// or the last message. What `plan` already dropped or replaced stays so.
-pub fn drop_oldest(conv: &Conversation<'_>, mut plan: Plan, target: usize) -> Plan {
+pub fn drop_oldest(conv: &Conversation<'_>, plan: Plan, target: usize) -> Plan {
+  drop_oldest_keeping(conv, plan, target, &[])
+}
+
+/// [`drop_oldest`] that also never drops the units flagged `true` in `keep` (indexed by unit;
+/// missing entries are `false`), e.g. the current task's.
+pub fn drop_oldest_keeping(
+  conv: &Conversation<'_>,
+  mut plan: Plan,
+  target: usize,
+  keep: &[bool],
+) -> Plan {
   let mut tally = Tally::of(conv, &plan);
   let last = conv.len().checked_sub(1);
   // In a format that wants a user message first, the opening user message `Plan::conform`
@@ -29,8 +40,8 @@ pub fn drop_oldest(conv: &Conversation<'_>, mut plan: Plan, target: usize) -> Pl
     if tally.total() + plan.conform_tokens(conv, &mut opening) <= target {
       break;
     }
-    let protected =
-      unit.members.iter().any(|&i| Some(i) == last || conv.messages()[i].role.is_instruction());
+    let protected = keep.get(u).copied().unwrap_or(false)
+      || unit.members.iter().any(|&i| Some(i) == last || conv.messages()[i].role.is_instruction());
     if !protected {
       tally.drop_unit(conv, &mut plan, u);
     }

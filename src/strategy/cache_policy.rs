@@ -35,14 +35,15 @@
 
 use std::sync::Arc;
 
-use crate::analysis::classify::ClassifyOptions;
+use crate::analysis::classify::{current_task, ClassifyOptions};
 use crate::error::{js_number, Error, Result};
 use crate::model::conversation::Conversation;
 use crate::output::placeholder::PlaceholderTemplate;
 use crate::plan::{Action, Plan};
-use crate::strategy::age::{drop_oldest, trim_by_age};
+use crate::strategy::age::{drop_oldest, drop_oldest_keeping, trim_by_age};
+use crate::strategy::anchored_units;
 use crate::strategy::priority::{
-  cut_to, trim_by_priority_plan, trim_with_placeholders, PriorityOptions,
+  cut_anchors, cut_to, trim_by_priority_plan, trim_with_placeholders, PriorityOptions,
 };
 use crate::strategy::roles::{apply_max_context_tokens, MaxContextOptions};
 use crate::strategy::rolling::{truncate_old_tool_outputs, TruncationConfig};
@@ -84,6 +85,15 @@ impl Strategy {
       Strategy::Truncate(_) => "truncate",
       Strategy::Roles(_) => "roles",
       Strategy::Age => "age",
+    }
+  }
+
+  /// How the strategy classifies (what it takes for the current task): its own options for
+  /// `priority` and `placeholders`, the defaults for the others.
+  fn classify_options(&self) -> ClassifyOptions {
+    match self {
+      Strategy::Priority(c) | Strategy::Placeholders(c, _) => c.clone(),
+      _ => ClassifyOptions::default(),
     }
   }
 
@@ -168,6 +178,11 @@ pub struct CachePolicyOptions {
   pub clear_at_least: usize,
   /// The strategy that re-plans.
   pub strategy: Strategy,
+  /// Whether a re-plan keeps the current task ([`current_task`]) whatever the strategy: not
+  /// dropped, and cut only when the system messages, the task and the last unit alone exceed
+  /// the low-water mark. With `false`, `truncate`, `roles` and `age` (and the fallback that
+  /// drops the oldest units) treat it as any other message.
+  pub keep_task: bool,
 }
 
 impl CachePolicyOptions {
@@ -181,6 +196,7 @@ impl CachePolicyOptions {
       low_water: DEFAULT_LOW_WATER,
       clear_at_least: default_clear_at_least(context_window),
       strategy,
+      keep_task: true,
     }
   }
 
@@ -211,6 +227,24 @@ impl CachePolicyOptions {
       ));
     }
     Ok(())
+  }
+
+  /// The units a re-plan never drops (indexed by unit): those holding a system or developer
+  /// message ([`anchored_units`]), the last message's and, with
+  /// [`CachePolicyOptions::keep_task`], the current task's ([`current_task`], as the strategy
+  /// classifies).
+  pub fn kept_units(&self, conv: &Conversation<'_>) -> Vec<bool> {
+    let mut keep = anchored_units(conv);
+    // The last message is always sent, also a result answering no call (which is not anchored).
+    if let Some(last) = conv.len().checked_sub(1) {
+      keep[conv.unit_of(last)] = true;
+    }
+    if self.keep_task {
+      if let Some(task) = current_task(conv, &self.strategy.classify_options()) {
+        keep[conv.unit_of(task)] = true;
+      }
+    }
+    keep
   }
 
   /// The high-water mark in tokens: `high_water × context_window`, rounded down.
@@ -505,18 +539,30 @@ impl CachePolicy {
   }
 
   /// The strategy's plan down to the low-water mark, with every removal of `current` kept as
-  /// it is and the last message's unit sent (as the strategy sends it), completed by [`drop_oldest`] down to the
-  /// low-water mark when the strategy stops above it (unless that makes the request larger), and
-  /// made to follow the format's rules ([`Plan::conform`]).
+  /// it is ([`impose`]), the units of [`CachePolicyOptions::kept_units`] sent and the last message's
+  /// unit sent (as the strategy sends it), completed by [`drop_oldest_keeping`] down to the
+  /// low-water mark when the strategy stops above it (unless that makes the request larger),
+  /// then by cutting the units it keeps ([`cut_anchors`]) when they alone exceed it, and made
+  /// to follow the format's rules ([`Plan::conform`]).
   fn replan(&self, conv: &Conversation<'_>, current: &Plan) -> Plan {
     let low = self.options.low_tokens();
+    let keep = self.options.kept_units(conv);
     let mut plan = self.options.strategy.plan(conv, low);
-    impose(conv, &mut plan, current.actions().iter());
+    // What a re-plan never drops comes back where the strategy dropped it (`roles` drops
+    // system messages when its order says so; a priority strategy's last rung may drop the
+    // task), with its other messages as the strategy left them.
+    for (u, _) in keep.iter().enumerate().filter(|(_, &k)| k) {
+      for &i in &conv.units()[u].members {
+        if plan.is_dropped(i) {
+          plan.keep(i);
+        }
+      }
+    }
+    impose(conv, &mut plan, current.actions().iter(), &keep);
     leave_room_beside_instructions(conv, &mut plan, current, low);
-    // An earlier removal imposed on the last message's unit is undone; the strategy's own
-    // decision for it (a cut of the last output, when the anchors alone exceed the budget)
-    // stands, unless the earlier cuts imposed since (a system prompt cut before) leave room for
-    // the output whole.
+    // The strategy's own decision for the last message's unit (a cut of the last output, when
+    // the anchors alone exceed the budget) stands, unless the earlier cuts imposed since (a
+    // system prompt cut before) leave room for the output whole.
     if let Some(last) = conv.len().checked_sub(1) {
       let u = conv.unit_of(last);
       if conv.units()[u].members.iter().any(|&i| plan.is_dropped(i)) {
@@ -532,7 +578,7 @@ impl CachePolicy {
       }
     }
     if plan.total_tokens(conv) > low {
-      let mut completed = drop_oldest(conv, plan.clone(), low);
+      let mut completed = drop_oldest_keeping(conv, plan.clone(), low, &keep);
       completed.conform(conv);
       plan.conform(conv);
       // Not where that makes the request larger: dropping a unit that `Plan::conform` brings
@@ -540,6 +586,12 @@ impl CachePolicy {
       if completed.total_tokens(conv) <= plan.total_tokens(conv) {
         plan = completed;
       }
+    }
+    // Only what a re-plan keeps is left, and it alone exceeds the low-water mark: it is cut,
+    // as the priority strategies cut their anchors (issue 42: the smallest request the policy
+    // can reach, never one over the window while a cut could bring it inside).
+    if plan.total_tokens(conv) > low {
+      cut_anchors(conv, &mut plan, &keep, low);
     }
     plan.conform(conv);
     plan
@@ -575,31 +627,40 @@ fn leave_room_beside_instructions(
   }
 }
 
-/// Makes `plan` remove at least what `earlier` (decisions for the first messages) removes: a
-/// unit with a dropped message is dropped whole, a replaced message keeps its replacement
-/// unless its unit is dropped, or unless both are cuts to head and tail (`_cutTokens`) of a
-/// message other than an instruction and the new one is smaller (a placeholder keeps its first
-/// text; a cut made to fill an earlier budget would otherwise put the new plan over its own and
-/// make the oldest units go).
+/// Makes `plan` remove at least what `earlier` (decisions for the first messages) removes, so
+/// that what a request sent before stays as it was sent: a unit with a dropped message is
+/// dropped whole, and a replaced message keeps its replacement (its first text) unless its
+/// unit is dropped. Where `plan` shortens a message further than `earlier` did, its unit is
+/// dropped instead (the strategy values it least), unless `keep` flags it (indexed by unit):
+/// then the earlier text stands. `keep`'s units are never dropped for an earlier drop (they
+/// come back, e.g. a task an earlier fallback dropped).
 fn impose<'a>(
   conv: &Conversation<'_>,
   plan: &mut Plan,
   earlier: impl Iterator<Item = &'a Action> + Clone,
+  keep: &[bool],
 ) {
+  let kept = |u: usize| keep.get(u).copied().unwrap_or(false);
+  let mut further = Vec::new();
   for (i, action) in earlier.clone().enumerate() {
-    if let Action::Replace(r) = action {
-      // Not an instruction: the strategy cuts one only as its last resort, further the smaller
-      // the budget (issue 42), and its earlier cut stands.
-      let recut = !conv.shape(i).is_instruction()
-        && matches!(plan.action(i), Action::Replace(new) if new.is_cut() && r.is_cut() && new.tokens < r.tokens);
-      if !plan.is_dropped(i) && !recut {
-        plan.replace(i, (**r).clone());
-      }
+    let Action::Replace(r) = action else { continue };
+    if plan.is_dropped(i) {
+      continue;
+    }
+    let u = conv.unit_of(i);
+    if matches!(plan.action(i), Action::Replace(new) if new.tokens < r.tokens) && !kept(u) {
+      further.push(u);
+    } else {
+      plan.replace(i, (**r).clone());
     }
   }
+  for u in further {
+    plan.drop_unit(conv, u);
+  }
   for (i, action) in earlier.enumerate() {
-    if matches!(action, Action::Drop) {
-      plan.drop_unit(conv, conv.unit_of(i));
+    let u = conv.unit_of(i);
+    if matches!(action, Action::Drop) && !kept(u) {
+      plan.drop_unit(conv, u);
     }
   }
 }
@@ -849,7 +910,7 @@ mod tests {
           let step = p.step(&conv);
           let mut expected = Plan::keep_all(end);
           if let Some(before) = &previous {
-            impose(&conv, &mut expected, before.actions().iter());
+            impose(&conv, &mut expected, before.actions().iter(), &[]);
             revive_last_unit(&conv, &mut expected);
           }
           assert!(!step.plan.is_dropped(end - 1), "{name}: the last message at {end}");
@@ -1016,14 +1077,104 @@ mod tests {
     // earlier one dropped.
     let mut plan = Plan::keep_all(msgs.len());
     plan.drop_unit(&conv, conv.unit_of(3));
-    impose(&conv, &mut plan, earlier.actions().iter());
+    impose(&conv, &mut plan, earlier.actions().iter(), &[]);
     assert_eq!(plan.dropped(), vec![2, 3, 4, 5]);
     assert!(plan.check_units(&conv).is_ok());
     // A later plan keeping it gets the earlier placeholder back.
     let mut plan = Plan::keep_all(msgs.len());
-    impose(&conv, &mut plan, earlier.actions().iter());
+    impose(&conv, &mut plan, earlier.actions().iter(), &[]);
     assert_eq!(plan.action(3), &Action::Replace(Box::new(placeholder)));
     assert_eq!(plan.dropped(), vec![4, 5]);
+  }
+
+  /// A session as issue 42 found it: a system prompt and a task, then `steps` steps reading
+  /// files of 300 to 1,500 tokens, a third of them two calls in parallel (one assistant
+  /// message, a result each); deterministic for `seed`.
+  fn parallel_session(seed: u64, steps: usize) -> Vec<Message> {
+    let mut state = seed;
+    let mut next = move |n: u64| {
+      state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+      (state >> 33) % n
+    };
+    let mut msgs = vec![
+      Message::text(Role::System, "You are a coding agent. Read before you edit."),
+      user("TASK: fix the parser bug in src/parse.ts and add a test."),
+    ];
+    let mut id = 0;
+    for _ in 0..steps {
+      let calls = if next(3) == 0 { 2 } else { 1 };
+      let mut m = Message::text(Role::Assistant, "");
+      let mut results = Vec::new();
+      for _ in 0..calls {
+        id += 1;
+        let (cid, path) = (format!("c{id}"), format!("src/f{id}.ts"));
+        m.tool_calls.push(crate::model::message::ToolCall {
+          id: cid.clone(),
+          name: "read_file".into(),
+          arguments: format!("{{\"path\":\"{path}\"}}"),
+        });
+        results
+          .push(result(&cid, &big(&format!("{path}:{}", next(1000)), 38 + next(150) as usize)));
+      }
+      msgs.push(m);
+      msgs.extend(results);
+    }
+    msgs
+  }
+
+  /// Issue 42: sessions with parallel calls replayed call by call (each time the results of a
+  /// step are all in), in windows of 3,000 and 6,000 tokens, in every strategy. The request
+  /// is never over the window; the system prompt is always sent, and so is the task (every
+  /// strategy keeps it unless told otherwise); and a message once shortened keeps its text at
+  /// every later re-plan while its unit is sent.
+  #[test]
+  fn replans_keep_the_system_prompt_the_task_and_earlier_cuts() {
+    let strategies = || {
+      [
+        Strategy::Priority(ClassifyOptions::default()),
+        Strategy::Placeholders(ClassifyOptions::default(), None),
+        Strategy::Truncate(TruncationConfig::default()),
+        Strategy::Roles(MaxContextOptions::default()),
+        Strategy::Age,
+      ]
+    };
+    for seed in 1..=6 {
+      let msgs = parallel_session(seed, 30);
+      for window in [3_000, 6_000] {
+        for strategy in strategies() {
+          let name = strategy.name();
+          let mut p = policy(window, strategy);
+          let mut shortened: std::collections::HashMap<usize, Arc<str>> = Default::default();
+          let mut replans = 0;
+          for end in 3..=msgs.len() {
+            if !msgs[end - 1].is_tool_result() || msgs.get(end).is_some_and(|m| m.is_tool_result())
+            {
+              continue;
+            }
+            let conv = Conversation::new(&msgs[..end], ENC);
+            let step = p.step(&conv);
+            let at = format!("{name}, window {window}, seed {seed}, {end} messages");
+            replans += usize::from(step.decision.replanned());
+            assert!(step.total_tokens <= window, "{at}: {} tokens", step.total_tokens);
+            assert!(!step.plan.is_dropped(0), "{at}: the system prompt was dropped");
+            assert!(!step.plan.is_dropped(1), "{at}: the task was dropped");
+            for i in 0..end {
+              match step.plan.action(i) {
+                Action::Replace(r) => {
+                  let before = shortened.entry(i).or_insert_with(|| r.content.clone());
+                  assert!(*before == r.content, "{at}: message {i} shortened again");
+                }
+                Action::Drop => {
+                  shortened.remove(&i);
+                }
+                Action::Keep => {}
+              }
+            }
+          }
+          assert!(replans > 2, "{name}, window {window}: {replans} re-plans");
+        }
+      }
+    }
   }
 
   #[test]

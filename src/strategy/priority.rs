@@ -153,7 +153,8 @@ fn priority_plan(
   };
   let fits = fit_opening(conv, &order, &mut plan, &mut tally, target);
   if removal == Removal::Request && !fits {
-    cut_anchors_to_fit(conv, &order, &priorities, &mut plan, &mut tally, target);
+    let anchored = anchored_units(conv);
+    cut_anchors_to_fit(conv, &order, &priorities, &anchored, &mut plan, &mut tally, target);
   }
   plan
 }
@@ -328,6 +329,7 @@ fn cut_anchors_to_fit(
   conv: &Conversation<'_>,
   order: &[usize],
   priorities: &[ContentPriority],
+  anchored: &[bool],
   plan: &mut Plan,
   tally: &mut Tally,
   target: usize,
@@ -337,7 +339,6 @@ fn cut_anchors_to_fit(
   // (Called only when the request does not fit with that opening: see [`fit_opening`].)
   let room =
     |plan: &Plan| target.saturating_sub(plan.conform_tokens(conv, &mut Opening::new(conv)));
-  let anchored = anchored_units(conv);
   // A plain user message of a never-truncated tier (the task, agent instructions) comes back if
   // cutting the anchors a little further makes room for it: the most important one that fits;
   // failing that, the most important one that fits cut itself (first, as the ladder cuts it
@@ -353,7 +354,7 @@ fn cut_anchors_to_fit(
       }
       tally.keep_unit(conv, plan, u);
       let mut candidates = if cut_itself { cuttable(conv, u, plan, true) } else { Vec::new() };
-      candidates.extend(anchor_candidates(conv, &anchored, plan));
+      candidates.extend(anchor_candidates(conv, anchored, plan));
       if cut_within(conv, candidates, plan, tally, room(plan), true) {
         return;
       }
@@ -373,7 +374,7 @@ fn cut_anchors_to_fit(
       candidates.extend(cuttable(conv, u, plan, true));
     }
   }
-  candidates.extend(anchor_candidates(conv, &anchored, plan));
+  candidates.extend(anchor_candidates(conv, anchored, plan));
   let room = room(plan);
   if cut_within(conv, candidates.clone(), plan, tally, room, false) {
     return;
@@ -520,6 +521,19 @@ fn fit_opening(
   true
 }
 
+/// The priority strategies' last rung for any plan (a [`crate::strategy::cache_policy`]
+/// re-plan of any strategy): when the messages `plan` sends do not fit `target`, those of the
+/// units flagged in `anchored` that it sends whole are cut as [`cut_anchors_to_fit`] cuts
+/// them (tool results and plain user messages the largest first, then the last message, then
+/// the instructions; to head and tail, then to the marker alone), so that the request is the
+/// smallest this can reach. Nothing is dropped and no earlier shortening changes.
+pub fn cut_anchors(conv: &Conversation<'_>, plan: &mut Plan, anchored: &[bool], target: usize) {
+  let mut tally = Tally::of(conv, plan);
+  if !fit_opening(conv, &[], plan, &mut tally, target) {
+    cut_anchors_to_fit(conv, &[], &[], anchored, plan, &mut tally, target);
+  }
+}
+
 /// Trims `conv` to `options.target_tokens`, replacing tool results with placeholders before
 /// dropping anything that would break a pair (see the module docs).
 pub fn trim_with_placeholders(
@@ -539,7 +553,8 @@ pub fn trim_with_placeholders(
   };
   let (mut plan, mut tally) = Shorten::new(conv, &order, &priorities, target, shortening).run();
   if !fit_opening(conv, &order, &mut plan, &mut tally, target) {
-    cut_anchors_to_fit(conv, &order, &priorities, &mut plan, &mut tally, target);
+    let anchored = anchored_units(conv);
+    cut_anchors_to_fit(conv, &order, &priorities, &anchored, &mut plan, &mut tally, target);
   }
   debug_assert_eq!(tally.total(), plan.total_tokens(conv));
   PriorityTrim { outcome: Outcome::new(conv, plan, target), classification }
