@@ -591,6 +591,17 @@ impl CachePolicy {
     // as the priority strategies cut their anchors (issue 42: the smallest request the policy
     // can reach, never one over the window while a cut could bring it inside).
     if plan.total_tokens(conv) > low {
+      // The last unit's shortenings that no earlier request sent (`truncate` cuts a long new
+      // output to its own length) are undone first, so that the anchors' cut starts from the
+      // whole output and takes what it must from it before any instruction or the task.
+      if let Some(last) = conv.len().checked_sub(1) {
+        for &i in &conv.units()[conv.unit_of(last)].members {
+          let earlier = matches!(current.actions().get(i), Some(Action::Replace(_)));
+          if matches!(plan.action(i), Action::Replace(_)) && !earlier {
+            plan.keep(i);
+          }
+        }
+      }
       cut_anchors(conv, &mut plan, &keep, low);
     }
     plan.conform(conv);
@@ -1156,8 +1167,9 @@ mod tests {
             let at = format!("{name}, window {window}, seed {seed}, {end} messages");
             replans += usize::from(step.decision.replanned());
             assert!(step.total_tokens <= window, "{at}: {} tokens", step.total_tokens);
-            assert!(!step.plan.is_dropped(0), "{at}: the system prompt was dropped");
-            assert!(!step.plan.is_dropped(1), "{at}: the task was dropped");
+            // Sent whole: the last step's results alone can always be cut to fit beside them.
+            assert!(matches!(step.plan.action(0), Action::Keep), "{at}: the system prompt");
+            assert!(matches!(step.plan.action(1), Action::Keep), "{at}: the task");
             for i in 0..end {
               match step.plan.action(i) {
                 Action::Replace(r) => {
