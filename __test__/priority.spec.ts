@@ -261,9 +261,11 @@ test('classifyMessage on the marshmallow transcript matches hand-checked tiers',
 test('classifyMessage on the OpenHands SDK transcript matches hand-checked tiers', (t) => {
   const messages = transcript('openhands-sdk-hello-world.json')
   const S = P.STALE_TOOL_OUTPUTS
-  // 2-3 failed create (a read, 5 steps old); 4-5 pwd; 6-7 view of a relative path, rejected;
+  // 2-3 failed create of hello.py, the last change tried on it: the change the agent may send
+  // again, a recent read however old; 4-5 pwd; 6-7 view of a relative path, rejected;
   // 8-9 view of hello.py two steps ago: a recent read; 10-11 python hello.py; 12-13 finish.
-  t.deepEqual(priorities(messages), [P.SYSTEM, P.CURRENT_TASK, S, S, S, S, S, S, P.RECENT_FILE_READS, P.RECENT_FILE_READS, P.RECENT_TURNS, P.RECENT_TURNS, P.RECENT_TURNS, P.RECENT_TURNS])
+  const V = P.RECENT_FILE_READS
+  t.deepEqual(priorities(messages), [P.SYSTEM, P.CURRENT_TASK, V, V, S, S, S, S, V, V, P.RECENT_TURNS, P.RECENT_TURNS, P.RECENT_TURNS, P.RECENT_TURNS])
 })
 
 test('the current task is the user message that opened the turn, not a tool error reported as user', (t) => {

@@ -21,7 +21,9 @@
 //!    is the latest content of each modified file: a result about one that a later change of
 //!    the file follows is a `RECENT_FILE_READS` if it read the file (a failed change included)
 //!    or shows the edited region's numbered lines (an edit's snippet, a view the agent copies
-//!    its next edit from), else a tool exchange like any other (rule 6).
+//!    its next edit from), else a tool exchange like any other (rule 6). A failed change that
+//!    is the last change tried on its file is a `RECENT_FILE_READS` however old: its call holds
+//!    the change the agent will send again.
 //! 6. Any other tool result is `RECENT_TURNS` when at most `recent_threshold` steps old, else
 //!    `STALE_TOOL_OUTPUTS`.
 //! 7. Any other message is `RECENT_TURNS` when at most `preserve_recent_turns` steps old, else
@@ -461,6 +463,8 @@ pub fn classes_with_operations(
   // Where: the message, and the result's part in a message of several (results of parallel
   // calls follow one another in the order of their parts, as one message each would).
   let mut last_change: Vec<Option<(usize, usize)>> = vec![None; paths];
+  // The last change tried, failed or not.
+  let mut last_attempt: Vec<Option<(usize, usize)>> = vec![None; paths];
   for (i, op, n) in operations.each() {
     let kind = op.effective_kind();
     match modified {
@@ -478,6 +482,9 @@ pub fn classes_with_operations(
     if kind != FileOpKind::Read {
       last_change[n] = Some((i, op.part.unwrap_or(0)));
     }
+    if op.kind.modifies() {
+      last_attempt[n] = Some((i, op.part.unwrap_or(0)));
+    }
   }
   // The class of message `i` as a result about `op` (numbered `n`), or about no file.
   let class_of = |i: usize, op: Option<(&FileOp, usize)>| {
@@ -487,6 +494,8 @@ pub fn classes_with_operations(
     if let Some((op, n)) = op {
       let changed_later = last_change[n].is_some_and(|l| l > (i, op.part.unwrap_or(0)));
       as_of_later_changes(&mut c, op, changed_later, conv.age(i), options);
+      let last_tried = last_attempt[n] == Some((i, op.part.unwrap_or(0)));
+      as_pending_change(&mut c, op, last_tried);
     }
     c
   };
@@ -588,6 +597,20 @@ fn as_of_later_changes(
     } else {
       other_result(age, options)
     };
+    c.flags |= Compact::AGE;
+  }
+}
+
+/// The class `c` of a failed change of a file (a refused `Write`, an `apply_patch` that did not
+/// apply) that is the last change tried on that file (`last_tried`): a recent read, however old,
+/// since its call holds the change the agent still means to make and will send again (Claude
+/// Code reads the file and writes the same content after "File has not been read yet"; Codex
+/// re-sends a patch with the context corrected). A later change of the file, failed or not,
+/// ends it (docs/quality.md, seventh round).
+fn as_pending_change(c: &mut Compact, op: &FileOp, last_tried: bool) {
+  if op.failed && op.kind.modifies() && last_tried && c.priority < ContentPriority::RecentFileReads
+  {
+    c.priority = ContentPriority::RecentFileReads;
     c.flags |= Compact::AGE;
   }
 }
@@ -753,6 +776,36 @@ mod tests {
     reread.extend([read("8"), result("8", "     1→a")]);
     let got = priorities(&reread, &options);
     assert_eq!((got[6], got[8]), (StaleToolOutputs, StaleToolOutputs));
+  }
+
+  /// A refused change that is the last change tried on its file holds what the agent will send
+  /// again: a recent read however old, until another change of the file is tried.
+  #[test]
+  fn a_refused_change_stays_recent_until_another_change_of_its_file_is_tried() {
+    let refused = "<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>";
+    let write = |id: &str, path: &str| {
+      call(id, "Write", &format!(r#"{{"file_path":"{path}","content":"draft {id}"}}"#))
+    };
+    let bash = |id: &str| call(id, "Bash", r#"{"command":"npm test"}"#);
+    let mut msgs = vec![user("task"), write("1", "/r/a.ts"), result("1", refused)];
+    for k in 2..8 {
+      msgs.extend([bash(&k.to_string()), result(&k.to_string(), "ok")]);
+    }
+    let options = ClassifyOptions { recent_threshold: 2, ..ClassifyOptions::default() };
+    // Seven steps old, it is still the change the agent means to make.
+    assert_eq!(priorities(&msgs, &options)[2], RecentFileReads);
+    // A newer refused write of the file takes over; an older one is a stale exchange.
+    let mut again = msgs.clone();
+    again.extend([write("8", "/r/a.ts"), result("8", refused)]);
+    for k in 9..13 {
+      again.extend([bash(&k.to_string()), result(&k.to_string(), "ok")]);
+    }
+    let got = priorities(&again, &options);
+    assert_eq!((got[2], got[16]), (StaleToolOutputs, RecentFileReads));
+    // A change of another file leaves it be.
+    let mut other = msgs.clone();
+    other.extend([write("8", "/r/b.ts"), result("8", "File created successfully at: /r/b.ts")]);
+    assert_eq!(priorities(&other, &options)[2], RecentFileReads);
   }
 
   #[test]
