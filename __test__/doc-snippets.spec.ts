@@ -1,0 +1,106 @@
+// Issue 43: the TypeScript snippets of the README and docs/integration.md type-check as written,
+// under `tsc --strict`, against the real SDKs (`openai`, `@anthropic-ai/sdk`, `ai`, `langchain`)
+// and the package's own types. What a snippet leaves to the reader (a system prompt, the app's
+// tools, its `runTool`) is declared before it, typed as the SDK types it.
+import { readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+import test from 'ava'
+import ts from 'typescript'
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+
+/** The ```ts blocks of a markdown file, in order. */
+function snippets(file: string): string[] {
+  const text = readFileSync(join(root, file), 'utf8')
+  return [...text.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => m[1])
+}
+
+const OPENAI = `import type OpenAIType from 'openai'
+import type { ChatCompletionMessageFunctionToolCall, ChatCompletionTool } from 'openai/resources/chat/completions'
+declare const systemPrompt: string
+declare const task: string
+declare const tools: ChatCompletionTool[]
+declare function runTool(call: ChatCompletionMessageFunctionToolCall | OpenAIType.Chat.Completions.ChatCompletionMessageToolCall): Promise<string>
+`
+const AI_SDK = `import type { LanguageModel, ToolSet } from 'ai'
+declare const model: LanguageModel
+declare const system: string
+declare const prompt: string
+declare const tools: ToolSet
+`
+
+/** What each snippet leaves to the reader, by file and position (1-based). */
+const PRELUDES: Record<string, Record<number, string>> = {
+  'docs/integration.md': {
+    1: OPENAI,
+    2: `${OPENAI}import OpenAI from 'openai'
+import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions'
+import { ContextWindow } from 'context-trim'
+declare const client: OpenAI
+declare const model: string
+declare const budget: number
+declare const start: ChatCompletionMessageParam[]
+`,
+    3: AI_SDK,
+    4: `${AI_SDK}import { streamText, type ModelMessage } from 'ai'
+declare const chatId: string
+declare const messages: ModelMessage[]
+`,
+    5: AI_SDK,
+    6: `import type { Message } from 'context-trim'
+declare const client: { chat(messages: Message[], tools: unknown): Promise<unknown> }
+declare const tools: unknown
+`,
+    7: `import type { StructuredTool } from '@langchain/core/tools'
+declare const tools: StructuredTool[]
+declare const systemPrompt: string
+`,
+    8: `import type { BaseMessage } from '@langchain/core/messages'
+declare const history: BaseMessage[]
+`,
+    9: `declare const rawBody: string
+declare const upstream: string
+declare const headers: Record<string, string>
+`,
+  },
+  'README.md': {},
+}
+
+/** `tsc --strict` diagnostics of every snippet of `file`, each as `file#k: message`. */
+function typeErrors(file: string): string[] {
+  const options: ts.CompilerOptions = {
+    strict: true,
+    noEmit: true,
+    skipLibCheck: true,
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    types: ['node'],
+  }
+  const sources = new Map<string, string>()
+  snippets(file).forEach((code, k) => {
+    const prelude = PRELUDES[file]?.[k + 1] ?? ''
+    // Each snippet is a module of its own (an `export {}` makes one of a snippet without imports),
+    // at the package's root, where `context-trim` resolves to the package itself, as in an app.
+    sources.set(join(root, `snippet-${k + 1}.mts`), `${prelude}\n${code}\nexport {}\n`)
+  })
+  const host = ts.createCompilerHost(options)
+  const read = host.readFile
+  const exists = host.fileExists
+  host.readFile = (name) => sources.get(name) ?? read(name)
+  host.fileExists = (name) => sources.has(name) || exists(name)
+  const program = ts.createProgram([...sources.keys()], options, host)
+  return ts
+    .getPreEmitDiagnostics(program)
+    .filter((d) => d.file && sources.has(d.file.fileName))
+    .map((d) => `${file}#${d.file!.fileName.match(/snippet-(\d+)/)![1]}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n').split('\n')[0]}`)
+}
+
+for (const file of Object.keys(PRELUDES)) {
+  test(`the TypeScript snippets of ${file} type-check as written`, (t) => {
+    t.true(snippets(file).length > 0)
+    t.deepEqual(typeErrors(file), [])
+  })
+}
