@@ -1,11 +1,12 @@
-// Issue 42, part 4: nothing is counted as nothing (images by the size in their header at each
-// provider's rate, audio by its duration, unknown parts by their JSON text). The figures are
-// docs/formats.md's.
+// Issue 42, parts 4 and 5: nothing is counted as nothing (images by the size in their header at
+// each provider's rate, audio by its duration, unknown parts by their JSON text), and bad input
+// is refused the same way by every entry point and adapter. The figures are docs/formats.md's.
 import test from 'ava'
-import { HumanMessage } from '@langchain/core/messages'
+import { HumanMessage, SystemMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages'
 
-import { toOpenAIMessages } from '../adapters/langchain.mjs'
-import { ct } from './helpers.js'
+import { trimPrepareStep } from '../adapters/ai-sdk.mjs'
+import { toOpenAIMessages, trimBaseMessages } from '../adapters/langchain.mjs'
+import { ct, type CodedError } from './helpers.js'
 import type { AnyMessage } from '../index.js'
 
 type Format = 'openai' | 'anthropic' | 'ai-sdk'
@@ -157,4 +158,93 @@ test('a part of an unknown type counts by its JSON text in every format, as the 
   // A changed part that keeps its known keys is read again, not taken from the cache.
   const other = [{ role: 'user', content: [{ ...weird, meta: { n: 'a much longer value '.repeat(50) } }] }] as AnyMessage[]
   t.true(ct.estimateTokens(other) > ct.estimateTokens(messages))
+})
+
+const NO_CONTENT = 'messages[1].content: is required: a message without tool calls must have content'
+const NO_CALL_ID = 'messages[2].tool_call_id: is required: a tool message must name the call it answers'
+
+/** Calls `f` and returns its error's code and message. */
+function refusal(f: () => unknown): [string | undefined, string] {
+  try {
+    f()
+  } catch (e) {
+    return [(e as CodedError).code, (e as Error).message]
+  }
+  return [undefined, 'no error']
+}
+
+test('a message without content, or a tool message without tool_call_id, is refused by every entry point and adapter', (t) => {
+  const noContent = [{ role: 'system', content: 'sys' }, { role: 'user', text: 'hi' }] as unknown as AnyMessage[]
+  const noCallId = [
+    { role: 'user', content: 'task' },
+    { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'ls', arguments: '{}' } }] },
+    { role: 'tool', content: 'a.ts' },
+  ] as unknown as AnyMessage[]
+  const entryPoints: Array<[string, (m: AnyMessage[]) => unknown]> = [
+    ['estimateTokens', (m) => ct.estimateTokens(m)],
+    ['trimByPriority', (m) => ct.trimByPriority(m, { targetTokens: 1000 })],
+    ['trimWithPlaceholders', (m) => ct.trimWithPlaceholders(m, { targetTokens: 1000 })],
+    ['CacheAwareTrimmer', (m) => new ct.CacheAwareTrimmer({ contextWindow: 1000 }).trim(m)],
+    ['trimByPriorityJson', (m) => ct.trimByPriorityJson(JSON.stringify(m), { targetTokens: 1000 })],
+    ['trimPrepareStep', (m) => trimPrepareStep({ budget: 1000 })({ messages: m as never, steps: [], stepNumber: 0 })],
+  ]
+  for (const [name, f] of entryPoints) {
+    t.deepEqual(refusal(() => f(noContent)), ['INVALID_MESSAGE', NO_CONTENT], name)
+    if (name !== 'trimPrepareStep') t.deepEqual(refusal(() => f(noCallId)), ['INVALID_MESSAGE', NO_CALL_ID], name)
+  }
+  t.deepEqual(refusal(() => ct.estimateMessageTokens({ role: 'user', text: 'hi' } as never)), ['INVALID_MESSAGE', NO_CONTENT.replace('[1]', '[0]')])
+  // LangChain: a message-like object without content, a tool message without its call's id.
+  const lc = (m: unknown) => refusal(() => trimBaseMessages([new SystemMessage('sys'), m] as BaseMessage[], { budget: 1000 }))
+  t.deepEqual(lc({ type: 'human', text: 'hi' }), ['INVALID_MESSAGE', NO_CONTENT])
+  const tool = new ToolMessage({ content: 'a.ts', tool_call_id: 'x' })
+  ;(tool as { tool_call_id?: string }).tool_call_id = undefined
+  t.deepEqual(
+    refusal(() => trimBaseMessages([new HumanMessage('task'), new HumanMessage('more'), tool], { budget: 1000 })),
+    ['INVALID_MESSAGE', NO_CALL_ID],
+  )
+  // Still valid: content null with tool calls, tool calls without a content key.
+  const calls = [{ id: 'c1', type: 'function', function: { name: 'ls', arguments: '{}' } }]
+  const valid = [
+    { role: 'user', content: 'task' },
+    { role: 'assistant', tool_calls: calls },
+    { role: 'tool', tool_call_id: 'c1', content: 'a.ts' },
+    { role: 'assistant', content: null, tool_calls: [{ ...calls[0], id: 'c2' }] },
+    { role: 'tool', tool_call_id: 'c2', content: 'b.ts' },
+  ] as AnyMessage[]
+  t.true(ct.estimateTokens(valid) > 0)
+  // validateConversation and repairConversation report and repair them, as before; a checking
+  // entry point called afterwards on the same objects still refuses them.
+  t.deepEqual(ct.validateConversation(noCallId).map((p) => p.kind), ['call-without-result', 'missing-tool-call-id'])
+  t.deepEqual(ct.validateConversation(noContent).map((p) => p.kind), ['empty-message'])
+  t.is(ct.repairConversation(noContent).messages.length, 1)
+  t.deepEqual(refusal(() => ct.estimateTokens(noContent)), ['INVALID_MESSAGE', NO_CONTENT])
+})
+
+test('a result whose call is missing is kept or dropped as a unit of its own, the same way by the core and both adapters', (t) => {
+  const orphan = 'orphan result '.repeat(50)
+  const openai = [
+    { role: 'system', content: 'sys' },
+    { role: 'user', content: 'task' },
+    { role: 'tool', tool_call_id: 'zz', content: orphan },
+    { role: 'assistant', content: 'ok' },
+  ] as AnyMessage[]
+  const aiSdk = [
+    { role: 'system', content: 'sys' },
+    { role: 'user', content: [{ type: 'text', text: 'task' }] },
+    { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'zz', toolName: 'read', output: { type: 'text', value: orphan } }] },
+    { role: 'assistant', content: [{ type: 'text', text: 'ok' }] },
+  ] as AnyMessage[]
+  const lc = [new SystemMessage('sys'), new HumanMessage('task'), new ToolMessage({ content: orphan, tool_call_id: 'zz' }), new HumanMessage('ok')]
+  for (const [budget, roles] of [
+    [1000, ['system', 'user', 'tool', 'assistant']],
+    [40, ['system', 'user', 'assistant']],
+  ] as const) {
+    t.deepEqual(ct.trimByPriority(openai, { targetTokens: budget }).messages.map((m) => m.role), [...roles])
+    t.deepEqual(ct.trimByPriority(aiSdk, { targetTokens: budget, format: 'ai-sdk' }).messages.map((m) => m.role), [...roles])
+    const step = trimPrepareStep({ budget })({ messages: aiSdk as never, steps: [], stepNumber: 0 })
+    t.deepEqual(step.messages.map((m: { role: string }) => m.role), [...roles])
+    const kept = trimBaseMessages(lc, { budget }).messages.map((m) => m.getType())
+    t.deepEqual(kept, budget === 1000 ? ['system', 'human', 'tool', 'human'] : ['system', 'human', 'human'])
+  }
+  t.deepEqual(ct.validateConversation(openai).map((p) => p.kind), ['orphan-result'])
 })

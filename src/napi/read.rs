@@ -116,7 +116,9 @@ pub(crate) fn read_messages<'env>(
   read_messages_in(env, value, None)
 }
 
-/// Reads an array of messages in `format`, or in the detected format when it is `None`.
+/// Reads an array of messages in `format`, or in the detected format when it is `None`; a
+/// message the format's parser reads but [`Format::check_message`] refuses (no `content` and no
+/// tool calls, a tool message without `tool_call_id`) is an `INVALID_MESSAGE` error.
 ///
 /// Messages read on an earlier call and unchanged since are taken from the message cache (see
 /// `instance.rs`) without crossing the boundary again.
@@ -124,6 +126,25 @@ pub(crate) fn read_messages_in<'env>(
   env: &'env Env,
   value: Unknown<'env>,
   format: Option<Format>,
+) -> Result<JsMessages<'env>> {
+  read_messages_checked(env, value, format, Check::Strict)
+}
+
+/// Whether a message [`Format::check_message`] refuses is an error: `Lenient` lets it through,
+/// for `validateConversation` and `repairConversation`, which report and repair such messages
+/// (it is then not cached, so that an entry point that checks reads it again).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Check {
+  Strict,
+  Lenient,
+}
+
+/// [`read_messages_in`], with the [`Check`] given.
+pub(crate) fn read_messages_checked<'env>(
+  env: &'env Env,
+  value: Unknown<'env>,
+  format: Option<Format>,
+  check: Check,
 ) -> Result<JsMessages<'env>> {
   let array = as_array(value).map_err(|e| super::error::throw(env, e))?;
   let instance = super::instance::instance(env)?;
@@ -138,7 +159,7 @@ pub(crate) fn read_messages_in<'env>(
     }
     _ => None,
   };
-  let reader = Reader::new(env)?;
+  let reader = Reader { check, ..Reader::new(env)? };
   let source = match elements {
     Some(elements) => Source::Array(elements),
     None => Source::Handles(Vec::new()),
@@ -289,6 +310,14 @@ fn read_all<'env>(
       }
     };
     let message = format.parse_message(&value, i)?;
+    if let Err(e) = format.check_message(&value, &message, i) {
+      if reader.check == Check::Strict {
+        return Err(e);
+      }
+      // Let through, never cached.
+      messages.push(Arc::new(Cached { format, signals: signals[i], message }));
+      continue;
+    }
     // A new object with the content of one read before (a history parsed afresh on every
     // request) shares its parsed message, and with it everything memoised on it.
     let (entry, again) = match cache.get_content(format, signals[i], &message) {
@@ -324,7 +353,9 @@ pub(crate) fn read_message<'env>(
       Some(f) => f,
       None => crate::model::format::detect(std::slice::from_ref(&value))?,
     };
-    Ok((object, format.parse_message(&value, 0)?))
+    let message = format.parse_message(&value, 0)?;
+    format.check_message(&value, &message, 0)?;
+    Ok((object, message))
   };
   read().map_err(|e| super::error::throw(env, e))
 }
@@ -389,6 +420,8 @@ struct Reader<'env> {
   /// [`MESSAGE_FIELDS`] as JavaScript strings, made once per call: a property looked up by a
   /// C string is made a JavaScript string (and looked up in V8's string table) on every read.
   fields: Vec<napi::JsString<'env>>,
+  /// Whether a message [`Format::check_message`] refuses is an error.
+  check: Check,
 }
 
 impl<'env> Reader<'env> {
@@ -396,7 +429,7 @@ impl<'env> Reader<'env> {
     let json: Object = env.get_global()?.get_named_property("JSON")?;
     let stringify = json.get_named_property("stringify")?;
     let fields = MESSAGE_FIELDS.iter().map(|&key| env.create_string(key)).collect::<Result<_>>()?;
-    Ok(Reader { env, stringify, fields })
+    Ok(Reader { env, stringify, fields, check: Check::Strict })
   }
 
   /// Reads the fields of one message that the core needs into a JSON object.
