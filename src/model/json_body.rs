@@ -1437,6 +1437,29 @@ mod tests {
   use super::*;
   use crate::plan::MetaValue;
 
+  /// A media string is read as its head and its length; a part of a type no format reads as
+  /// its JSON text; both as the binding's object reader reads them (`counting.spec.ts`).
+  #[test]
+  fn views_keep_the_head_of_media_and_the_json_of_unknown_parts() {
+    let long = "A".repeat(MEDIA_HEAD + 10);
+    let raw = format!(
+      r#"{{"role":"user","content":[{{"type":"image","source":{{"type":"base64","data":"{long}"}}}},{{"type":"weird","b":[1,2.5,"x"],"a":{{"z":null}}}},{{"type":"text","text":"hi","extra":1}}],"other":1}}"#
+    );
+    let view = message_view(&raw, 0).unwrap();
+    let parts = view["content"].as_array().unwrap();
+    let source = &parts[0]["source"];
+    assert_eq!(source["data"].as_str().unwrap().len(), MEDIA_HEAD);
+    assert_eq!(source[&format!("data{LENGTH_SUFFIX}")], MEDIA_HEAD + 10);
+    assert_eq!(parts[1]["type"], "weird");
+    assert_eq!(parts[1][JSON_TEXT_FIELD], r#"{"type":"weird","b":[1,2.5,"x"],"a":{"z":null}}"#);
+    assert_eq!(parts[2], serde_json::json!({"type": "text", "text": "hi"}));
+    assert_eq!(media_head("short"), ("short", None));
+    let wide = "é".repeat(MEDIA_HEAD);
+    let (head, len) = media_head(&wide);
+    assert!(head.len() <= MEDIA_HEAD && head.len() % 2 == 0);
+    assert_eq!(len, Some(MEDIA_HEAD));
+  }
+
   fn js_string(x: f64) -> String {
     let mut s = String::new();
     push_js_number(&mut s, x);
