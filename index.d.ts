@@ -1170,13 +1170,18 @@ export declare function enforceContextLimitAsync<M extends AnyMessageInput = Mes
 /**
  * Estimates the tokens of one message: content, name, tool calls and the per-message
  * framing of the OpenAI cookbook (3 per message, 1 per name, 1 per tool call). With
- * `framing: false`, its content, tool-call names and arguments only.
+ * `framing: false`, its content, tool-call names and arguments only. An image counts by the
+ * pixel size in its data's header at its format's provider's rate (OpenAI's tiles, Anthropic's
+ * w×h/750), audio by its duration, a part of an unknown type by its JSON text (see
+ * docs/formats.md). A message without `content` and without tool calls is an
+ * `INVALID_MESSAGE` error.
  */
 export declare function estimateMessageTokens(message: AnyMessageInput, options?: TokenOptions): number
 
 /**
  * Estimates the tokens of a whole request: every message plus 3 tokens of reply priming (none
- * with `framing: false`).
+ * with `framing: false`). Images, audio and unknown parts count as in
+ * {@link estimateMessageTokens}.
  */
 export declare function estimateTokens(messages: AnyMessageInput[], options?: TokenOptions): number
 

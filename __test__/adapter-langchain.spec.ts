@@ -19,13 +19,16 @@ import { fromOpenAIMessages, toOpenAIMessages, trimBaseMessages, trimMiddleware,
 import { ct, type CodedError } from './helpers.js'
 import type { Message } from '../index.js'
 
+/** A 1024×1024 PNG's header as a data URL: 765 tokens at OpenAI's high detail (4 tiles). */
+const IMAGE = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAABAAAAAQACAYAAAAAAAAA'
+
 const file = (path: string) => `// ${path}\n` + `export const value = ${JSON.stringify(path)};\n`.repeat(100)
 
 /** A LangChain conversation and the same conversation written by hand in the OpenAI shape. */
 function conversation(): [BaseMessage[], Message[]] {
   const lc = [
     new SystemMessage('You are a coding agent.'),
-    new HumanMessage({ content: [{ type: 'text', text: 'Fix the test.' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AA' } }] }),
+    new HumanMessage({ content: [{ type: 'text', text: 'Fix the test.' }, { type: 'image_url', image_url: { url: IMAGE } }] }),
     new AIMessage({ content: 'Reading.', tool_calls: [{ id: 'c1', name: 'read_file', args: { path: 'a.ts' } }, { id: 'c2', name: 'read_file', args: { path: 'b.ts' } }] }),
     new ToolMessage({ content: file('a.ts'), tool_call_id: 'c1', name: 'read_file' }),
     new ToolMessage({ content: 'ENOENT: b.ts', tool_call_id: 'c2', name: 'read_file', status: 'error' }),
@@ -34,7 +37,7 @@ function conversation(): [BaseMessage[], Message[]] {
   ]
   const openai: Message[] = [
     { role: 'system', content: 'You are a coding agent.' },
-    { role: 'user', content: [{ type: 'text', text: 'Fix the test.' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AA' } }] },
+    { role: 'user', content: [{ type: 'text', text: 'Fix the test.' }, { type: 'image_url', image_url: { url: IMAGE } }] },
     {
       role: 'assistant',
       content: 'Reading.',

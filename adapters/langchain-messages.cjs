@@ -56,10 +56,37 @@ function roleOf(message, index) {
   throw invalidMessage(`messages[${index}].type: must be human, ai, tool, system or generic, got ${JSON.stringify(type)}`)
 }
 
+/** A block's base64 data as a data URL of its media type (LangChain's `mimeType`, or the legacy `mime_type`). */
+function dataUrl(block, fallbackType) {
+  const type = typeof block.mimeType === 'string' ? block.mimeType : typeof block.mime_type === 'string' ? block.mime_type : fallbackType
+  return `data:${type};base64,${block.data}`
+}
+
+/** The media type of a LangChain data block, if it names one. */
+function mimeOf(block) {
+  const type = block?.mimeType ?? block?.mime_type
+  return typeof type === 'string' ? type.toLowerCase() : ''
+}
+
+/** An image block as an OpenAI `image_url` part: its URL, or its base64 data as a data URL (counted by its size). */
+function imagePart(block) {
+  if (typeof block.url === 'string') return { type: 'image_url', image_url: { url: block.url } }
+  if (typeof block.data === 'string') return { type: 'image_url', image_url: { url: dataUrl(block, 'image/png') } }
+  return { type: 'image_url', image_url: { url: '' } }
+}
+
+/** An audio block as an OpenAI `input_audio` part: its base64 data and format (counted by its duration). */
+function audioPart(block) {
+  const subtype = mimeOf(block).replace(/^audio\//, '')
+  const format = subtype === 'mpeg' || subtype === 'mp3' ? 'mp3' : subtype === 'wav' || subtype === 'x-wav' || subtype === 'wave' ? 'wav' : subtype
+  return { type: 'input_audio', input_audio: { data: typeof block.data === 'string' ? block.data : '', format } }
+}
+
 /**
- * LangChain content as OpenAI content: text and images as they are, files and audio as OpenAI
- * `file` parts (counted as an attachment, never as their base64 text), any other block as its
- * JSON text.
+ * LangChain content as OpenAI content: text as it is; images as `image_url` parts and audio as
+ * `input_audio` parts (counted by their size, as the library counts them: docs/configuration.md);
+ * other files as OpenAI `file` parts (a fixed estimate, never their base64 text); any other
+ * block as its JSON text, which is what the library counts a part of an unknown type by.
  */
 function openAIContent(content, role) {
   if (!Array.isArray(content)) return content
@@ -69,9 +96,14 @@ function openAIContent(content, role) {
     else if (block?.type === 'text' && typeof block.text === 'string') parts.push({ type: 'text', text: block.text })
     else if (block?.type === 'image_url') {
       const url = typeof block.image_url === 'string' ? block.image_url : block.image_url?.url
-      parts.push({ type: 'image_url', image_url: { url: typeof url === 'string' ? url : '' } })
-    } else if (block?.type === 'image') parts.push({ type: 'image_url', image_url: { url: typeof block.url === 'string' ? block.url : '' } })
-    else if (block?.type === 'file' || block?.type === 'audio') parts.push({ type: 'file', file: {} })
+      const detail = block.image_url?.detail
+      const image_url = { url: typeof url === 'string' ? url : '' }
+      if (typeof detail === 'string') image_url.detail = detail
+      parts.push({ type: 'image_url', image_url })
+    } else if (block?.type === 'image' || (block?.type === 'file' && mimeOf(block).startsWith('image/'))) parts.push(imagePart(block))
+    else if (block?.type === 'audio' || (block?.type === 'file' && mimeOf(block).startsWith('audio/'))) parts.push(audioPart(block))
+    else if (block?.type === 'input_audio') parts.push({ type: 'input_audio', input_audio: { data: block.input_audio?.data ?? '', format: block.input_audio?.format ?? '' } })
+    else if (block?.type === 'file') parts.push({ type: 'file', file: {} })
     else if (role === 'assistant' && CALL_BLOCKS.has(block?.type)) continue
     else parts.push({ type: 'text', text: JSON.stringify(block) })
   }

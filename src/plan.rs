@@ -594,7 +594,7 @@ pub fn replaced_message(m: &Message, r: &Replacement) -> Message {
             Some(text) => Part::ToolResult {
               call_id: call_id.clone(),
               content: text.to_string(),
-              attachments: 0,
+              attachment_tokens: 0,
               is_error: *is_error,
             },
             None => p.clone(),

@@ -8,7 +8,7 @@
 use crate::model::message::{Content, Message, Part};
 use crate::model::tokens::{
   count_tokens, count_tokens_uncached, piece_starts, prefix_span, suffix_span, Encoding, Span,
-  WindowMemo, IMAGE_PART_TOKENS,
+  WindowMemo,
 };
 
 /// The marker put in place of the cut middle; `{tokens}` is the number of tokens cut.
@@ -255,7 +255,7 @@ pub fn cut_content(m: &Message, max_tokens: usize, encoding: Encoding) -> Option
   let cut = || {
     let text = m.content_text();
     let mut memo = m.memo.cut_memo.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let attached = attachments(m) * IMAGE_PART_TOKENS;
+    let attached = attachment_tokens(m);
     cut_middle_beside(&text, attached, max_tokens, encoding, &mut memo)
       .or_else(|| without_attachments(m, &text, max_tokens, encoding))
   };
@@ -279,7 +279,7 @@ pub fn cut_content_to_marker(m: &Message, max_tokens: usize, encoding: Encoding)
   if let Some(cut) = cut_content(m, max_tokens, encoding) {
     return Some(cut);
   }
-  let original = count_tokens(&m.content_text(), encoding) + attachments(m) * IMAGE_PART_TOKENS;
+  let original = count_tokens(&m.content_text(), encoding) + attachment_tokens(m);
   let floor = count_tokens(&marker(original), encoding);
   if max_tokens >= floor {
     return None;
@@ -288,7 +288,7 @@ pub fn cut_content_to_marker(m: &Message, max_tokens: usize, encoding: Encoding)
 }
 
 /// A message's text without its images and files (a screenshot's in a tool result, a user's
-/// image part; counted [`IMAGE_PART_TOKENS`] each), the marker at its end naming their tokens,
+/// image part; each counted by its estimate), the marker at its end naming their tokens,
 /// when that fits `max_tokens` and the text alone does not need cutting: what an agent keeps of
 /// an old screenshot is what its tool said of it, and a budget between the text and the text
 /// with its images keeps the text rather than nothing. `None` without attachments.
@@ -298,11 +298,10 @@ fn without_attachments(
   max_tokens: usize,
   encoding: Encoding,
 ) -> Option<Cut> {
-  let attached = attachments(m);
-  if attached == 0 {
+  let cut_tokens = attachment_tokens(m);
+  if cut_tokens == 0 {
     return None;
   }
-  let cut_tokens = attached * IMAGE_PART_TOKENS;
   let marker = marker(cut_tokens);
   let out = match text.is_empty() {
     true => marker.trim().to_string(),
@@ -313,14 +312,15 @@ fn without_attachments(
   (tokens <= max_tokens).then(|| Cut { text: out.into(), cut_tokens, original_tokens, tokens })
 }
 
-/// The images and files of a message (a tool result's attachments, a user's image parts).
-fn attachments(m: &Message) -> usize {
+/// The tokens of the images and files of a message (a tool result's attachments, a user's
+/// image parts).
+fn attachment_tokens(m: &Message) -> usize {
   let Content::Parts(parts) = &m.content else { return 0 };
   parts
     .iter()
     .map(|p| match p {
-      Part::ToolResult { attachments, .. } => *attachments,
-      Part::Image => 1,
+      Part::ToolResult { attachment_tokens, .. } => *attachment_tokens,
+      Part::Attachment { tokens } => *tokens,
       _ => 0,
     })
     .sum()
@@ -571,6 +571,7 @@ mod tests {
   /// without room for that, or without an attachment, nothing is cut.
   #[test]
   fn a_result_whose_text_fits_loses_its_images() {
+    use crate::model::media::{ANTHROPIC_MAX_IMAGE_TOKENS as IMAGE, OPENAI_UNKNOWN_IMAGE_TOKENS};
     let e = Encoding::O200kBase;
     let shot = |text: &str| {
       let value = serde_json::json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t",
@@ -578,9 +579,9 @@ mod tests {
       crate::model::format::Format::Anthropic.parse_message(&value, 0).unwrap()
     };
     let cut = cut_content(&shot("clicked at 3"), 100, e).expect("a cut");
-    assert_eq!(&*cut.text, "clicked at 3\n\n[... 765 tokens cut ...]");
-    assert_eq!((cut.cut_tokens, cut.tokens), (IMAGE_PART_TOKENS, count_tokens(&cut.text, e)));
-    assert_eq!(cut.original_tokens, count_tokens("clicked at 3", e) + IMAGE_PART_TOKENS);
+    assert_eq!(&*cut.text, "clicked at 3\n\n[... 1600 tokens cut ...]");
+    assert_eq!((cut.cut_tokens, cut.tokens), (IMAGE, count_tokens(&cut.text, e)));
+    assert_eq!(cut.original_tokens, count_tokens("clicked at 3", e) + IMAGE);
     assert_eq!(cut_content(&shot("clicked at 3"), 5, e), None);
     let plain = Message::text(crate::model::message::Role::Tool, "clicked at 3");
     assert_eq!(cut_content(&plain, 100, e), None);
@@ -589,15 +590,15 @@ mod tests {
     let user = crate::model::format::Format::OpenAi.parse_message(&value, 0).unwrap();
     assert_eq!(
       &*cut_content(&user, 100, e).expect("a cut").text,
-      "look\n\n[... 765 tokens cut ...]"
+      format!("look\n\n[... {OPENAI_UNKNOWN_IMAGE_TOKENS} tokens cut ...]")
     );
     // A text too long for the budget is cut, and the images it leaves out are counted in the
     // marker and the cut's tokens, as they are in the original's.
     let long = log(300);
     let cut = cut_content(&shot(&long), 100, e).expect("a cut");
     let text_only = cut_middle(&long, 100, e).expect("a cut of the text");
-    assert_eq!(cut.original_tokens, text_only.original_tokens + IMAGE_PART_TOKENS);
-    assert_eq!(cut.cut_tokens, text_only.cut_tokens + IMAGE_PART_TOKENS);
+    assert_eq!(cut.original_tokens, text_only.original_tokens + IMAGE);
+    assert_eq!(cut.cut_tokens, text_only.cut_tokens + IMAGE);
     assert!(cut.text.contains(&marker(cut.cut_tokens)), "{}", cut.text);
     assert!(cut.tokens <= 100 && cut.tokens == count_tokens(&cut.text, e));
   }

@@ -14,7 +14,10 @@
 use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::model::json_body::JSON_TEXT_FIELD;
+use crate::model::media::{self, Detail, Encoded, Kind, Provider};
 use crate::model::message::{quote, type_name, Content, Message, Part, Role, ToolCall};
+use crate::model::tokens::FILE_PART_TOKENS;
 
 /// A message format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -141,6 +144,38 @@ impl Format {
     };
     message.is_summary = crate::model::message::is_summary(value, &message);
     Ok(message)
+  }
+
+  /// Checks a message its parser read ([`Format::parse_message`]) for what the parser lets
+  /// through, so that `validateConversation` can report it, but that no provider accepts and no
+  /// count can mean: no `content` at all (not even `null`) without tool calls (`{role: 'user',
+  /// text: 'hi'}`), and, in the OpenAI format, a tool message without `tool_call_id`. A
+  /// `content: null` stays valid (an assistant message that only calls tools, a refusal), and so
+  /// does an assistant message with tool calls and no `content` key.
+  ///
+  /// # Errors
+  ///
+  /// An `InvalidMessage` error naming `index` and the field.
+  pub fn check_message(self, value: &Value, message: &Message, index: usize) -> Result<()> {
+    let Value::Object(o) = value else { return Ok(()) };
+    if !o.contains_key("content") && message.tool_calls.is_empty() {
+      return Err(Error::message(
+        index,
+        "content",
+        "is required: a message without tool calls must have content",
+      ));
+    }
+    if self == Format::OpenAi
+      && message.role == Role::Tool
+      && matches!(o.get("tool_call_id"), None | Some(Value::Null))
+    {
+      return Err(Error::message(
+        index,
+        "tool_call_id",
+        "is required: a tool message must name the call it answers",
+      ));
+    }
+    Ok(())
   }
 }
 
@@ -294,8 +329,9 @@ fn input_text(v: Option<&Value>) -> String {
 }
 
 /// The text inside a tool result's content (a string, or text blocks/parts joined by newlines;
-/// other values serialised) and how many attachments it holds ([`attachment`]).
-fn nested_content(v: Option<&Value>) -> (String, usize) {
+/// other values serialised) and the tokens of the attachments it holds ([`attachment`]), each
+/// estimated for `provider`.
+fn nested_content(v: Option<&Value>, provider: Provider) -> (String, usize) {
   match v {
     None | Some(Value::Null) => (String::new(), 0),
     Some(Value::String(s)) => (s.clone(), 0),
@@ -303,7 +339,7 @@ fn nested_content(v: Option<&Value>) -> (String, usize) {
       let mut texts: Vec<&str> = Vec::new();
       let mut attachments = 0;
       for item in items {
-        nested_item(item, &mut texts, &mut attachments, 0);
+        nested_item(item, &mut texts, &mut attachments, provider, 0);
       }
       (texts.join("\n"), attachments)
     }
@@ -311,12 +347,14 @@ fn nested_content(v: Option<&Value>) -> (String, usize) {
   }
 }
 
-/// Adds the text of one item of a tool result's content to `texts`, or counts it among the
-/// `attachments`; a search result's own content is read the same way, a few levels deep.
+/// Adds the text of one item of a tool result's content to `texts`, or the tokens of an
+/// attachment to `attachments`; a search result's own content is read the same way, a few
+/// levels deep.
 fn nested_item<'v>(
   item: &'v Value,
   texts: &mut Vec<&'v str>,
   attachments: &mut usize,
+  provider: Provider,
   depth: usize,
 ) {
   match item {
@@ -328,10 +366,10 @@ fn nested_item<'v>(
         if let Some(text) = document_text(kind, b) {
           texts.extend(text);
         } else if attachment(kind) {
-          *attachments += 1;
+          *attachments += attachment_tokens(kind, b, provider);
         } else if let (Some(Value::Array(inner)), true) = (b.get("content"), depth < 4) {
           for item in inner {
-            nested_item(item, texts, attachments, depth + 1);
+            nested_item(item, texts, attachments, provider, depth + 1);
           }
         }
       }
@@ -367,10 +405,10 @@ fn document_text<'v>(kind: &str, block: &'v Map<String, Value>) -> Option<Vec<&'
   }
 }
 
-/// Whether a content item of `kind` is an image or a file whose content is not read, counted
-/// as an image part: Anthropic `image` and `document` blocks, AI SDK `image` and `file` parts
-/// and a tool output's `media`, `image-data`, `image-url`, `file-data`, `file-url`,
-/// `file-id` and `image-file-id` parts.
+/// Whether a content item of `kind` inside a tool result is an image or a file whose content is
+/// not read as text, counted as an attachment ([`attachment_tokens`]): Anthropic `image` and
+/// `document` blocks, AI SDK `image` and `file` parts and a tool output's `media`,
+/// `image-data`, `image-url`, `file-data`, `file-url`, `file-id` and `image-file-id` parts.
 pub(crate) fn attachment(kind: &str) -> bool {
   matches!(
     kind,
@@ -385,6 +423,96 @@ pub(crate) fn attachment(kind: &str) -> bool {
       | "file-id"
       | "image-file-id"
   )
+}
+
+/// The part types some format reads, in any of them: a content part of another type is read
+/// whole by the readers (its JSON text, under [`JSON_TEXT_FIELD`]) and counted by that text
+/// ([`unknown_part`]).
+pub(crate) const KNOWN_PART_TYPES: &[&str] = &[
+  "text",
+  "input_text",
+  "output_text",
+  "image_url",
+  "image",
+  "input_image",
+  "input_audio",
+  "file",
+  "input_file",
+  "refusal",
+  "document",
+  "search_result",
+  "thinking",
+  "redacted_thinking",
+  "tool_use",
+  "tool_result",
+  "reasoning",
+  "tool-call",
+  "tool-result",
+  "tool-approval-request",
+  "tool-approval-response",
+];
+
+/// Whether a content part of type `kind` is one some format reads ([`KNOWN_PART_TYPES`], or an
+/// Anthropic server tool's block).
+pub(crate) fn is_known_part_type(kind: &str) -> bool {
+  KNOWN_PART_TYPES.contains(&kind) || is_server_tool_block(kind)
+}
+
+/// A content part of a type the format does not read (`{type: 'weird', data: …}`), counted by
+/// its JSON text: the text the readers took of the whole part ([`JSON_TEXT_FIELD`]), or, for a
+/// value parsed directly, the part's own JSON. Never nothing.
+pub(crate) fn unknown_part(kind: &str, fields: &Map<String, Value>) -> Part {
+  let text = match fields.get(JSON_TEXT_FIELD) {
+    Some(Value::String(json)) => json.clone(),
+    _ => serde_json::to_string(fields).unwrap_or_default(),
+  };
+  Part::Other { kind: kind.into(), text: Some(text) }
+}
+
+/// An attachment part ([`attachment_tokens`]).
+pub(crate) fn attachment_part(kind: &str, fields: &Map<String, Value>, provider: Provider) -> Part {
+  Part::Attachment { tokens: attachment_tokens(kind, fields, provider) }
+}
+
+/// The data of an attachment part, wherever its format puts it: an OpenAI `image_url` (an
+/// object's `url`, or a string) or `input_audio.data`, an Anthropic `source` (`data` or `url`),
+/// an AI SDK `image` or `data`, a tool output's `data` or `url`.
+fn attachment_data(f: &Map<String, Value>) -> Option<Encoded<'_>> {
+  for key in ["image_url", "input_audio", "source"] {
+    if let Some(Value::Object(o)) = f.get(key) {
+      return Encoded::field(o, "url").or_else(|| Encoded::field(o, "data"));
+    }
+  }
+  ["image_url", "image", "data", "url"].iter().find_map(|key| Encoded::field(f, key))
+}
+
+/// The tokens of an attachment part of `kind` (an image, audio or a file; see
+/// [`crate::model::media`]) estimated for `provider`: an image by the pixel size in its data's
+/// header, audio by its duration, any other file [`FILE_PART_TOKENS`]. What it is comes from
+/// its type (`image_url`, `image`, `input_audio`, …) or else its media type (`mediaType`,
+/// `media_type`, a data URL's).
+pub(crate) fn attachment_tokens(kind: &str, f: &Map<String, Value>, provider: Provider) -> usize {
+  let data = attachment_data(f);
+  let named = ["mediaType", "media_type"]
+    .iter()
+    .find_map(|k| f.get(*k).or_else(|| f.get("source").and_then(|s| s.get(*k))))
+    .and_then(Value::as_str);
+  let media_type = named.or_else(|| data.and_then(Encoded::payload).and_then(|p| p.media_type));
+  let what = match kind {
+    "image_url" | "input_image" | "image" | "image-data" | "image-url" | "image-file-id" => {
+      Kind::Image
+    }
+    "input_audio" => Kind::Audio,
+    _ => Kind::of_media_type(media_type).unwrap_or(Kind::File),
+  };
+  match what {
+    Kind::Image => media::encoded_image_tokens(data, Detail::of(f), provider),
+    Kind::Audio => {
+      let format = f.get("input_audio").and_then(|a| a.get("format")).and_then(Value::as_str);
+      media::encoded_audio_tokens(data, format.or(media_type), provider)
+    }
+    Kind::File => FILE_PART_TOKENS,
+  }
 }
 
 /// Reads one typed item of a content array (its `type`, its fields, where it is) into the
@@ -498,12 +626,12 @@ fn server_tool_part(kind: &str, fields: &Map<String, Value>) -> Part {
 fn tool_result(
   m: &mut Message,
   call_id: String,
-  (content, attachments): (String, usize),
+  (content, attachment_tokens): (String, usize),
   is_error: bool,
 ) -> Part {
   m.is_error |= is_error;
   m.answers.push(call_id.clone());
-  Part::ToolResult { call_id, content, attachments, is_error }
+  Part::ToolResult { call_id, content, attachment_tokens, is_error }
 }
 
 fn anthropic_message(value: &Value, index: usize) -> Result<Message> {
@@ -517,11 +645,11 @@ fn anthropic_message(value: &Value, index: usize) -> Result<Message> {
         "text" => Part::Text(b.text(f, "text")?),
         "document" => match document_text(kind, f) {
           Some(texts) => Part::Other { kind: kind.into(), text: Some(texts.join("\n")) },
-          None => Part::Image,
+          None => attachment_part(kind, f, Provider::Anthropic),
         },
-        "image" => Part::Image,
+        "image" => attachment_part(kind, f, Provider::Anthropic),
         "search_result" => {
-          let (text, _) = nested_content(f.get("content"));
+          let (text, _) = nested_content(f.get("content"), Provider::Anthropic);
           Part::Other { kind: kind.into(), text: (!text.is_empty()).then_some(text) }
         }
         "thinking" => other_part(kind, f, "thinking"),
@@ -541,9 +669,12 @@ fn anthropic_message(value: &Value, index: usize) -> Result<Message> {
         }
         "tool_result" => {
           let is_error = matches!(f.get("is_error"), Some(Value::Bool(true)));
-          tool_result(m, b.string(f, "tool_use_id")?, nested_content(f.get("content")), is_error)
+          let content = nested_content(f.get("content"), Provider::Anthropic);
+          tool_result(m, b.string(f, "tool_use_id")?, content, is_error)
         }
-        _ => other_part(kind, f, "text"),
+        // Encrypted thinking: not counted (as a `thinking` block is by its text).
+        "redacted_thinking" => other_part(kind, f, "text"),
+        _ => unknown_part(kind, f),
       }))
     },
   )
@@ -554,7 +685,7 @@ fn ai_sdk_message(value: &Value, index: usize) -> Result<Message> {
   block_message(value, index, &roles, "part", |kind, f, b, m| {
     Ok(Some(match kind {
       "text" => Part::Text(b.text(f, "text")?),
-      "image" | "file" => Part::Image,
+      "image" | "file" => attachment_part(kind, f, Provider::Any),
       "reasoning" => other_part(kind, f, "text"),
       // A tool the provider ran (`providerExecuted: true`): its result is a `tool-result` part of
       // the same assistant message, not a tool message of the client's.
@@ -592,20 +723,20 @@ fn ai_sdk_message(value: &Value, index: usize) -> Result<Message> {
               if out.get("type").and_then(Value::as_str) == Some("content") =>
             {
               match serde_json::from_str::<Value>(s) {
-                Ok(parts @ Value::Array(_)) => nested_content(Some(&parts)),
+                Ok(parts @ Value::Array(_)) => nested_content(Some(&parts), Provider::Any),
                 _ => (s.clone(), 0),
               }
             }
             Some(Value::String(s)) => (s.clone(), 0),
-            Some(v @ Value::Array(_)) => nested_content(Some(v)),
+            Some(v @ Value::Array(_)) => nested_content(Some(v), Provider::Any),
             Some(v) => (v.to_string(), 0),
             None => (String::new(), 0),
           },
-          other => nested_content(other),
+          other => nested_content(other, Provider::Any),
         };
         tool_result(m, b.string(f, "toolCallId")?, content, is_error)
       }
-      _ => other_part(kind, f, "text"),
+      _ => unknown_part(kind, f),
     }))
   })
 }
@@ -682,15 +813,19 @@ mod tests {
     assert_eq!(ms[2].tool_calls[0].name, "read");
   }
 
-  /// Images and files count as image parts wherever they are: in a tool result's content (a
+  /// Images and files count as attachments wherever they are: in a tool result's content (a
   /// screenshot), as a document or file part, and among an AI SDK `content` output's parts,
   /// given as parts or as their JSON text (how the binding's reader hands over every `value`),
   /// whose base64 data is never read as text. A search result's text counts.
   #[test]
   fn attachments_count_as_images_wherever_they_are() {
-    use crate::model::tokens::{message_tokens, IMAGE_PART_TOKENS};
+    use crate::model::media::tests::{base64, png};
+    use crate::model::tokens::message_tokens;
     let e = crate::Encoding::O200kBase;
-    let data = "iVBORw0KGgo".repeat(3_000);
+    // A 1280×800 PNG: 1,366 tokens at Anthropic (w×h/750), 1,105 at OpenAI; the AI SDK's
+    // provider is unknown, so the larger.
+    const IMAGE: usize = 1366;
+    let data = base64(&png(1280, 800)) + &"A".repeat(30_000);
     let image = json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}});
     let tokens =
       |format: Format, m: Value| message_tokens(&format.parse_message(&m, 0).unwrap(), e);
@@ -703,10 +838,11 @@ mod tests {
     assert_eq!(result(json!([image.clone()])), alone);
     assert_eq!(
       result(json!([{"type": "text", "text": "ok"}, image.clone(), image.clone()])),
-      result(json!("ok")) + 2 * IMAGE_PART_TOKENS
+      result(json!("ok")) + 2 * IMAGE
     );
+    assert_eq!(alone, anthropic(json!([])) + IMAGE);
     let pdf = json!({"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": data}});
-    assert_eq!(anthropic(json!([pdf])), alone);
+    assert_eq!(anthropic(json!([pdf])), anthropic(json!([])) + FILE_PART_TOKENS);
     // A text document counts its text, wherever it is, whichever source holds it.
     let contract = "the party of the first part agrees ".repeat(400);
     let by_text = anthropic(json!([{"type": "text", "text": contract}]));
@@ -736,10 +872,108 @@ mod tests {
     };
     let parts = json!([{"type": "text", "text": "here"}, {"type": "media", "data": data, "mediaType": "image/png"}]);
     let as_parts = ai(json!({"type": "content", "value": parts}));
-    assert_eq!(as_parts, ai(json!({"type": "text", "value": "here"})) + IMAGE_PART_TOKENS);
+    assert_eq!(as_parts, ai(json!({"type": "text", "value": "here"})) + IMAGE);
     assert_eq!(ai(json!({"type": "content", "value": parts.to_string()})), as_parts);
     let file = json!({"role": "user", "content": [{"type": "file", "data": data, "mediaType": "image/png"}]});
     assert_eq!(tokens(Format::AiSdk, file), alone);
+  }
+
+  /// A part of a type no format reads counts by its JSON text, in every format, as a value
+  /// parsed directly or as the readers hand it over (its text under `#json`).
+  #[test]
+  fn unknown_parts_count_by_their_json_text() {
+    use crate::model::tokens::{count_tokens, message_tokens};
+    let e = crate::Encoding::O200kBase;
+    let words = "lorem ipsum dolor sit amet ".repeat(400);
+    let weird = json!({"type": "weird", "data": words});
+    let text = weird.to_string();
+    for format in Format::ALL {
+      let m =
+        format.parse_message(&json!({"role": "user", "content": [weird.clone()]}), 0).unwrap();
+      let empty = format.parse_message(&json!({"role": "user", "content": []}), 0).unwrap();
+      assert_eq!(
+        message_tokens(&m, e),
+        message_tokens(&empty, e) + count_tokens(&text, e),
+        "{format:?}"
+      );
+      let view = json!({"role": "user", "content": [{"type": "weird", "#json": text}]});
+      assert_eq!(format.parse_message(&view, 0).unwrap().content, m.content, "{format:?}");
+    }
+    assert!(
+      message_tokens(
+        &Format::OpenAi.parse_message(&json!({"role": "user", "content": [weird]}), 0).unwrap(),
+        e
+      ) > 2_000
+    );
+  }
+
+  /// Audio counts by its duration, images by their header, in each format's formula.
+  #[test]
+  fn audio_and_images_count_by_their_size_in_each_format() {
+    use crate::model::media::tests::{base64, png};
+    use crate::model::tokens::message_tokens;
+    let e = crate::Encoding::O200kBase;
+    let tokens = |format: Format, content: Value| {
+      let m = format.parse_message(&json!({"role": "user", "content": content}), 0).unwrap();
+      let empty = format.parse_message(&json!({"role": "user", "content": []}), 0).unwrap();
+      message_tokens(&m, e) - message_tokens(&empty, e)
+    };
+    // 200 kB of base64 audio (150 kB) with an unreadable header: MP3 at 128 kbps, 9.4 s.
+    let audio = "A".repeat(200_000);
+    let input_audio =
+      json!([{"type": "input_audio", "input_audio": {"data": audio, "format": "mp3"}}]);
+    assert_eq!(tokens(Format::OpenAi, input_audio), 94);
+    let file = json!([{"type": "file", "data": audio, "mediaType": "audio/mpeg"}]);
+    assert_eq!(tokens(Format::AiSdk, file), 300);
+    for (w, h, openai, anthropic) in
+      [(200, 200, 255, 54), (1280, 800, 1105, 1366), (4000, 3000, 765, 1600)]
+    {
+      let data = base64(&png(w, h));
+      let url = format!("data:image/png;base64,{data}");
+      let openai_part = json!([{"type": "image_url", "image_url": {"url": url}}]);
+      assert_eq!(tokens(Format::OpenAi, openai_part), openai, "{w}x{h}");
+      let low = json!([{"type": "image_url", "image_url": {"url": url, "detail": "low"}}]);
+      assert_eq!(tokens(Format::OpenAi, low), 85);
+      let block = json!([{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}}]);
+      assert_eq!(tokens(Format::Anthropic, block), anthropic, "{w}x{h}");
+      let ai = json!([{"type": "image", "image": data}]);
+      assert_eq!(tokens(Format::AiSdk, ai), openai.max(anthropic), "{w}x{h}");
+      let ai_file = json!([{"type": "file", "data": url, "mediaType": "image/png"}]);
+      assert_eq!(tokens(Format::AiSdk, ai_file), openai.max(anthropic), "{w}x{h}");
+    }
+    // A URL: the size is unknown.
+    let url = json!([{"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}]);
+    assert_eq!(tokens(Format::OpenAi, url), crate::model::media::OPENAI_UNKNOWN_IMAGE_TOKENS);
+    let url =
+      json!([{"type": "image", "source": {"type": "url", "url": "https://example.com/a.png"}}]);
+    assert_eq!(tokens(Format::Anthropic, url), crate::model::media::ANTHROPIC_MAX_IMAGE_TOKENS);
+  }
+
+  #[test]
+  fn messages_without_content_or_a_tool_message_without_its_call_id_are_refused() {
+    let check = |format: Format, v: Value| {
+      let m = format.parse_message(&v, 3)?;
+      format.check_message(&v, &m, 3)
+    };
+    let e = |format: Format, v: Value| check(format, v).unwrap_err().to_string();
+    for format in Format::ALL {
+      assert_eq!(
+        e(format, json!({"role": "user", "text": "hi"})),
+        "messages[3].content: is required: a message without tool calls must have content"
+      );
+    }
+    assert_eq!(
+      e(Format::OpenAi, json!({"role": "tool", "content": "x"})),
+      "messages[3].tool_call_id: is required: a tool message must name the call it answers"
+    );
+    for ok in [
+      json!({"role": "assistant", "content": null, "tool_calls": [{"id": "a", "function": {"name": "f"}}]}),
+      json!({"role": "assistant", "tool_calls": [{"id": "a", "function": {"name": "f"}}]}),
+      json!({"role": "assistant", "content": null}),
+      json!({"role": "tool", "tool_call_id": "a", "content": "x"}),
+    ] {
+      assert!(check(Format::OpenAi, ok.clone()).is_ok(), "{ok}");
+    }
   }
 
   #[test]

@@ -19,6 +19,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::model::format::Format;
+use crate::model::media::{LENGTH_SUFFIX, MEDIA_HEAD};
 use crate::plan::{Action, Plan, Replacement, Step};
 
 /// Fields of a message the core reads, in every supported format.
@@ -57,16 +58,44 @@ pub(crate) const NESTED_FIELDS: &[&str] = &[
   "approvalId",
   "source",
   "data",
+  "image_url",
+  "url",
+  "detail",
+  "input_audio",
+  "format",
+  "image",
+  "mediaType",
+  "media_type",
 ];
-/// The one nested key read only in some objects: `data`, read where the object's `type` is
-/// `text` (the text source of an Anthropic `document`), never elsewhere (an image's or a
-/// file's base64 bytes, which no count reads).
+/// The nested key read whole only in some objects: `data`, read whole where the object's
+/// `type` is `text` (the text source of an Anthropic `document`), elsewhere as media (an
+/// image's or audio's base64 bytes: [`is_media_field`]).
 pub(crate) const TEXT_DATA_FIELD: &str = "data";
 
-/// Whether the readers read nested key `key` of an object whose `type` field is `kind`:
-/// a [`NESTED_FIELDS`] key, [`TEXT_DATA_FIELD`] only when `kind` is `text`.
-pub(crate) fn reads_nested(key: &str, kind: Option<&str>) -> bool {
-  NESTED_FIELDS.contains(&key) && (key != TEXT_DATA_FIELD || kind == Some("text"))
+/// Whether nested key `key` of an object whose `type` field is `kind` holds media (base64 data,
+/// a data URL or a URL): a string there is read as its first [`MEDIA_HEAD`] characters and its
+/// length (under `key#len`, [`LENGTH_SUFFIX`]), which is all the counts read of it.
+pub(crate) fn is_media_field(key: &str, kind: Option<&str>) -> bool {
+  matches!(key, "url" | "image_url" | "image") || (key == TEXT_DATA_FIELD && kind != Some("text"))
+}
+
+/// The key under which the readers put the JSON text of a content part of a type no format
+/// reads ([`crate::model::format::is_known_part_type`]), read whole so that it is counted by
+/// that text. No caller's key can be it: only [`NESTED_FIELDS`] are read.
+pub(crate) const JSON_TEXT_FIELD: &str = "#json";
+
+/// A media string as the readers read it ([`is_media_field`]): itself when it has at most
+/// [`MEDIA_HEAD`] characters, else its head (cut at a character boundary) and its length in
+/// UTF-16 code units (JavaScript's `length`, which both readers know without copying it).
+pub(crate) fn media_head(text: &str) -> (&str, Option<usize>) {
+  if text.len() <= MEDIA_HEAD {
+    return (text, None);
+  }
+  let mut end = MEDIA_HEAD;
+  while !text.is_char_boundary(end) {
+    end -= 1;
+  }
+  (&text[..end], Some(text.encode_utf16().count()))
 }
 /// Object-valued fields read as their `JSON.stringify` text instead of being walked.
 pub(crate) const SERIALISED_FIELDS: &[&str] = &["arguments", "input", "value"];
@@ -883,14 +912,64 @@ fn message_view_strict(raw: &str, index: usize, marked: Option<Marks>) -> Result
   let mut map = Map::new();
   for &key in MESSAGE_FIELDS {
     let Some((_, v)) = fields.iter().find(|(k, _)| k == key) else { continue };
-    let js = Seed::READ
-      .deserialize(&mut serde_json::Deserializer::from_str(v.get()))
-      .map_err(|e| Error::message(index, key, format!("could not be read: {e}")))?;
-    let value = view(&js, 1, marked)
-      .map_err(|(path, detail)| Error::message(index, format!("{key}{path}"), detail))?;
+    let value = match key {
+      "content" => content_view(v.get(), marked),
+      _ => read_js(v.get()).and_then(|js| view(&js, 1, marked)),
+    }
+    .map_err(|(path, detail)| Error::message(index, format!("{key}{path}"), detail))?;
     map.insert(key.to_string(), value);
   }
   Ok(Value::Object(map))
+}
+
+/// A value's JSON text built as the reader reads it ([`Seed::READ`]).
+fn read_js(raw: &str) -> std::result::Result<Js, (String, String)> {
+  Seed::READ
+    .deserialize(&mut serde_json::Deserializer::from_str(raw))
+    .map_err(|e| (String::new(), format!("could not be read: {e}")))
+}
+
+/// A message's `content` as the reader reads it: [`view`], but a part of a type no format reads
+/// is read whole, as its JSON text under [`JSON_TEXT_FIELD`] (its `JSON.stringify` text; the
+/// part's own bytes if it is too deep to build).
+fn content_view(raw: &str, marked: Option<Marks>) -> std::result::Result<Value, (String, String)> {
+  if !raw.trim_start().starts_with('[') {
+    return view(&read_js(raw)?, 1, marked);
+  }
+  let items: Vec<&RawValue> =
+    serde_json::from_str(raw).map_err(|e| (String::new(), format!("could not be read: {e}")))?;
+  let mut out = Vec::with_capacity(items.len());
+  for (i, item) in items.iter().enumerate() {
+    let js = read_js(item.get()).map_err(|(p, d)| (format!("[{i}]{p}"), d))?;
+    let unknown = match &js {
+      Js::Obj(entries) => {
+        entries.iter().rev().find(|(k, _)| k == "type").and_then(|(_, t)| match t {
+          Js::Str(kind) if !crate::model::format::is_known_part_type(kind) => Some(kind.clone()),
+          _ => None,
+        })
+      }
+      _ => None,
+    };
+    out.push(match unknown {
+      Some(kind) => {
+        let whole = Seed::WHOLE.deserialize(&mut serde_json::Deserializer::from_str(item.get()));
+        let text = match whole {
+          Ok(whole) => {
+            let mut s = String::new();
+            whole.stringify(&mut s);
+            unmarked(&s, true, marked).into_owned()
+          }
+          Err(_) => item.get().to_string(),
+        };
+        let mut part = Map::new();
+        part.insert("type".into(), Value::String(unmarked(&kind, false, marked).into_owned()));
+        part.insert(JSON_TEXT_FIELD.into(), Value::String(text));
+        Value::Object(part)
+      }
+      None => view(&js, 2, marked).map_err(|(p, d)| (format!("[{i}]{p}"), d))?,
+    });
+  }
+  Ok(Value::Array(out))
 }
 
 /// A nested value as the reader reads it; an error is the path below the value and what went
@@ -923,7 +1002,16 @@ fn view(
         _ => None,
       });
       for (key, item) in js_key_order(entries) {
-        if !reads_nested(key, kind) {
+        if !NESTED_FIELDS.contains(&key.as_str()) {
+          continue;
+        }
+        if let (true, Js::Str(text)) = (is_media_field(key, kind), item) {
+          let text = unmarked(text, false, marked);
+          let (head, len) = media_head(&text);
+          map.insert(key.clone(), Value::String(head.to_string()));
+          if let Some(len) = len {
+            map.insert(format!("{key}{LENGTH_SUFFIX}"), Value::from(len));
+          }
           continue;
         }
         let value = match item {
@@ -1348,6 +1436,29 @@ fn set_entry<V>(entries: &mut Vec<(String, V)>, key: String, value: V) {
 mod tests {
   use super::*;
   use crate::plan::MetaValue;
+
+  /// A media string is read as its head and its length; a part of a type no format reads as
+  /// its JSON text; both as the binding's object reader reads them (`counting.spec.ts`).
+  #[test]
+  fn views_keep_the_head_of_media_and_the_json_of_unknown_parts() {
+    let long = "A".repeat(MEDIA_HEAD + 10);
+    let raw = format!(
+      r#"{{"role":"user","content":[{{"type":"image","source":{{"type":"base64","data":"{long}"}}}},{{"type":"weird","b":[1,2.5,"x"],"a":{{"z":null}}}},{{"type":"text","text":"hi","extra":1}}],"other":1}}"#
+    );
+    let view = message_view(&raw, 0).unwrap();
+    let parts = view["content"].as_array().unwrap();
+    let source = &parts[0]["source"];
+    assert_eq!(source["data"].as_str().unwrap().len(), MEDIA_HEAD);
+    assert_eq!(source[&format!("data{LENGTH_SUFFIX}")], MEDIA_HEAD + 10);
+    assert_eq!(parts[1]["type"], "weird");
+    assert_eq!(parts[1][JSON_TEXT_FIELD], r#"{"type":"weird","b":[1,2.5,"x"],"a":{"z":null}}"#);
+    assert_eq!(parts[2], serde_json::json!({"type": "text", "text": "hi"}));
+    assert_eq!(media_head("short"), ("short", None));
+    let wide = "é".repeat(MEDIA_HEAD);
+    let (head, len) = media_head(&wide);
+    assert!(head.len() <= MEDIA_HEAD && head.len() % 2 == 0);
+    assert_eq!(len, Some(MEDIA_HEAD));
+  }
 
   fn js_string(x: f64) -> String {
     let mut s = String::new();

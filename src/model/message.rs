@@ -139,9 +139,14 @@ impl Shape {
 pub enum Part {
   /// A text part (`{type: 'text', text}` and the like).
   Text(String),
-  /// An image, or another attachment whose content is not read (an Anthropic `document`, an AI
-  /// SDK `file`); counted as a fixed estimate (see [`crate::model::tokens::IMAGE_PART_TOKENS`]).
-  Image,
+  /// An image, audio, or another attachment whose content is not read as text (an Anthropic
+  /// PDF `document`, an AI SDK `file`), with its token estimate, made when it was read (see
+  /// [`crate::model::media`]: an image by the size in its header and its provider's formula,
+  /// audio by its duration, a file [`crate::model::tokens::FILE_PART_TOKENS`]).
+  Attachment {
+    /// Its tokens.
+    tokens: usize,
+  },
   /// A tool result inside a message (an Anthropic `tool_result` block, an AI SDK `tool-result`
   /// part): the call it answers and its text.
   ToolResult {
@@ -149,9 +154,9 @@ pub enum Part {
     call_id: String,
     /// The result's text.
     content: String,
-    /// The images and other attachments among the result's content (a screenshot, a
-    /// document), each counted as an image part.
-    attachments: usize,
+    /// The tokens of the images and other attachments among the result's content (a
+    /// screenshot, a document), each estimated as an attachment part is.
+    attachment_tokens: usize,
     /// Whether the result is flagged as an error.
     is_error: bool,
   },
@@ -347,7 +352,7 @@ impl Message {
           std::mem::size_of::<Part>()
             + match part {
               Part::Text(text) => string(text),
-              Part::Image => 0,
+              Part::Attachment { .. } => 0,
               Part::ToolResult { call_id, content, .. } => string(call_id) + string(content),
               Part::Other { kind, text } => string(kind) + text.as_ref().map_or(0, string),
               Part::Approval { id, call_id } => string(id) + call_id.as_ref().map_or(0, string),
@@ -438,7 +443,7 @@ impl Message {
         parts.iter().any(|p| match p {
           Part::Text(t) => !t.is_empty(),
           Part::Other { text, .. } => text.as_deref().is_some_and(|t| !t.is_empty()),
-          Part::Image | Part::ToolResult { .. } | Part::Approval { .. } => false,
+          Part::Attachment { .. } | Part::ToolResult { .. } | Part::Approval { .. } => false,
         })
       }
       _ => false,
@@ -797,9 +802,11 @@ fn parse_part(v: &Value, index: usize, i: usize) -> Result<Part> {
         ))
       }
     },
-    "image_url" | "image" | "input_image" | "file" | "input_file" => Part::Image,
+    "image_url" | "image" | "input_image" | "input_audio" | "file" | "input_file" => {
+      crate::model::format::attachment_part(kind, obj, crate::model::media::Provider::OpenAi)
+    }
     "refusal" => Part::Other { kind: kind.to_string(), text: text_field("refusal")? },
-    _ => Part::Other { kind: kind.to_string(), text: text_field("text")? },
+    _ => crate::model::format::unknown_part(kind, obj),
   })
 }
 

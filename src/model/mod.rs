@@ -5,6 +5,7 @@ pub mod cut;
 pub mod format;
 pub mod generations;
 pub mod json_body;
+pub mod media;
 pub mod message;
 pub mod tokens;
 pub mod utf16;

@@ -27,10 +27,11 @@ pub const TOKENS_PER_NAME: usize = 1;
 pub const TOKENS_PER_TOOL_CALL: usize = 1;
 /// Tokens priming the reply, added once per request (`<|start|>assistant<|message|>`).
 pub const REPLY_PRIMING: usize = 3;
-/// Fixed estimate for an image part: OpenAI's price of a 1024×1024 image at high detail
-/// (85 base + 4 tiles × 170). Images are never re-encoded, so this is an estimate; so is an
-/// attachment whose content is not read (a PDF `document` or `file`), which counts the same.
-pub const IMAGE_PART_TOKENS: usize = 765;
+/// Fixed estimate for a file whose content is not read (a PDF `document`, a `file` that is
+/// neither an image nor audio): OpenAI's price of a 1024×1024 image at high detail (85 base + 4
+/// tiles × 170), what every attachment counted before images were counted by their size (see
+/// [`crate::model::media`]).
+pub const FILE_PART_TOKENS: usize = 765;
 /// Characters per token of the `approximate` encoding.
 pub const APPROXIMATE_CHARS_PER_TOKEN: usize = 4;
 
@@ -756,7 +757,7 @@ fn role_tokens(role: crate::model::message::Role, encoding: Encoding) -> usize {
   }
 }
 
-/// The tokens of a content value: text is counted, each image is [`IMAGE_PART_TOKENS`].
+/// The tokens of a content value: text is counted, each attachment is its estimate.
 pub fn content_tokens(content: &Content, encoding: Encoding) -> usize {
   match content {
     Content::Empty => 0,
@@ -765,15 +766,15 @@ pub fn content_tokens(content: &Content, encoding: Encoding) -> usize {
   }
 }
 
-/// The tokens of one content part: its text, and [`IMAGE_PART_TOKENS`] for an image and for
-/// each of a tool result's attachments.
+/// The tokens of one content part: its text, and the estimate of an attachment (an image,
+/// audio, a file; see [`crate::model::media`]) and of a tool result's attachments.
 pub fn part_tokens(part: &Part, encoding: Encoding) -> usize {
   match part {
     Part::Text(t) => count_tokens(t, encoding),
-    Part::ToolResult { content, attachments, .. } => {
-      count_tokens(content, encoding) + attachments * IMAGE_PART_TOKENS
+    Part::ToolResult { content, attachment_tokens, .. } => {
+      count_tokens(content, encoding) + attachment_tokens
     }
-    Part::Image => IMAGE_PART_TOKENS,
+    Part::Attachment { tokens } => *tokens,
     Part::Other { text: Some(t), .. } => count_tokens(t, encoding),
     Part::Other { text: None, .. } | Part::Approval { .. } => 0,
   }
@@ -1145,8 +1146,9 @@ mod tests {
     assert_eq!(conversation_tokens(&[m.clone(), call], e), 6 + 7 + REPLY_PRIMING);
     assert_eq!(conversation_tokens(&[], e), 0);
     let mut img = m.clone();
-    img.content = Content::Parts(vec![Part::Text("hello world".into()), Part::Image]);
-    assert_eq!(message_tokens(&img, e), 6 + IMAGE_PART_TOKENS);
+    img.content =
+      Content::Parts(vec![Part::Text("hello world".into()), Part::Attachment { tokens: 765 }]);
+    assert_eq!(message_tokens(&img, e), 6 + 765);
   }
 
   #[test]

@@ -74,7 +74,7 @@ pub(crate) const DEFAULT_MESSAGE_CACHE_BYTES: usize = 64 << 20;
 /// The cache helpers' factory: called with the reader's lists (`json_body`'s `MESSAGE_FIELDS`,
 /// `NESTED_FIELDS`, `SERIALISED_FIELDS` and `MAX_DEPTH`), so that what the helpers compare is
 /// what the reader reads.
-const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache(FIELDS, NESTED, SERIALISED_FIELDS, MAX_DEPTH) {
+const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache(FIELDS, NESTED, SERIALISED_FIELDS, MAX_DEPTH, KNOWN_PARTS) {
   const seen = new WeakMap();
   // Calls `f(value, acc)` on each message field the reader reads, in its order, and returns the
   // last `acc`. Each field is loaded at its own site rather than by a key from a list: V8
@@ -93,11 +93,6 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache(FIELDS, NESTED,
     acc = f(m._summary, acc);
     return f(m.isSummary, acc);
   }
-  // Whether the reader reads key `k` of object `v`, one of NESTED: `data` only where the
-  // object's `type` is 'text' (json_body's `reads_nested`).
-  function readsNestedKey(v, k) {
-    return k !== 'data' || v.type === 'text';
-  }
   // Appends to `out` every value the reader reads below `v`, to the depth it reads it: for an
   // array its length and elements, for an object how many of the NESTED keys it has, then each
   // such key and its value.
@@ -112,7 +107,7 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache(FIELDS, NESTED,
     const count = out.length;
     out.push(0);
     for (const k of NESTED) {
-      if (k in v && readsNestedKey(v, k)) {
+      if (k in v) {
         out[count]++;
         out.push(k);
         walk(v[k], depth + 1, out);
@@ -170,6 +165,20 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache(FIELDS, NESTED,
   const NESTED_SET = new Set(NESTED);
   const SERIALISED = new Set(SERIALISED_FIELDS);
   const ARRAY = {}, OBJECT = {}, TEXT = {};
+  // A message's content: an array of parts, each of a type no format reads recorded as its
+  // JSON text (the reader reads such a part whole, read.rs `Reader::content`).
+  const PARTS = {};
+  const KNOWN = new Set(KNOWN_PARTS);
+  function unknownPart(p) {
+    if (p === null || typeof p !== 'object' || Array.isArray(p)) return false;
+    const t = p.type;
+    if (typeof t !== 'string' || KNOWN.has(t)) return false;
+    return !(t === 'server_tool_use' || t === 'mcp_tool_use' || (t.endsWith('_tool_result') && t !== 'tool_result'));
+  }
+  // Bytes (a typed array, an ArrayBuffer) are read as media, by their head: never indexed.
+  function binary(v) {
+    return ArrayBuffer.isView(v) || v instanceof ArrayBuffer;
+  }
   function record(v, depth, out, serialised) {
     if (depth > MAX_DEPTH) throw new RangeError('too deep');
     if (v === undefined || v === null) {
@@ -190,6 +199,16 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache(FIELDS, NESTED,
         out.push(null);
         return 0;
     }
+    if (binary(v)) throw new TypeError('binary');
+    if (serialised === PARTS) {
+      if (Array.isArray(v)) {
+        out.push(ARRAY, v.length);
+        let bytes = 0;
+        for (let i = 0; i < v.length; i++) bytes += record(v[i], depth + 1, out, unknownPart(v[i]));
+        return bytes;
+      }
+      serialised = false;
+    }
     if (serialised) {
       const text = JSON.stringify(v) ?? '';
       out.push(TEXT, text);
@@ -204,7 +223,7 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache(FIELDS, NESTED,
     out.push(OBJECT, 0);
     const count = out.length - 1;
     for (const k in v) {
-      if (!NESTED_SET.has(k) || !readsNestedKey(v, k)) continue;
+      if (!NESTED_SET.has(k)) continue;
       out[count]++;
       out.push(k);
       bytes += record(v[k], depth + 1, out, SERIALISED.has(k));
@@ -222,6 +241,16 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache(FIELDS, NESTED,
     if (typeof v === 'boolean') return r === v ? at + 1 : -1;
     if (typeof v === 'number') return typeof r === 'number' && Object.is(r, v) ? at + 1 : -1;
     if (typeof v !== 'object') return r === null ? at + 1 : -1;
+    if (binary(v)) return -1;
+    if (serialised === PARTS) {
+      if (Array.isArray(v)) {
+        if (r !== ARRAY || snap[at + 1] !== v.length) return -1;
+        at += 2;
+        for (let i = 0; i < v.length && at >= 0; i++) at = compare(v[i], depth + 1, snap, at, unknownPart(v[i]));
+        return at;
+      }
+      serialised = false;
+    }
     if (serialised) return r === TEXT && snap[at + 1] === (JSON.stringify(v) ?? '') ? at + 2 : -1;
     if (Array.isArray(v)) {
       if (r !== ARRAY || snap[at + 1] !== v.length) return -1;
@@ -234,7 +263,7 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache(FIELDS, NESTED,
     at += 2;
     let found = 0;
     for (const k in v) {
-      if (!NESTED_SET.has(k) || !readsNestedKey(v, k)) continue;
+      if (!NESTED_SET.has(k)) continue;
       if (found === count || snap[at] !== k) return -1;
       found++;
       at = compare(v[k], depth + 1, snap, at + 1, SERIALISED.has(k));
@@ -244,39 +273,48 @@ const CACHE_HELPERS: &str = r#"(function contextTrimMessageCache(FIELDS, NESTED,
   }
   // A message field: absent (undefined) is recorded apart from null, and a function, symbol or
   // bigint (an error for the reader) is never recorded.
-  function recordField(v, out) {
+  function recordField(v, out, parts) {
     if (v === undefined) {
       out.push(undefined);
       return 0;
     }
     const t = typeof v;
     if (t === 'function' || t === 'symbol' || t === 'bigint') throw new TypeError('not data');
-    return record(v, 1, out, false);
+    return record(v, 1, out, parts);
   }
-  function compareField(v, snap, at) {
+  function compareField(v, snap, at, parts) {
     if (at < 0) return -1;
     if (typeof v === 'string') return snap[at] === v ? at + 1 : -1;
     if (v === undefined) return at < snap.length && snap[at] === undefined ? at + 1 : -1;
     if (typeof v === 'function' || typeof v === 'symbol' || typeof v === 'bigint') return -1;
-    return compare(v, 1, snap, at, false);
+    return compare(v, 1, snap, at, parts);
   }
   function recordMessage(m) {
     const out = [];
-    const bytes = fields(m, (v, sum) => sum + recordField(v, out), 0);
+    // `fields`, with the content's parts recorded as the reader reads them (PARTS).
+    let bytes = recordField(m.role, out, false);
+    bytes += recordField(m.content, out, PARTS);
+    bytes += recordField(m.tool_calls, out, false);
+    bytes += recordField(m.tool_call_id, out, false);
+    bytes += recordField(m.name, out, false);
+    bytes += recordField(m.is_error, out, false);
+    bytes += recordField(m.isError, out, false);
+    bytes += recordField(m._summary, out, false);
+    bytes += recordField(m.isSummary, out, false);
     return { out, bytes };
   }
   // `fields` with `compareField`, written out: no closure per message, and each call site
   // sees one function.
   function sameContent(m, snap) {
-    let at = compareField(m.role, snap, 0);
-    at = compareField(m.content, snap, at);
-    at = compareField(m.tool_calls, snap, at);
-    at = compareField(m.tool_call_id, snap, at);
-    at = compareField(m.name, snap, at);
-    at = compareField(m.is_error, snap, at);
-    at = compareField(m.isError, snap, at);
-    at = compareField(m._summary, snap, at);
-    at = compareField(m.isSummary, snap, at);
+    let at = compareField(m.role, snap, 0, false);
+    at = compareField(m.content, snap, at, PARTS);
+    at = compareField(m.tool_calls, snap, at, false);
+    at = compareField(m.tool_call_id, snap, at, false);
+    at = compareField(m.name, snap, at, false);
+    at = compareField(m.is_error, snap, at, false);
+    at = compareField(m.isError, snap, at, false);
+    at = compareField(m._summary, snap, at, false);
+    at = compareField(m.isSummary, snap, at, false);
     return at === snap.length;
   }
   // Where to look a message up: its first string of 8 or more characters (its text, a tool
@@ -847,7 +885,8 @@ pub(crate) struct MessageCacheFigures {
 }
 
 /// The cache helpers' factory's arguments (see [`CACHE_HELPERS`]).
-type HelperLists = FnArgs<(Vec<&'static str>, Vec<&'static str>, Vec<&'static str>, u32)>;
+type HelperLists =
+  FnArgs<(Vec<&'static str>, Vec<&'static str>, Vec<&'static str>, u32, Vec<&'static str>)>;
 /// The `scan` helper's arguments: the messages array (it returns `[ids, elements]`).
 pub(crate) type ScanArgs<'env> = FnArgs<(Unknown<'env>,)>;
 /// The `remember` helper's arguments: the objects, the ids of the fresh ones, when `objects`
@@ -1081,6 +1120,7 @@ pub(crate) fn instance(env: &Env) -> Result<&'static mut Instance> {
       NESTED_FIELDS.to_vec(),
       SERIALISED_FIELDS.to_vec(),
       MAX_DEPTH as u32,
+      crate::model::format::KNOWN_PART_TYPES.to_vec(),
     )))?;
     let scan: Function<ScanArgs, Array> = helpers.get_named_property("scan")?;
     let remember: Function<RememberArgs, Unknown> = helpers.get_named_property("remember")?;

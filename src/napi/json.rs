@@ -285,6 +285,7 @@ fn read_body(
       None => message_view(text, i)?,
     };
     let message = format.parse_message(&view, i)?;
+    format.check_message(&view, &message, i)?;
     let cached = Arc::new(Cached { format, signals: signals[i], message });
     let entry = BodyEntry { text: (*text).into(), cached: Arc::clone(&cached) };
     let key = ContentKey::of(text);

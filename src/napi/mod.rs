@@ -57,7 +57,11 @@ pub fn count_tokens(env: &Env, text: Unknown, options: Option<Unknown>) -> Resul
 
 /// Estimates the tokens of one message: content, name, tool calls and the per-message
 /// framing of the OpenAI cookbook (3 per message, 1 per name, 1 per tool call). With
-/// `framing: false`, its content, tool-call names and arguments only.
+/// `framing: false`, its content, tool-call names and arguments only. An image counts by the
+/// pixel size in its data's header at its format's provider's rate (OpenAI's tiles, Anthropic's
+/// w×h/750), audio by its duration, a part of an unknown type by its JSON text (see
+/// docs/formats.md). A message without `content` and without tool calls is an
+/// `INVALID_MESSAGE` error.
 #[napi(catch_unwind, ts_args_type = "message: AnyMessageInput, options?: TokenOptions")]
 pub fn estimate_message_tokens(
   env: &Env,
@@ -70,7 +74,8 @@ pub fn estimate_message_tokens(
 }
 
 /// Estimates the tokens of a whole request: every message plus 3 tokens of reply priming (none
-/// with `framing: false`).
+/// with `framing: false`). Images, audio and unknown parts count as in
+/// {@link estimateMessageTokens}.
 #[napi(catch_unwind, ts_args_type = "messages: AnyMessageInput[], options?: TokenOptions")]
 pub fn estimate_tokens(env: &Env, messages: Unknown, options: Option<Unknown>) -> Result<u32> {
   let (encoding, format) = token_options(env, options)?;

@@ -19,8 +19,10 @@ use crate::error::{Error as CoreError, ErrorKind, Result as CoreResult};
 use crate::model::conversation::Conversation;
 use crate::model::format::{Format, Signals};
 use crate::model::json_body::{
-  MAX_DEPTH, MESSAGE_FIELDS, NESTED_FIELDS, SERIALISED_FIELDS, TEXT_DATA_FIELD,
+  is_media_field, media_head, JSON_TEXT_FIELD, MAX_DEPTH, MESSAGE_FIELDS, NESTED_FIELDS,
+  SERIALISED_FIELDS, TEXT_DATA_FIELD,
 };
+use crate::model::media::{encode_base64, LENGTH_SUFFIX, MEDIA_HEAD};
 use crate::model::message::Message;
 use crate::model::tokens::Encoding;
 
@@ -114,7 +116,9 @@ pub(crate) fn read_messages<'env>(
   read_messages_in(env, value, None)
 }
 
-/// Reads an array of messages in `format`, or in the detected format when it is `None`.
+/// Reads an array of messages in `format`, or in the detected format when it is `None`; a
+/// message the format's parser reads but [`Format::check_message`] refuses (no `content` and no
+/// tool calls, a tool message without `tool_call_id`) is an `INVALID_MESSAGE` error.
 ///
 /// Messages read on an earlier call and unchanged since are taken from the message cache (see
 /// `instance.rs`) without crossing the boundary again.
@@ -122,6 +126,25 @@ pub(crate) fn read_messages_in<'env>(
   env: &'env Env,
   value: Unknown<'env>,
   format: Option<Format>,
+) -> Result<JsMessages<'env>> {
+  read_messages_checked(env, value, format, Check::Strict)
+}
+
+/// Whether a message [`Format::check_message`] refuses is an error: `Lenient` lets it through,
+/// for `validateConversation` and `repairConversation`, which report and repair such messages
+/// (it is then not cached, so that an entry point that checks reads it again).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Check {
+  Strict,
+  Lenient,
+}
+
+/// [`read_messages_in`], with the [`Check`] given.
+pub(crate) fn read_messages_checked<'env>(
+  env: &'env Env,
+  value: Unknown<'env>,
+  format: Option<Format>,
+  check: Check,
 ) -> Result<JsMessages<'env>> {
   let array = as_array(value).map_err(|e| super::error::throw(env, e))?;
   let instance = super::instance::instance(env)?;
@@ -136,7 +159,7 @@ pub(crate) fn read_messages_in<'env>(
     }
     _ => None,
   };
-  let reader = Reader::new(env)?;
+  let reader = Reader { check, ..Reader::new(env)? };
   let source = match elements {
     Some(elements) => Source::Array(elements),
     None => Source::Handles(Vec::new()),
@@ -287,6 +310,14 @@ fn read_all<'env>(
       }
     };
     let message = format.parse_message(&value, i)?;
+    if let Err(e) = format.check_message(&value, &message, i) {
+      if reader.check == Check::Strict {
+        return Err(e);
+      }
+      // Let through, never cached.
+      messages.push(Arc::new(Cached { format, signals: signals[i], message }));
+      continue;
+    }
     // A new object with the content of one read before (a history parsed afresh on every
     // request) shares its parsed message, and with it everything memoised on it.
     let (entry, again) = match cache.get_content(format, signals[i], &message) {
@@ -322,7 +353,9 @@ pub(crate) fn read_message<'env>(
       Some(f) => f,
       None => crate::model::format::detect(std::slice::from_ref(&value))?,
     };
-    Ok((object, format.parse_message(&value, 0)?))
+    let message = format.parse_message(&value, 0)?;
+    format.check_message(&value, &message, 0)?;
+    Ok((object, message))
   };
   read().map_err(|e| super::error::throw(env, e))
 }
@@ -387,6 +420,8 @@ struct Reader<'env> {
   /// [`MESSAGE_FIELDS`] as JavaScript strings, made once per call: a property looked up by a
   /// C string is made a JavaScript string (and looked up in V8's string table) on every read.
   fields: Vec<napi::JsString<'env>>,
+  /// Whether a message [`Format::check_message`] refuses is an error.
+  check: Check,
 }
 
 impl<'env> Reader<'env> {
@@ -394,7 +429,7 @@ impl<'env> Reader<'env> {
     let json: Object = env.get_global()?.get_named_property("JSON")?;
     let stringify = json.get_named_property("stringify")?;
     let fields = MESSAGE_FIELDS.iter().map(|&key| env.create_string(key)).collect::<Result<_>>()?;
-    Ok(Reader { env, stringify, fields })
+    Ok(Reader { env, stringify, fields, check: Check::Strict })
   }
 
   /// Reads the fields of one message that the core needs into a JSON object.
@@ -424,12 +459,169 @@ impl<'env> Reader<'env> {
         }
         _ => {}
       }
-      let value = self
-        .value(v, 1)
-        .map_err(|(path, detail)| CoreError::message(index, format!("{key}{path}"), detail))?;
+      let value = match key {
+        "content" if v.is_array().unwrap_or(false) => self.content(v),
+        _ => self.value(v, 1),
+      }
+      .map_err(|(path, detail)| CoreError::message(index, format!("{key}{path}"), detail))?;
       map.insert(key.to_string(), value);
     }
     Ok((object, Value::Object(map)))
+  }
+
+  /// Reads a message's `content` array: [`Reader::value`], but a part of a type no format
+  /// reads is read whole, as its `JSON.stringify` text under [`JSON_TEXT_FIELD`] (json_body's
+  /// `content_view`), so that it is counted by that text.
+  fn content(&self, v: Unknown<'env>) -> std::result::Result<Value, (String, String)> {
+    let env = self.env;
+    let read =
+      |e: napi::Error| (String::new(), format!("could not be read: {}", exception_text(env, e)));
+    // SAFETY: the caller checked it to be an array.
+    let array: Array = unsafe { v.cast() }.map_err(read)?;
+    let mut items = Vec::with_capacity(array.len() as usize);
+    for i in 0..array.len() {
+      let at = |(p, d): (String, String)| (format!("[{i}]{p}"), d);
+      let Some(item) = array.get::<Unknown>(i).map_err(read).map_err(at)? else {
+        items.push(Value::Null);
+        continue;
+      };
+      match self.unknown_part_type(&item).map_err(read).map_err(at)? {
+        Some(kind) => {
+          let json = self.stringify(item).map_err(|d| (format!("[{i}]"), d))?;
+          let mut part = Map::new();
+          part.insert("type".into(), Value::String(kind));
+          part.insert(JSON_TEXT_FIELD.into(), Value::String(json));
+          items.push(Value::Object(part));
+        }
+        None => items.push(self.value(item, 2).map_err(at)?),
+      }
+    }
+    Ok(Value::Array(items))
+  }
+
+  /// The `type` of a content part that no format reads
+  /// ([`crate::model::format::is_known_part_type`]); `None` for any other value.
+  fn unknown_part_type(&self, item: &Unknown<'env>) -> Result<Option<String>> {
+    if item.get_type()? != ValueType::Object || item.is_array()? {
+      return Ok(None);
+    }
+    // SAFETY: checked to be a non-array object just above.
+    let object: Object = unsafe { item.cast() }?;
+    let kind: Unknown = object.get_named_property_unchecked("type")?;
+    if kind.get_type()? != ValueType::String {
+      return Ok(None);
+    }
+    let kind = String::from_unknown(kind)?;
+    Ok((!crate::model::format::is_known_part_type(&kind)).then_some(kind))
+  }
+
+  /// Reads a media value ([`is_media_field`]) as json_body's `view` does: a string whole when
+  /// it has at most [`MEDIA_HEAD`] bytes, else its first [`MEDIA_HEAD`] bytes (never the rest:
+  /// napi copies only what the buffer holds) and its length in UTF-16 code units; bytes (a
+  /// `Uint8Array`, a `Buffer`, an `ArrayBuffer`) as the base64 text of their head and the
+  /// length of their whole base64 text. `None` for any other value, read as any value is.
+  fn media(
+    &self,
+    v: &Unknown<'env>,
+  ) -> std::result::Result<Option<(String, Option<usize>)>, String> {
+    let raw_env = self.env.raw();
+    match v.get_type().map_err(|e| e.reason)? {
+      ValueType::String => {
+        let mut units = 0usize;
+        // SAFETY: a live string handle of the current call; a null buffer asks for the length.
+        let status = unsafe {
+          napi::sys::napi_get_value_string_utf16(
+            raw_env,
+            v.raw(),
+            std::ptr::null_mut(),
+            0,
+            &mut units,
+          )
+        };
+        if status != napi::sys::Status::napi_ok {
+          return Err("could not be read".into());
+        }
+        if units <= MEDIA_HEAD {
+          let text = String::from_unknown(*v).map_err(|e| e.reason)?;
+          let (head, len) = media_head(&text);
+          return Ok(Some((head.to_string(), len)));
+        }
+        let mut buf = vec![0u8; MEDIA_HEAD + 1];
+        let mut written = 0usize;
+        // SAFETY: `buf` holds MEDIA_HEAD + 1 bytes; napi writes at most that, NUL included,
+        // and never splits a character.
+        let status = unsafe {
+          napi::sys::napi_get_value_string_utf8(
+            raw_env,
+            v.raw(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            &mut written,
+          )
+        };
+        if status != napi::sys::Status::napi_ok {
+          return Err("could not be read".into());
+        }
+        buf.truncate(written.min(MEDIA_HEAD));
+        let head = String::from_utf8_lossy(&buf).into_owned();
+        Ok(Some((head, Some(units))))
+      }
+      ValueType::Object => {
+        let Some(bytes) = self.bytes(v) else { return Ok(None) };
+        // The head's bytes: as many as MEDIA_HEAD base64 characters hold.
+        let head = &bytes[..bytes.len().min(MEDIA_HEAD / 4 * 3)];
+        let len = bytes.len().div_ceil(3) * 4;
+        let text = encode_base64(head);
+        let len = (len > text.len()).then_some(len);
+        Ok(Some((text, len)))
+      }
+      _ => Ok(None),
+    }
+  }
+
+  /// The bytes of a typed array (a `Buffer` is one) or an `ArrayBuffer`, borrowed for the call.
+  fn bytes(&self, v: &Unknown<'env>) -> Option<&'env [u8]> {
+    let env = self.env.raw();
+    let mut data: *mut std::ffi::c_void = std::ptr::null_mut();
+    let mut len = 0usize;
+    if v.is_typedarray().ok()? {
+      let mut kind = 0;
+      let mut buffer = std::ptr::null_mut();
+      let mut offset = 0usize;
+      // SAFETY: a live typed array handle of the current call; valid out pointers.
+      let status = unsafe {
+        napi::sys::napi_get_typedarray_info(
+          env,
+          v.raw(),
+          &mut kind,
+          &mut len,
+          &mut data,
+          &mut buffer,
+          &mut offset,
+        )
+      };
+      (status == napi::sys::Status::napi_ok).then_some(())?;
+      // Elements to bytes: 1 for the 8-bit arrays, 2, 4 or 8 for the others.
+      len = len.saturating_mul(match kind {
+        3 | 4 => 2,
+        5..=7 => 4,
+        8..=10 => 8,
+        _ => 1,
+      });
+    } else if v.is_arraybuffer().ok()? {
+      // SAFETY: a live ArrayBuffer handle of the current call; valid out pointers.
+      let status =
+        unsafe { napi::sys::napi_get_arraybuffer_info(env, v.raw(), &mut data, &mut len) };
+      (status == napi::sys::Status::napi_ok).then_some(())?;
+    } else {
+      return None;
+    }
+    if data.is_null() || len == 0 {
+      return Some(&[]);
+    }
+    // SAFETY: napi gave the pointer and byte length of the view's memory, which stays in place
+    // for the synchronous call that reads it.
+    Some(unsafe { std::slice::from_raw_parts(data.cast::<u8>(), len) })
   }
 
   /// Reads a nested value; an error is the path below the value (`[0].function`) and what
@@ -480,11 +672,19 @@ impl<'env> Reader<'env> {
           if !NESTED_FIELDS.contains(&key.as_str()) {
             continue;
           }
-          // `data` only where the object's `type` is `text` (json_body's `reads_nested`).
-          if key == TEXT_DATA_FIELD && !self.is_text_typed(&object).map_err(read)? {
-            continue;
-          }
           let item: Unknown = object.get_property_unchecked(name).map_err(read)?;
+          // Media keys (base64 data, URLs): their head and length ([`Reader::media`]); `data`
+          // whole where the object's `type` is `text` (json_body's `is_media_field`).
+          let text_typed = key == TEXT_DATA_FIELD && self.is_text_typed(&object).map_err(read)?;
+          if is_media_field(&key, if text_typed { Some("text") } else { None }) {
+            if let Some((head, len)) = self.media(&item).map_err(|d| (format!(".{key}"), d))? {
+              if let Some(len) = len {
+                map.insert(format!("{key}{LENGTH_SUFFIX}"), Value::from(len));
+              }
+              map.insert(key, Value::String(head));
+              continue;
+            }
+          }
           let value = if SERIALISED_FIELDS.contains(&key.as_str())
             && matches!(item.get_type(), Ok(ValueType::Object))
           {

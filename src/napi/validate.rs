@@ -129,7 +129,7 @@ pub fn validate_conversation(
 ) -> Result<Vec<ConversationProblem>> {
   let options: ValidationOptions = read_options(env, options, "options")?;
   let format = options.format().map_err(|e| error::throw(env, e))?;
-  let input = read::read_messages_in(env, messages, format)?;
+  let input = read::read_messages_checked(env, messages, format, read::Check::Lenient)?;
   Ok(
     validate(&input.refs(), input.format)
       .into_iter()
@@ -160,7 +160,7 @@ pub fn repair_conversation<'env>(
 ) -> Result<RepairedConversation<'env>> {
   let options: ValidationOptions = read_options(env, options, "options")?;
   let format = options.format().map_err(|e| error::throw(env, e))?;
-  let input = read::read_messages_in(env, messages, format)?;
+  let input = read::read_messages_checked(env, messages, format, read::Check::Lenient)?;
   let repaired = repair(&input.refs(), input.format);
   repaired.check_not_empty().map_err(|e| error::throw(env, e))?;
   let messages = write::apply_plan(env, &input, &repaired.plan)?;

@@ -115,7 +115,7 @@ fn push_content(body: &mut String, m: &Message) {
     let (result, text) = match part {
       Part::ToolResult { content, .. } => (true, content.as_str()),
       Part::Text(t) | Part::Other { text: Some(t), .. } => (false, t.as_str()),
-      Part::Image | Part::Other { text: None, .. } | Part::Approval { .. } => continue,
+      Part::Attachment { .. } | Part::Other { text: None, .. } | Part::Approval { .. } => continue,
     };
     match runs.last_mut() {
       Some((kind, texts)) if *kind == result => texts.push(text),

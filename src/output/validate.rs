@@ -168,7 +168,7 @@ pub(crate) fn emptiness(m: &Message, rules: &Rules) -> Option<String> {
       rules.blank_text_is_empty
         && parts.iter().all(|p| match p {
           Part::Text(t) => t.trim().is_empty(),
-          Part::Image => false,
+          Part::Attachment { .. } => false,
           Part::ToolResult { .. } | Part::Other { .. } => false,
           // Not sent to the model: a message of approvals alone is no content for it, but the
           // SDK needs the message (it answers the approval), so it is never empty.
