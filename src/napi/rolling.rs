@@ -265,13 +265,15 @@ pub(crate) fn truncate_op(
 const COMMAND_DESCRIPTION: &str = "Toggle rolling context management (prevents context overflow)";
 
 /// Builds the command object around a `RollingContext`: the handler runs `handleCommand` with
-/// its first argument and replies with one of the two words given.
+/// its first word (of an array of words, or of a string split on whitespace) and replies with
+/// one of the two words given.
 const COMMAND: &str = r#"(function rollingContextCommand(context, description, enabled, disabled) {
   return {
     name: 'rolling-context',
     description,
     handler: async (args) => {
-      context.handleCommand(args == null ? undefined : args[0]);
+      const words = typeof args === 'string' ? args.trim().split(/\s+/) : args;
+      context.handleCommand(words == null ? undefined : words[0]);
       return context.enabled ? enabled : disabled;
     },
   };
@@ -421,7 +423,8 @@ impl RollingContext {
 
   /// The `/rolling-context` command for a chat app's command registry (nanocoder's
   /// `rollingContextCommand`): `{ name: 'rolling-context', description, handler(args) }`.
-  /// `handler(['on'])` runs {@link RollingContext.handleCommand} with the first argument and
+  /// `handler(['on'])` (or `handler('on')`: a string is split on whitespace) runs
+  /// {@link RollingContext.handleCommand} with the first word and
   /// resolves to `Rolling context enabled.` or `Rolling context disabled.`; it rejects with the
   /// same `INVALID_ARGUMENT` error for a word it does not know, changing nothing.
   #[napi(getter, catch_unwind, ts_return_type = "RollingContextCommand")]
