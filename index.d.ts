@@ -2275,8 +2275,19 @@ export interface TrimResult {
    * the summary is a new `{role: 'user', content, _summary: true}` message.
    */
   messages: Message[]
-  /** The messages dropped or replaced by a placeholder (your own objects), in order. */
+  /**
+   * Every message whose original content is not returned, in order, each with its
+   * classification and as you passed it (your own object): the ones removed from `messages`
+   * and the ones shortened in it (replaced by a placeholder, or cut to head and tail with
+   * `_cutTokens`). So a trim that only shortens returns every message and still lists the
+   * shortened ones here; `shortenedMessages` lists those alone.
+   */
   droppedMessages: Array<ClassifiedMessage>
+  /**
+   * The messages of `droppedMessages` that are still in `messages`, shortened (a placeholder,
+   * or cut to head and tail), in order; the ones removed are the others.
+   */
+  shortenedMessages: Array<ClassifiedMessage>
   /** Tokens before minus tokens after. */
   savedTokens: number
   /**
