@@ -576,6 +576,13 @@ export function main(argv, { out = process.stdout, err = process.stderr } = {}) 
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === realpathSync(process.argv[1])) {
+  // The CLI warns of an unknown --model in its own words (warnOnModel); the addon's
+  // process warning for it would say it again.
+  const emitWarning = process.emitWarning
+  process.emitWarning = function (warning, options, ...rest) {
+    if (options?.code === 'CONTEXT_TRIM_UNKNOWN_MODEL') return
+    return emitWarning.call(this, warning, options, ...rest)
+  }
   // `context-trim stats run.json | head`: the reader went away, which is not an error.
   process.stdout.on('error', (e) => {
     if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0)

@@ -14,7 +14,8 @@ use crate::model::tokens::Encoding;
 pub struct TokenOptions {
   /// A model name that picks the encoding: gpt-4o, gpt-4.1, gpt-4.5, gpt-5 and the o-series use
   /// `o200k_base`; gpt-4 and gpt-3.5 use `cl100k_base`. Compared in any case, and without a
-  /// provider prefix (`openai/gpt-4`, `azure/gpt-4`). Unknown models use `o200k_base`.
+  /// provider prefix (`openai/gpt-4`, `azure/gpt-4`). Unknown models use `o200k_base`, with a
+  /// process warning (`CONTEXT_TRIM_UNKNOWN_MODEL`) the first time each name is seen.
   pub model: Option<String>,
   /// The encoding, which wins over `model`. `approximate` is one token per four characters,
   /// for providers whose tokenizer is not public.

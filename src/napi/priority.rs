@@ -536,6 +536,7 @@ pub(crate) fn trim_op(
     fixed.map(|f| f.0),
   )
   .map_err(throw)?;
+  super::model_warning::warn_unknown_model(env, opts.model.as_deref(), opts.encoding.as_deref())?;
   let format = parse_format(opts.format.as_deref()).map_err(throw)?;
   if let Some((_, own)) = fixed {
     check_window_format(own, format).map_err(throw)?;

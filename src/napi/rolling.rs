@@ -255,6 +255,11 @@ pub(crate) fn truncate_op(
   if let Some((_, own)) = fixed {
     check_window_format(own, format).map_err(throw)?;
   }
+  super::model_warning::warn_unknown_model(
+    env,
+    config.model.as_deref(),
+    config.encoding.as_deref(),
+  )?;
   let (config, encoding) = config.normalize_within(fixed.map(|f| f.0)).map_err(throw)?;
   let plan: Box<dyn FnMut(&Conversation<'_>) -> crate::Plan + Send> =
     Box::new(move |conv| rolling::truncate_old_tool_outputs(conv, &config));
@@ -327,6 +332,11 @@ impl RollingContext {
     let options: RollingContextOptions = read_nested_options(env, options, "options", nested)?;
     let given = options.config.unwrap_or_default();
     let format = parse_format(given.format.as_deref()).map_err(|e| error::throw(env, e))?;
+    super::model_warning::warn_unknown_model(
+      env,
+      given.model.as_deref(),
+      given.encoding.as_deref(),
+    )?;
     let (config, encoding) = given.normalize().map_err(|e| error::throw(env, e))?;
     let inner = rolling::RollingContext { enabled: options.enabled.unwrap_or(false), config };
     Ok(RollingContext { inner, encoding, format })
@@ -379,6 +389,11 @@ impl RollingContext {
   pub fn set_config(&mut self, env: &Env, value: Option<Unknown>) -> Result<()> {
     let config: TruncationConfig = read_options(env, value, "config")?;
     let format = parse_format(config.format.as_deref()).map_err(|e| error::throw(env, e))?;
+    super::model_warning::warn_unknown_model(
+      env,
+      config.model.as_deref(),
+      config.encoding.as_deref(),
+    )?;
     let (config, encoding) = config.normalize().map_err(|e| error::throw(env, e))?;
     self.inner.config = config;
     self.encoding = encoding;
