@@ -739,7 +739,7 @@ test.serial('simulate gives no smaller-window hint for a conversation already ov
   const small = 'samples/transcripts/openhands-sdk-hello-world.json'
   const r = await runCli(['simulate', small, '--policies', 'none', '--window', '1000'])
   t.is(r.code, 0, r.stderr)
-  t.regex(r.stdout, /\n {2}none +[0-9,]+ .* [0-9]+ turns /)
+  t.regex(r.stdout, /\n {2}none +[0-9,]+ .* [0-9]+ refused /)
   t.false(r.stdout.includes('Nothing was trimmed'), r.stdout)
   t.false(r.stdout.includes('try a smaller window'), r.stdout)
 })
