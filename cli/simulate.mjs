@@ -18,7 +18,8 @@ export const SIMULATE_HELP = `  simulate  replays <file> turn by turn (each assi
             high-water mark, then a trim down to the low-water mark) and dedup (only
             deduplicateToolResults, from 75% of the window). Per turn: tokens sent,
             tokens read from the provider's cache (the leading messages the previous request
-            sent identically), tokens written, and the cost`
+            sent identically), tokens written, and the cost. A policy that sends a request
+            over the window (refused by the provider) is marked invalid, without a cost`
 
 export const SIMULATE_OPTIONS = `simulate options:
   --window N            the context window in tokens (default 128000)
