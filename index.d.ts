@@ -111,12 +111,13 @@ export interface RollingContextCommand {
   /** What the command does, for the app's help. */
   description: string
   /**
-   * Runs the command with its words: `on`/`enable`, `off`/`disable`, `toggle` or none to
-   * toggle, `status` (case ignored). Resolves to `Rolling context enabled.` or
+   * Runs the command with its words, an array (`['on']`) or a string split on whitespace
+   * (`'on'`): `on`/`enable`, `off`/`disable`, `toggle` or none to toggle, `status` (case
+   * ignored); only the first word counts. Resolves to `Rolling context enabled.` or
    * `Rolling context disabled.`; rejects with an `INVALID_ARGUMENT` error for any other word.
    * Extra arguments (a chat handler's messages and metadata) are ignored.
    */
-  handler(args?: string[], ...rest: unknown[]): Promise<string>
+  handler(args?: string | string[] | null, ...rest: unknown[]): Promise<string>
 }
 
 /** A {@link ClassifiedMessage} whose `message` is typed as the one passed. */
@@ -402,7 +403,8 @@ export declare class RollingContext {
   /**
    * The `/rolling-context` command for a chat app's command registry (nanocoder's
    * `rollingContextCommand`): `{ name: 'rolling-context', description, handler(args) }`.
-   * `handler(['on'])` runs {@link RollingContext.handleCommand} with the first argument and
+   * `handler(['on'])` (or `handler('on')`: a string is split on whitespace) runs
+   * {@link RollingContext.handleCommand} with the first word and
    * resolves to `Rolling context enabled.` or `Rolling context disabled.`; it rejects with the
    * same `INVALID_ARGUMENT` error for a word it does not know, changing nothing.
    */
@@ -1931,7 +1933,8 @@ export interface TokenOptions {
   /**
    * A model name that picks the encoding: gpt-4o, gpt-4.1, gpt-4.5, gpt-5 and the o-series use
    * `o200k_base`; gpt-4 and gpt-3.5 use `cl100k_base`. Compared in any case, and without a
-   * provider prefix (`openai/gpt-4`, `azure/gpt-4`). Unknown models use `o200k_base`.
+   * provider prefix (`openai/gpt-4`, `azure/gpt-4`). Unknown models use `o200k_base`, with a
+   * process warning (`CONTEXT_TRIM_UNKNOWN_MODEL`) the first time each name is seen.
    */
   model?: string
   /**
@@ -2278,8 +2281,19 @@ export interface TrimResult {
    * the summary is a new `{role: 'user', content, _summary: true}` message.
    */
   messages: Message[]
-  /** The messages dropped or replaced by a placeholder (your own objects), in order. */
+  /**
+   * Every message whose original content is not returned, in order, each with its
+   * classification and as you passed it (your own object): the ones removed from `messages`
+   * and the ones shortened in it (replaced by a placeholder, or cut to head and tail with
+   * `_cutTokens`). So a trim that only shortens returns every message and still lists the
+   * shortened ones here; `shortenedMessages` lists those alone.
+   */
   droppedMessages: Array<ClassifiedMessage>
+  /**
+   * The messages of `droppedMessages` that are still in `messages`, shortened (a placeholder,
+   * or cut to head and tail), in order; the ones removed are the others.
+   */
+  shortenedMessages: Array<ClassifiedMessage>
   /** Tokens before minus tokens after. */
   savedTokens: number
   /**

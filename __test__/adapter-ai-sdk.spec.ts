@@ -251,6 +251,30 @@ test('a bad option throws when the prepareStep is made, naming the option', (t) 
   t.is(error({ budget: 1000, lowWater: 0.9 }), 'lowWater: must be a fraction of the window in [0, highWater = 0.85], got 0.9')
 })
 
+test("an unknown option's error lists the adapter's options: budget, cacheAware and onTrim, not contextWindow or format", (t) => {
+  const listed = (options: unknown) => {
+    const e = t.throws(() => trimPrepareStep(options as never)) as CodedError
+    t.is(e.code, 'INVALID_OPTION')
+    const m = /^(\S+): is not an option; the options here are (.*)$/.exec(e.message)
+    t.truthy(m, e.message)
+    return m![2].split(', ')
+  }
+  const own = listed({ budget: 20000, maxAge: 2 })
+  for (const name of ['budget', 'cacheAware', 'onTrim', 'strategy', 'truncation', 'keepTask', 'highWater', 'encoding', 'model']) t.true(own.includes(name), name)
+  for (const name of ['contextWindow', 'format']) t.false(own.includes(name), name)
+  t.deepEqual(own, [...own].sort())
+  // A misspelt option the library would take for one the adapter sets itself.
+  t.deepEqual(listed({ budget: 20000, contextWindw: 2 }), own)
+  t.deepEqual(listed({ budget: 20000, formt: 'openai' }), own)
+  // Without the cache, its options are refused, so not listed.
+  const uncached = listed({ budget: 20000, cacheAware: false, maxAge: 2 })
+  for (const name of ['highWater', 'lowWater', 'clearAtLeast']) t.false(uncached.includes(name), name)
+  t.true(uncached.includes('cacheAware'))
+  // A near miss of an option the adapter takes, and a nested option, are the library's words.
+  t.is((t.throws(() => trimPrepareStep({ budget: 20000, stratgy: 'age' } as never)) as Error).message, 'stratgy: is not an option (did you mean strategy?)')
+  t.is((t.throws(() => trimPrepareStep({ budget: 20000, strategy: 'truncate', truncation: { maxAg: 2 } } as never)) as Error).message, 'truncation.maxAg: is not an option (did you mean maxAge?)')
+})
+
 test('a message the library cannot read is an error naming its index, from the SDK call', async (t) => {
   const prompts: Prompt[] = []
   const messages = [

@@ -113,6 +113,21 @@ test('trimBaseMessages keeps units whole or shortened with the priority strategy
   t.is(result.messages.at(-1), lc.at(-1))
 })
 
+test("trimBaseMessages' and trimMiddleware's unknown-option errors list their own options", (t) => {
+  const [lc] = conversation()
+  const listed = (call: () => unknown) => {
+    const e = t.throws(call) as CodedError
+    t.is(e.code, 'INVALID_OPTION')
+    return /^maxAge: is not an option; the options here are (.*)$/.exec(e.message)![1].split(', ')
+  }
+  const base = listed(() => trimBaseMessages(lc, { budget: 300, maxAge: 2 } as never))
+  t.true(base.includes('budget') && base.includes('onTrim') && base.includes('strategy'))
+  for (const name of ['contextWindow', 'format', 'cacheAware', 'highWater', 'lowWater', 'clearAtLeast']) t.false(base.includes(name), name)
+  const middleware = listed(() => trimMiddleware({ budget: 300, maxAge: 2 } as never))
+  for (const name of ['budget', 'cacheAware', 'onTrim', 'highWater', 'keepTask']) t.true(middleware.includes(name), name)
+  for (const name of ['contextWindow', 'format']) t.false(middleware.includes(name), name)
+})
+
 test('a message the library cannot take is an error naming its index', (t) => {
   const [lc] = conversation()
   const error = (messages: unknown[]) => t.throws(() => toOpenAIMessages(messages as BaseMessage[])) as CodedError

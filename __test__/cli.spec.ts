@@ -92,9 +92,11 @@ test.serial('usage errors are one line on stderr and exit 2', async (t) => {
     [['trim', SAMPLE], 'trim needs --budget N'],
     [['trim', SAMPLE, '--budget', 'lots'], '--budget must be a number of tokens or a percentage, got "lots"'],
     [['trim', SAMPLE, '--budget', '-5'], '--budget must be a number of tokens or a percentage, got "-5"'],
-    [['trim', SAMPLE, '--budget', '100', '--strategy', 'random'], '--strategy must be one of priority, age, truncate, roles, got "random"'],
+    [['trim', SAMPLE, '--budget', '100', '--strategy', 'random'], '--strategy must be one of priority, placeholders, age, truncate, roles, got "random"'],
     [['trim', SAMPLE, '--budget', '100', '--strategy', 'age', '--placeholders'], '--placeholders works with --strategy priority only (age only drops)'],
     [['trim', SAMPLE, '--budget', '100', '--strategy', 'truncate', '--placeholders'], '--placeholders works with --strategy priority only (truncate always shortens)'],
+    [['help', 'frobnicate'], 'unknown command "frobnicate"'],
+    [['help', 'trim', 'stats'], 'unexpected argument "stats"'],
     [['trim', SAMPLE, '--budget', '100', '--drop-order', 'user'], '--drop-order works with --strategy roles only'],
     [['trim', SAMPLE, '--budget', '100', '--strategy', 'roles', '--drop-order', 'user,robot'], '--drop-order takes roles among system, developer, user, assistant, tool, got "robot"'],
     [['trim', SAMPLE, '--budget'], '--budget needs a value'],
@@ -438,8 +440,8 @@ test.serial('trim -o - writes the conversation to stdout and the report to stder
   t.is(JSON.parse(j.stderr).output, '<stdout>')
 })
 
-test.serial('trim prints a before/after report with a line per message and the validity check', async (t) => {
-  const r = await runCli(['trim', SAMPLE, '--budget', '50%', '--placeholders'])
+test.serial('trim --all-rows prints a before/after report with a line per message and the validity check', async (t) => {
+  const r = await runCli(['trim', SAMPLE, '--budget', '50%', '--placeholders', '--all-rows'])
   t.is(r.code, 0)
   t.is(r.stderr, '')
   t.false(ANSI.test(r.stdout))
@@ -729,14 +731,15 @@ test.serial('trim --strategy truncate says a cut is for maxTokensPerOutput, not 
   const r = await json(t, ['trim', file('long.json', JSON.stringify(messages)), '--budget', '100%', '--strategy', 'truncate', '--json'])
   const cut = r.messages[2]
   t.is(cut.decision, 'cut')
-  t.regex(cut.reason, /^cut: \d+ tokens cut from the middle, as the output is longer than maxTokensPerOutput \(2000 tokens, the default of truncateOldToolOutputs; the budget plays no part\)$/)
+  // Numbers in reasons have thousands separators, as everywhere in the CLI's reports.
+  t.regex(cut.reason, /^cut: \d{1,3}(?:,\d{3})+ tokens cut from the middle, as the output is longer than maxTokensPerOutput \(2,000 tokens, the default of truncateOldToolOutputs; the budget plays no part\)$/)
 })
 
 test.serial('simulate gives no smaller-window hint for a conversation already over the window', async (t) => {
   const small = 'samples/transcripts/openhands-sdk-hello-world.json'
   const r = await runCli(['simulate', small, '--policies', 'none', '--window', '1000'])
   t.is(r.code, 0, r.stderr)
-  t.regex(r.stdout, /\n {2}none +[0-9,]+ .* [0-9]+ turns /)
+  t.regex(r.stdout, /\n {2}none +[0-9,]+ .* [0-9]+ refused /)
   t.false(r.stdout.includes('Nothing was trimmed'), r.stdout)
   t.false(r.stdout.includes('try a smaller window'), r.stdout)
 })
@@ -785,4 +788,67 @@ test.serial('stats byTool counts each call once when one message answers several
     ],
   )
   t.is(r.byTool.reduce((n: number, x: { calls: number }) => n + x.calls, 0), 3)
+})
+
+test.serial('help and help <command> print the help on stdout and exit 0', async (t) => {
+  const help = (await runCli(['--help'])).stdout
+  for (const args of [['help'], ['help', 'trim'], ['help', 'simulate'], ['help', 'stats']]) {
+    t.deepEqual(await runCli(args), { code: 0, stdout: help, stderr: '' }, args.join(' '))
+  }
+  t.true(help.includes('context-trim help [command]'))
+})
+
+test.serial('a reason naming a stale file has one comma before "superseded", in the text and --json', async (t) => {
+  const path = join(transcriptsDir, 'openhands-ponyc-4593.json')
+  const j = await json(t, ['trim', path, '--budget', '30%', '--json'])
+  const stale = j.messages.filter((m: { reason: string }) => m.reason.includes('superseded by'))
+  t.true(stale.length > 0)
+  for (const m of j.messages) t.false(m.reason.includes(',,'), m.reason)
+  t.true(stale.some((m: { reason: string }) => /^dropped: stale call and result of \/workspace\/ponylang__ponyc__0\.1\/packages\/cli\/cli\.pony, superseded by #\d+$/.test(m.reason)))
+  const text = (await runCli(['trim', path, '--budget', '30%', '--all-rows'])).stdout
+  t.false(text.includes(',,'))
+})
+
+test.serial('trim prints the rows that changed and one line per run of kept rows; --json has every message', async (t) => {
+  const r = await runCli(['trim', SAMPLE, '--budget', '27000', '--placeholders'])
+  t.is(r.code, 0, r.stderr)
+  const j = await json(t, ['trim', SAMPLE, '--budget', '27000', '--placeholders', '--json'])
+  t.is(j.messages.length, 47)
+  const lines = r.stdout.split('\n')
+  t.true(lines.includes('Messages (each run of kept messages in one line; --all-rows prints every message)'))
+  const rows = lines.filter((l) => /^ +\d+ {2}\w/.test(l))
+  const changed = j.messages.filter((m: { decision: string }) => m.decision !== 'kept')
+  for (const m of changed) t.true(rows.some((row) => row.startsWith(`  ${String(m.index).padStart(4)}  `) && row.includes(` ${m.decision} `)), String(m.index))
+  // Every message is in a row or in a run, once.
+  const runs = lines.flatMap((l) => {
+    const m = /^ +… {2}(\d+) kept \(#(\d+)–#(\d+)\) …$/.exec(l)
+    return m ? [[Number(m[1]), Number(m[2]), Number(m[3])]] : []
+  })
+  t.true(runs.length > 0)
+  for (const [n, first, last] of runs) t.is(n, last - first + 1)
+  t.is(rows.length + runs.reduce((n, [k]) => n + k, 0), j.messages.length)
+  t.true(rows.length < j.messages.length)
+  // --all-rows: every message.
+  const all = (await runCli(['trim', SAMPLE, '--budget', '27000', '--placeholders', '--all-rows'])).stdout
+  t.is(all.split('\n').filter((l) => /^ +\d+ {2}\w/.test(l)).length, j.messages.length)
+  t.false(all.includes(' kept (#'))
+})
+
+test.serial('trim --strategy placeholders is trim --placeholders', async (t) => {
+  const named = await json(t, ['trim', SAMPLE, '--budget', '50%', '--strategy', 'placeholders', '--json'])
+  const flag = await json(t, ['trim', SAMPLE, '--budget', '50%', '--placeholders', '--json'])
+  t.deepEqual(named, flag)
+  t.is(named.function, 'trimWithPlaceholders')
+  t.deepEqual(await json(t, ['trim', SAMPLE, '--budget', '50%', '--strategy', 'placeholders', '--placeholders', '--json']), flag)
+})
+
+test.serial('trim --strategy truncate over the budget says it never drops, and reports overBudget', async (t) => {
+  const j = await json(t, ['trim', SAMPLE, '--budget', '5000', '--strategy', 'truncate', '--json'])
+  t.true(j.overBudget)
+  t.is(j.counts.dropped, 0)
+  const text = (await runCli(['trim', SAMPLE, '--budget', '5000', '--strategy', 'truncate'])).stdout
+  t.true(text.includes('over budget by'))
+  t.regex(text, /\n {2}note {6}truncate never drops: it shortens old and long tool outputs whatever the budget, so the result stays over it/)
+  const within = (await runCli(['trim', SAMPLE, '--budget', '100%', '--strategy', 'truncate'])).stdout
+  t.false(within.includes('truncate never drops'))
 })

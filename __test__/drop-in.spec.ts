@@ -295,6 +295,21 @@ test('RollingContext#command is a command a chat handler registers, with nanocod
   t.true(rolling.enabled)
 })
 
+test('RollingContext#command.handler takes its words as a string too', async (t) => {
+  const rolling = new ct.RollingContext()
+  const command = rolling.command
+  t.is(await command.handler('on'), 'Rolling context enabled.')
+  t.true(rolling.enabled)
+  t.is(await command.handler('  OFF  '), 'Rolling context disabled.')
+  t.is(await command.handler('status now'), 'Rolling context disabled.')
+  t.is(await command.handler(''), 'Rolling context enabled.')
+  await t.throwsAsync(command.handler('maybe so'), {
+    code: 'INVALID_ARGUMENT',
+    message: 'arg: must be on, off, enable, disable, toggle, status or nothing, got "maybe"',
+  })
+  t.true(rolling.enabled)
+})
+
 test('handleCommand takes nanocoder\'s enable and disable', (t) => {
   const rolling = new ct.RollingContext()
   rolling.handleCommand('enable')

@@ -545,3 +545,56 @@ test('a larger budget never keeps less of a message with an image: between its t
   const between = ct.trimByPriority(history, { targetTokens: 3000 }).messages[0]
   t.true(typeof between.content === 'string' && between.content.startsWith('Here:') && between.content.endsWith('[... 1445 tokens cut ...]'))
 })
+
+test('an unknown option of trimByPriority lists the options it accepts, not those it rejects', (t) => {
+  const messages: Message[] = [
+    { role: 'system', content: 'You are helpful.' },
+    { role: 'user', content: 'Hello' },
+  ]
+  const listed = (call: () => unknown): string[] => {
+    const error = t.throws(call, { code: 'INVALID_OPTION', message: /^frobnicate: is not an option; the options here are / })
+    return error!.message.replace(/^.*the options here are /, '').split(', ')
+  }
+  const byPriority = listed(() => ct.trimByPriority(messages, { targetTokens: 100, frobnicate: 1 } as never))
+  t.false(byPriority.includes('placeholder'))
+  t.false(byPriority.includes('keepPlaceholders'))
+  t.false(byPriority.includes('summarizer'))
+  t.true(byPriority.includes('targetTokens'))
+  t.true(byPriority.includes('summarizeDropped'))
+  const withPlaceholders = listed(() => ct.trimWithPlaceholders(messages, { targetTokens: 100, frobnicate: 1 } as never))
+  t.true(withPlaceholders.includes('placeholder'))
+  t.true(withPlaceholders.includes('keepPlaceholders'))
+  t.false(withPlaceholders.includes('summarizer'))
+})
+
+test('an unknown option of trimByPriorityAsync lists summarizer, which it accepts', async (t) => {
+  const messages: Message[] = [{ role: 'user', content: 'Hello' }]
+  const error = await t.throwsAsync(ct.trimByPriorityAsync(messages, { targetTokens: 100, frobnicate: 1 } as never), { code: 'INVALID_OPTION' })
+  const listed = error!.message.replace(/^.*the options here are /, '').split(', ')
+  t.true(listed.includes('summarizer'))
+  t.false(listed.includes('placeholder'))
+})
+
+test('droppedMessages lists shortened messages too, and shortenedMessages those alone', (t) => {
+  const messages: Message[] = [
+    { role: 'system', content: 'You are a coding agent.' },
+    { role: 'user', content: 'Fix the build.' },
+    { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'bash', arguments: '{"cmd":"make"}' } }] },
+    { role: 'tool', tool_call_id: 'c1', content: Array.from({ length: 2000 }, (_, i) => `line ${i}: error in module ${i % 17}`).join('\n') },
+  ]
+  const result = ct.trimByPriority(messages, { targetTokens: 3000 })
+  t.is(result.messages.length, 4)
+  t.deepEqual(result.droppedMessages.map((d) => d.message), [messages[3]])
+  t.deepEqual(result.shortenedMessages.map((d) => d.message), [messages[3]])
+  t.is(typeof result.messages[3]._cutTokens, 'number')
+  // Dropped for good: in droppedMessages, not in shortenedMessages.
+  const history: Message[] = [messages[0]]
+  for (let i = 0; i < 6; i++) history.push({ role: 'user', content: `question ${i} `.repeat(200) }, { role: 'assistant', content: `answer ${i} `.repeat(200) })
+  const dropped = ct.trimByPriority(history, { targetTokens: 1500 })
+  t.true(dropped.droppedMessages.length > 0)
+  const listed = new Set(dropped.droppedMessages.map((d) => d.message))
+  t.true(dropped.shortenedMessages.every((s) => listed.has(s.message)))
+  const removed = dropped.droppedMessages.length - dropped.shortenedMessages.length
+  t.true(removed > 0)
+  t.is(dropped.messages.length + removed, history.length)
+})

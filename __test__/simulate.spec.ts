@@ -131,10 +131,12 @@ test('context-trim simulate prints a table and plots for every policy', (t) => {
   const r = run(sessionFile, '--window', '20000')
   t.is(r.status, 0, r.stderr)
   t.regex(r.stdout, /^context-trim simulate .*session\.json\n {2}49 turns · window 20,000 tokens · strategy priority\n/)
-  for (const policy of ['none', 'every-turn', 'high-low', 'dedup']) t.regex(r.stdout, new RegExp(`\\n  ${policy} +[0-9,]+ +[0-9,]+ +[0-9,]+ +[0-9.]+% +\\$[0-9.]+ +[0-9.]+x `))
-  t.regex(r.stdout, /\n {2}none +[0-9,]+ .* [0-9]+ turns /)
+  for (const policy of ['every-turn', 'high-low']) t.regex(r.stdout, new RegExp(`\\n  ${policy} +[0-9,]+ +[0-9,]+ +[0-9,]+ +[0-9.]+% +\\$[0-9.]+ +[0-9.]+x +never `))
+  // A policy that sends requests over the window (refused by the provider) has no cost.
+  t.regex(r.stdout, /\n {2}none +[0-9,]+ +[0-9,]+ +[0-9,]+ +[0-9.]+% +invalid +- +[0-9]+ refused +[0-9,]+ +[0-9,]+ +invalid\n/)
+  t.regex(r.stdout, /\ninvalid: none \([0-9]+ turns\)(?:, dedup \([0-9]+ turns?\))? sent requests over the 20,000-token window, which the provider refuses/)
   t.regex(r.stdout, /Tokens sent per turn[^\n]*\n {2}none {8}[▁▂▃▄▅▆▇█!]{49}\n/)
-  t.regex(r.stdout, /Cumulative cost[^\n]*\n(?: {2}[a-z-]+ +[▁▂▃▄▅▆▇█]{49} \$[0-9.]+\n){4}/)
+  t.regex(r.stdout, /Cumulative cost[^\n]*\n {2}none +[▁▂▃▄▅▆▇█]{49} invalid \([0-9]+ refused\)\n {2}every-turn +[▁▂▃▄▅▆▇█]{49} \$[0-9.]+\n/)
 })
 
 test('context-trim simulate --json prints what simulate returns, and --html writes a page with SVG charts', (t) => {
@@ -174,7 +176,8 @@ test('context-trim simulate reports usage errors with status 2 and bad input wit
   // Values the addon refuses are usage errors naming the flag.
   const refused: Array<[string[], string]> = [
     [['--strategy', 'lru'], '--strategy must be one of priority, placeholders, truncate, roles, age, got "lru"'],
-    [['--high', '0.5'], '--low must be a fraction of the window in [0, highWater = 0.5], got 0.6'],
+    [['--high', '0.5'], '--low must be a fraction of the window in [0, --high = 0.5], got 0.6'],
+    [['--low', '0.9'], '--low must be a fraction of the window in [0, --high = 0.85], got 0.9'],
     [['--policies', 'none,lru'], '--policies must be one of none, every-turn, high-low, dedup, got "lru"'],
   ]
   for (const [args, message] of refused) {
@@ -182,4 +185,31 @@ test('context-trim simulate reports usage errors with status 2 and bad input wit
     t.is(r.status, 2)
     t.is(r.stderr, `context-trim: ${message} (see context-trim --help)\n`)
   }
+})
+
+test('the simulate page marks a policy over the window invalid, and its axes have round ticks', async (t) => {
+  const html = join(dir, 'ticks.html')
+  const r = run(sessionFile, '--window', '20000', '--html', html)
+  t.is(r.status, 0, r.stderr)
+  const page = readFileSync(html, 'utf8')
+  t.regex(page, /high-low<\/td>(?:<td>[^<]*<\/td>){4}<td>\$[0-9.]+<\/td>/)
+  t.regex(page, /none<\/td>(?:<td>[^<]*<\/td>){4}<td>invalid<\/td><td>-<\/td><td>[0-9]+ refused<\/td>/)
+  t.true(page.includes('<p class="invalid">invalid: none ('))
+  // Per chart: ticks from 0 in equal steps of 1, 2 or 5 times a power of ten.
+  const charts = page.split('<svg ').slice(1)
+  t.is(charts.length, 3)
+  for (const chart of charts) {
+    const values = [...chart.matchAll(/text-anchor="end">([^<]+)</g)].map((m) => m[1]).filter((label) => !label.startsWith('window')).map((label) => Number(label.replace(/[$,%]/g, '')))
+    t.is(values[0], 0)
+    const step = values[1] - values[0]
+    const mantissa = Number((step / 10 ** Math.floor(Math.log10(step))).toPrecision(6))
+    t.true([1, 2, 5].includes(mantissa), String(values))
+    values.forEach((v, k) => t.true(Math.abs(v - k * step) < step / 1000, String(values)))
+  }
+  const module = '../cli/simulate.mjs'
+  const { roundTicks } = await import(module)
+  t.deepEqual(roundTicks(21_998), [0, 5000, 10_000, 15_000, 20_000, 25_000])
+  t.deepEqual(roundTicks(1), [0, 0.2, 0.4, 0.6, 0.8, 1])
+  t.deepEqual(roundTicks(0.3), [0, 0.1, 0.2, 0.3])
+  t.deepEqual(roundTicks(0), [0, 1])
 })

@@ -759,3 +759,30 @@ test('a model name is looked up in any case and without its provider prefix (Ope
   t.is(encodingForModel('anthropic/claude-sonnet-4'), encodingForModel('claude-sonnet-4'))
   t.not(unknownModelWarning('anthropic/claude-sonnet-4'), null)
 })
+
+test.serial('an unknown model counts with o200k_base and emits one process warning per name', async (t) => {
+  const warnings: Error[] = []
+  const listen = (w: Error) => void warnings.push(w)
+  process.on('warning', listen)
+  try {
+    const text = 'How many tokens is this sentence?'
+    const messages: Message[] = [{ role: 'user', content: text }]
+    t.is(ct.countTokens(text, { model: 'acme-llm-7' }), encodeO200k(text).length)
+    ct.estimateTokens(messages, { model: 'acme-llm-7' })
+    ct.trimByPriority(messages, { targetTokens: 100, model: 'acme-llm-7' })
+    new ct.CacheAwareTrimmer({ contextWindow: 1000, model: 'acme-llm-8' })
+    // Known names (any case, with a provider prefix), and a model the encoding overrides, are silent.
+    ct.countTokens(text, { model: 'GPT-4o' })
+    ct.countTokens(text, { model: 'openrouter/openai/gpt-4o' })
+    ct.countTokens(text, { model: 'acme-llm-9', encoding: 'cl100k_base' })
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    const ours = warnings.filter((w) => (w as CodedError).code === 'CONTEXT_TRIM_UNKNOWN_MODEL')
+    t.deepEqual(ours.map((w) => w.message), [
+      'unknown model "acme-llm-7": counting with o200k_base (the encoding of gpt-4o and later models); name a known model (gpt-4o, gpt-4.1, gpt-4, gpt-3.5-turbo, o3, gpt-oss-120b, …) or give `encoding`',
+      'unknown model "acme-llm-8": counting with o200k_base (the encoding of gpt-4o and later models); name a known model (gpt-4o, gpt-4.1, gpt-4, gpt-3.5-turbo, o3, gpt-oss-120b, …) or give `encoding`',
+    ])
+    t.true(ours.every((w) => w.name === 'ContextTrimWarning'))
+  } finally {
+    process.off('warning', listen)
+  }
+})

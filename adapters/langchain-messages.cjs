@@ -178,7 +178,7 @@ function trimBaseMessages(messages, options) {
   if (options.cacheAware !== undefined) {
     throw invalidOption('cacheAware: applies to trimMiddleware only: trimBaseMessages trims afresh on every call')
   }
-  return trimWith(new Conversations({ ...options, cacheAware: false }, 'openai'), null, messages)
+  return trimWith(new Conversations({ ...options, cacheAware: false }, 'openai', ['cacheAware']), null, messages)
 }
 
 /** The thread id of an agent run with a checkpointer (`configurable.thread_id`), as a string. */

@@ -19,6 +19,44 @@ function invalidOption(message) {
   return error
 }
 
+/** The adapter's own options, beside the CacheAwareTrimmer's it passes on. */
+const OWN = ['budget', 'cacheAware', 'onTrim']
+/** The CacheAwareTrimmer options the adapter sets itself and refuses from the caller. */
+const SET_HERE = ['contextWindow', 'format']
+
+let trimmerOptionNames
+/**
+ * The options `CacheAwareTrimmer` takes, in the library's own list: the one its unknown-option
+ * error gives for a key no option is near (the empty key), read once.
+ */
+function trimmerOptions() {
+  if (trimmerOptionNames === undefined) {
+    try {
+      new CacheAwareTrimmer({ contextWindow: 1, '': 0 })
+    } catch (e) {
+      trimmerOptionNames = /the options here are (.*)$/.exec(e.message)?.[1].split(', ')
+    }
+    trimmerOptionNames ??= []
+  }
+  return trimmerOptionNames
+}
+
+/**
+ * The library's error for an options object with a key that is no option, in the adapter's
+ * terms: the options it lists (or the one it suggests) are the adapter's, `budget`,
+ * `cacheAware` and `onTrim` among them, without those it sets itself (`contextWindow`,
+ * `format`) or refuses (the cache-only ones when `cacheAware` is false). Other errors, and an
+ * unknown key inside a nested option (`truncation.maxAg`), are the library's as they are.
+ */
+function inAdapterTerms(error, cacheAware, alsoRefused) {
+  const m = error?.code === 'INVALID_OPTION' && /^([^.:\s]+): is not an option(?: \(did you mean (\w+)\?\))?/.exec(error.message)
+  if (!m) return error
+  const refused = [...SET_HERE, ...(cacheAware ? [] : CACHE_ONLY), ...alsoRefused]
+  const own = [...OWN, ...trimmerOptions()].filter((k) => !refused.includes(k)).sort()
+  if (m[2] !== undefined && own.includes(m[2])) return error
+  return invalidOption(`${m[1]}: is not an option; the options here are ${own.join(', ')}`)
+}
+
 /** How many conversations named by a string (LangChain thread ids) keep their trimmer. */
 const NAMED_CONVERSATIONS = 1000
 
@@ -32,8 +70,10 @@ class Conversations {
   /**
    * @param {object} options the adapter's options
    * @param {string} format the message format the adapter hands to the library
+   * @param {string[]} refused the adapter's own options this entry point refuses (left out of
+   *   an unknown option's error)
    */
-  constructor(options, format) {
+  constructor(options, format, refused = []) {
     if (options === null || typeof options !== 'object' || Array.isArray(options)) {
       throw invalidOption(`options: must be an object, got ${typeName(options)}`)
     }
@@ -62,7 +102,11 @@ class Conversations {
       ? { ...rest, contextWindow: budget, format }
       : { ...rest, contextWindow: budget, format, highWater: 1, lowWater: 1, clearAtLeast: 0 }
     // Checks every other option now, with the library's messages, not at the first model call.
-    new CacheAwareTrimmer(this.trimmerOptions)
+    try {
+      new CacheAwareTrimmer(this.trimmerOptions)
+    } catch (e) {
+      throw inAdapterTerms(e, cacheAware, refused)
+    }
     this.cacheAware = cacheAware
     this.onTrim = onTrim
     this.trimmers = new WeakMap()

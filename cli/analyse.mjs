@@ -2,6 +2,7 @@
 // decisions of a trim. Nothing here decides what to keep: the addon's functions do, and this
 // module only reads their results (and the messages' own fields, to name tools and quote text).
 import { CliError } from './input.mjs'
+import { num } from './terminal.mjs'
 
 /** The strategies of `context-trim trim`, each with the addon function(s) it runs. */
 export const STRATEGIES = {
@@ -97,6 +98,7 @@ export function analyse(ct, messages, { model, format } = {}) {
       row.tier = tierNames.get(c.priority) ?? String(c.priority)
       row.reason = reasonOf(c.metadata, row)
       if (c.metadata.supersededBy !== undefined) row.supersededBy = c.metadata.supersededBy
+      if (c.metadata.filePath !== undefined) row.filePath = c.metadata.filePath
     }
     return row
   })
@@ -125,7 +127,7 @@ function filesOf(ct, messages) {
 /** Why a message has its priority, in words, from the addon's classification metadata. */
 function reasonOf(meta, row) {
   const tool = row.answers.length ? `${row.answers.join(', ')} result` : row.calls.length ? `calls ${unique(row.calls).join(', ')}` : ''
-  const age = meta.age === undefined ? '' : `${meta.age} step${meta.age === 1 ? '' : 's'} old`
+  const age = meta.age === undefined ? '' : `${num(meta.age)} step${meta.age === 1 ? '' : 's'} old`
   if (meta.isSummarized) return 'a summary'
   if (meta.isSystem) return 'system prompt'
   if (meta.isAgentInstruction) return 'agent instructions'
@@ -154,9 +156,9 @@ export function decisionReason(rows, decisions, i, strategy) {
   }
   const inLastUnit = unitOf(i) === unitOf(last)
   if (d.decision === 'cut' && strategy === 'truncate') {
-    return `cut: ${d.output._cutTokens} tokens cut from the middle, as the output is longer than maxTokensPerOutput (${TRUNCATE_MAX_TOKENS} tokens, the default of truncateOldToolOutputs; the budget plays no part)`
+    return `cut: ${num(d.output._cutTokens)} tokens cut from the middle, as the output is longer than maxTokensPerOutput (${num(TRUNCATE_MAX_TOKENS)} tokens, the default of truncateOldToolOutputs; the budget plays no part)`
   }
-  if (d.decision === 'cut') return `cut: ${d.output._cutTokens} tokens cut from the middle, so that the unit fits`
+  if (d.decision === 'cut') return `cut: ${num(d.output._cutTokens)} tokens cut from the middle, so that the unit fits`
   if (strategy !== 'priority') return [d.decision === 'kept' ? 'kept' : d.decision, r.reason, d.note].filter(Boolean).join(': ')
   if (d.decision === 'kept') {
     if (r.role === 'system' || r.role === 'developer') return 'kept: the system prompt is always kept'
@@ -167,7 +169,8 @@ export function decisionReason(rows, decisions, i, strategy) {
   const superseded = r.supersededBy !== undefined ? r.supersededBy : resultsOf(rows, i).map((k) => rows[k].supersededBy).find((s) => s !== undefined)
   const what = d.decision === 'dropped' ? 'dropped' : 'shortened to a placeholder'
   if (superseded !== undefined) {
-    const path = r.reason?.match(/file (\S+)/)?.[1] ?? resultsOf(rows, i).map((k) => rows[k].reason?.match(/file (\S+)/)?.[1]).find(Boolean)
+    // The path from the classification itself: the reason's words end it with a comma.
+    const path = r.filePath ?? resultsOf(rows, i).map((k) => rows[k].filePath).find(Boolean)
     return `${what}: stale ${r.calls.length ? 'call and result' : 'result'}${path ? ` of ${path}` : ''}, superseded by #${superseded}`
   }
   if (r.calls.length > 0 && d.decision === 'dropped') return `dropped with its result${resultsOf(rows, i).length === 1 ? '' : 's'}: ${r.tier ?? ''}${r.reason ? ` (${r.reason})` : ''}`
@@ -227,9 +230,9 @@ export function runTrim(ct, messages, opts) {
 
 /** What the addon's metadata on a placeholder copy says about it. */
 function placeholderNote(o) {
-  if (typeof o._truncatedAt === 'number') return `${o._truncatedAt} steps old, older than maxAge`
-  if (typeof o._cutTokens === 'number') return `too long: ${o._cutTokens} tokens cut from the middle`
-  if (typeof o._originalTokens === 'number') return `was ${o._originalTokens} tokens`
+  if (typeof o._truncatedAt === 'number') return `${num(o._truncatedAt)} steps old, older than maxAge`
+  if (typeof o._cutTokens === 'number') return `too long: ${num(o._cutTokens)} tokens cut from the middle`
+  if (typeof o._originalTokens === 'number') return `was ${num(o._originalTokens)} tokens`
   return undefined
 }
 

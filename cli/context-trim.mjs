@@ -23,12 +23,12 @@ const ROLES = ['system', 'developer', 'user', 'assistant', 'tool']
 
 const USAGE = `usage:
   context-trim stats <file> [--json] [--top N] [--model M] [--format F]
-  context-trim trim <file> --budget N [--strategy priority|age|truncate|roles] [--placeholders]
-                   [--drop-order ROLES] [--model M] [--format F] [-o out.json] [--html report.html] [--json]
-                   [--fail-over-budget]
+  context-trim trim <file> --budget N [--strategy priority|placeholders|age|truncate|roles]
+                   [--placeholders] [--drop-order ROLES] [--model M] [--format F] [-o out.json]
+                   [--html report.html] [--json] [--all-rows] [--fail-over-budget]
   context-trim demo [--html report.html]
   ${SIMULATE_USAGE}
-  context-trim --help | --version`
+  context-trim help [command] | --help | --version`
 
 const HELP = `context-trim: keeps an LLM agent's conversation inside its context window without breaking it
 
@@ -43,7 +43,8 @@ commands:
             files the session touched and modified
   trim      trims to a token budget, writes the result (-o) and reports, per message, whether it
             was kept, replaced by a placeholder, cut to head and tail or dropped, with its
-            priority tier and why
+            priority tier and why (the rows that changed; runs of kept rows are one line
+            "… N kept …" unless --all-rows)
   demo      stats and a trim report for a bundled real agent transcript, and its HTML report
             (written to context-trim-demo-report.html in the temporary folder, or --html FILE)
 ${SIMULATE_HELP}
@@ -52,11 +53,15 @@ options:
   --budget N          the token budget of the whole request: N tokens, or N% of the input's
                       tokens (rounded down; a request body's system field counts too)
   --strategy S        priority (default): lowest priority tier first (trimByPriority)
+                      placeholders: priority, tool results becoming placeholders instead of
+                      being dropped (trimWithPlaceholders)
                       age: oldest first (trimByAge)
                       truncate: shortens old and long tool outputs (truncateOldToolOutputs)
+                      whatever the budget, and never drops: a result over the budget stays
+                      over it (reported; the adapters' and CacheAwareTrimmer's truncate also
+                      drop the oldest units to reach the budget: use age for that)
                       roles: by role, the drop order first (applyMaxContextTokens)
-  --placeholders      priority only: tool results become placeholders instead of being dropped
-                      (trimWithPlaceholders)
+  --placeholders      the same as --strategy placeholders
   --drop-order ROLES  roles only: comma-separated roles, first listed dropped first
                       (default: ${DEFAULT_DROP_ORDER.join(',')})
   --model M           the model whose tokenizer counts (default: o200k_base, as gpt-4o and later;
@@ -66,9 +71,11 @@ options:
                       the report then goes to stderr); without it nothing is written
   --html FILE         also writes a self-contained HTML report of the trim
   --fail-over-budget  trim: exit with status 3 when the result is still over the budget
+  --all-rows          trim: prints a row for every message (by default, the rows that changed,
+                      each run of kept rows as one line; --json always has every message)
   --top N             stats: how many of the largest messages to list (default: 5)
   --json              prints the report as JSON
-  -h, --help          prints this help
+  -h, --help          prints this help (as does context-trim help [command])
   -v, --version       prints the version
 
 ${SIMULATE_OPTIONS}
@@ -90,10 +97,13 @@ const COMMANDS = {
     html: 'string',
     json: 'flag',
     'fail-over-budget': 'flag',
+    'all-rows': 'flag',
   },
   demo: { html: 'string' },
 }
 const SHORT = { o: 'output', h: 'help', v: 'version' }
+/** The names `--strategy` takes: the strategies, and `placeholders` (priority with placeholders). */
+const STRATEGY_NAMES = ['priority', 'placeholders', ...Object.keys(STRATEGIES).filter((s) => s !== 'priority')]
 
 function usageError(message) {
   return new CliError(`${message} (see context-trim --help)`, 2)
@@ -316,8 +326,11 @@ function statsCommand(ct, positional, options, out) {
 function trimOptions(options) {
   checkCommonOptions(options)
   if (options.budget === undefined) throw usageError('trim needs --budget N')
-  const strategy = options.strategy ?? 'priority'
-  if (!STRATEGIES[strategy]) throw usageError(`--strategy must be one of ${Object.keys(STRATEGIES).join(', ')}, got "${strategy}"`)
+  // `--strategy placeholders` is `priority` with placeholders, as simulate and the adapters name
+  // it; `--placeholders` stays its alias.
+  const named = options.strategy ?? 'priority'
+  const strategy = named === 'placeholders' ? 'priority' : named
+  if (!STRATEGIES[strategy]) throw usageError(`--strategy must be one of ${STRATEGY_NAMES.join(', ')}, got "${named}"`)
   if (options.placeholders && strategy !== 'priority') {
     throw usageError(`--placeholders works with --strategy priority only (${strategy} ${strategy === 'truncate' ? 'always shortens' : 'only drops'})`)
   }
@@ -327,7 +340,8 @@ function trimOptions(options) {
     if (!ROLES.includes(role)) throw usageError(`--drop-order takes roles among ${ROLES.join(', ')}, got "${role}"`)
   }
   const budgetSpec = parseBudget(options.budget)
-  return { strategy, budgetSpec, placeholders: Boolean(options.placeholders), dropOrder, model: options.model, format: options.format }
+  const placeholders = Boolean(options.placeholders) || named === 'placeholders'
+  return { strategy, budgetSpec, placeholders, dropOrder, model: options.model, format: options.format }
 }
 
 /** Runs a trim and builds its report (what `--json` prints). */
@@ -413,7 +427,31 @@ function total(rows, key) {
   return rows.reduce((n, r) => n + r[key], 0)
 }
 
-function printTrim(report, out, colour) {
+/**
+ * The rows `trim` prints: every message with `allRows`, else the ones the trim changed, each run
+ * of two or more kept messages as one `{ kept, first, last }` entry.
+ */
+export function notableRows(messages, allRows) {
+  if (allRows) return messages
+  const rows = []
+  let run = []
+  const flush = () => {
+    if (run.length > 1) rows.push({ kept: run.length, first: run[0].index, last: run[run.length - 1].index })
+    else rows.push(...run)
+    run = []
+  }
+  for (const m of messages) {
+    if (m.decision === 'kept') run.push(m)
+    else {
+      flush()
+      rows.push(m)
+    }
+  }
+  flush()
+  return rows
+}
+
+function printTrim(report, out, colour, { allRows = false } = {}) {
   const s = palette(colour)
   const lines = []
   const strategy = `${report.strategy}${report.placeholders ? ' with placeholders' : ''}${report.dropOrder ? ` (drop order ${report.dropOrder.join(', ')})` : ''}`
@@ -426,7 +464,10 @@ function printTrim(report, out, colour) {
   const fits = report.overBudget ? s.red(`over budget by ${num(report.after.tokens - report.budget)}`) : s.green('within budget')
   lines.push(`  after     ${pad(plural(report.after.messages, 'message'), 14)} ${pad(num(report.after.tokens), 8, true)} tokens  saved ${num(report.savedTokens)} (${pct(report.savedTokens, report.before.tokens)}), ${fits}`)
   const { kept, placeholder, cut, dropped } = report.counts
-  lines.push(`  result    ${s.green(`${kept} kept`)} · ${s.yellow(`${placeholder} placeholder${placeholder === 1 ? '' : 's'}`)} · ${s.yellow(`${cut} cut`)} · ${s.red(`${dropped} dropped`)}`)
+  lines.push(`  result    ${s.green(`${num(kept)} kept`)} · ${s.yellow(`${num(placeholder)} placeholder${placeholder === 1 ? '' : 's'}`)} · ${s.yellow(`${num(cut)} cut`)} · ${s.red(`${num(dropped)} dropped`)}`)
+  if (report.strategy === 'truncate' && report.overBudget) {
+    lines.push(`  ${s.red('note')}      truncate never drops: it shortens old and long tool outputs whatever the budget, so the result stays over it (the adapters' and CacheAwareTrimmer's truncate also drop the oldest units; --strategy age drops them here)`)
+  }
   if (report.byPriority) {
     lines.push('', s.bold('Tokens by priority tier, before → after'))
     if (report.byPriority.length === 0) lines.push(`  ${s.dim('(none)')}`)
@@ -438,9 +479,14 @@ function printTrim(report, out, colour) {
       lines.push(`  ${pad(t.tier, 19)} ${pad(num(t.before), 7, true)} → ${pad(num(t.after), 7, true)}  ${paint(kept)}${s.dim(colour ? gone.replace(/./gu, '░') : gone.replace(/#/g, '.'))}`)
     }
   }
-  lines.push('', s.bold('Messages'))
+  const rows = notableRows(report.messages, allRows)
+  lines.push('', s.bold(rows === report.messages ? 'Messages' : 'Messages (each run of kept messages in one line; --all-rows prints every message)'))
   lines.push(s.dim(`  ${pad('#', 4, true)}  ${pad('role', 9)} ${pad('tier', 19)} ${pad('before', 7, true)} ${pad('after', 7, true)}  ${pad('decision', 11)} why`))
-  for (const m of report.messages) {
+  for (const m of rows) {
+    if (m.kept !== undefined) {
+      lines.push(s.dim(`  ${pad('…', 4, true)}  ${num(m.kept)} kept (#${m.first}–#${m.last}) …`))
+      continue
+    }
     const decision = s[DECISION_COLOURS[m.decision]](pad(m.decision, 11))
     const after = m.decision === 'dropped' ? '-' : num(m.tokensAfter)
     lines.push(`  ${pad(m.index, 4, true)}  ${pad(m.role, 9)} ${pad(m.tier ?? '-', 19)} ${pad(num(m.tokensBefore), 7, true)} ${pad(after, 7, true)}  ${decision} ${s.dim(m.reason ?? '')}`)
@@ -473,7 +519,7 @@ function trimCommand(ct, positional, options, out, err) {
     report.html = options.html
   }
   if (options.json) reportStream.write(JSON.stringify(report, null, 2) + '\n')
-  else printTrim(report, reportStream, useColour(reportStream))
+  else printTrim(report, reportStream, useColour(reportStream), { allRows: options['all-rows'] })
   return report
 }
 
@@ -545,6 +591,14 @@ export function main(argv, { out = process.stdout, err = process.stderr } = {}) 
       return runSimulate(argv.slice(1), { ct: addon(), out })
     }
     const { command, positional, options } = parseArguments(argv)
+    // `context-trim help [command]`: the help covers every command.
+    if (command === 'help') {
+      if (positional.length > 1) throw usageError(`unexpected argument "${positional[1]}"`)
+      const [topic] = positional
+      if (topic !== undefined && !COMMANDS[topic] && topic !== 'simulate' && topic !== 'help') throw usageError(`unknown command "${topic}"`)
+      out.write(HELP + '\n')
+      return 0
+    }
     if (options.help || (command === undefined && !options.version)) {
       ;(command === undefined && !options.help ? err : out).write((options.help ? HELP : USAGE) + '\n')
       return options.help ? 0 : 2
@@ -576,6 +630,13 @@ export function main(argv, { out = process.stdout, err = process.stderr } = {}) 
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === realpathSync(process.argv[1])) {
+  // The CLI warns of an unknown --model in its own words (warnOnModel); the addon's
+  // process warning for it would say it again.
+  const emitWarning = process.emitWarning
+  process.emitWarning = function (warning, options, ...rest) {
+    if (options?.code === 'CONTEXT_TRIM_UNKNOWN_MODEL') return
+    return emitWarning.call(this, warning, options, ...rest)
+  }
   // `context-trim stats run.json | head`: the reader went away, which is not an error.
   process.stdout.on('error', (e) => {
     if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0)

@@ -173,8 +173,8 @@ function tierChart(tiers) {
     const colour = TIER_HEX[t.tier] ?? NO_TIER
     return `<g data-tier="${esc(t.tier)}" data-before="${t.before}" data-after="${t.after}">
 <text x="0" y="${y + 15}">${esc(t.tier)}</text>
-<rect x="${label}" y="${y}" width="${scale(t.before).toFixed(1)}" height="12" rx="2" fill="${colour}" opacity="0.3"><title>${esc(t.tier)} before: ${t.before} tokens</title></rect>
-<rect x="${label}" y="${y + 13}" width="${scale(t.after).toFixed(1)}" height="12" rx="2" fill="${colour}"><title>${esc(t.tier)} after: ${t.after} tokens</title></rect>
+<rect x="${label}" y="${y}" width="${scale(t.before).toFixed(1)}" height="12" rx="2" fill="${colour}" opacity="0.3"><title>${esc(t.tier)} before: ${t.before.toLocaleString('en-US')} tokens</title></rect>
+<rect x="${label}" y="${y + 13}" width="${scale(t.after).toFixed(1)}" height="12" rx="2" fill="${colour}"><title>${esc(t.tier)} after: ${t.after.toLocaleString('en-US')} tokens</title></rect>
 <text class="num" x="${label + scale(t.before) + 6}" y="${y + 10}">${t.before.toLocaleString('en-US')}</text>
 <text class="num" x="${label + scale(t.after) + 6}" y="${y + 23}">${t.after.toLocaleString('en-US')}</text>
 </g>`

@@ -18,7 +18,8 @@ export const SIMULATE_HELP = `  simulate  replays <file> turn by turn (each assi
             high-water mark, then a trim down to the low-water mark) and dedup (only
             deduplicateToolResults, from 75% of the window). Per turn: tokens sent,
             tokens read from the provider's cache (the leading messages the previous request
-            sent identically), tokens written, and the cost`
+            sent identically), tokens written, and the cost. A policy that sends a request
+            over the window (refused by the provider) is marked invalid, without a cost`
 
 export const SIMULATE_OPTIONS = `simulate options:
   --window N            the context window in tokens (default 128000)
@@ -79,6 +80,11 @@ const FLAGS = {
   'pricing.input': '--price-input',
   'pricing.cacheRead': '--price-cache-read',
   'pricing.cacheWrite': '--price-cache-write',
+}
+
+/** An addon message with the options it names (`highWater = 0.85`) named by their flags (`--high = 0.85`). */
+function inFlagTerms(message) {
+  return message.replace(/\b(contextWindow|highWater|lowWater|clearAtLeast|everyTurnBudget)\b/g, (name) => FLAGS[name])
 }
 
 /** A usage error: exit status 2. */
@@ -159,18 +165,26 @@ export function sparkline(values, max, width, pick = Math.max) {
   return line
 }
 
-/** The summary rows (one per policy), as data. */
+/**
+ * The summary rows (one per policy), as data. A policy that sends a request over the window is
+ * not a way to run the conversation: the provider refuses that request. Its row is `valid:
+ * false`, with `refusedTurns`, and its costs (what the requests would have cost had they been
+ * accepted) are not compared: `vsEveryTurn` is null for it, and the reports print no cost.
+ */
 export function summaryRows(result) {
   const everyTurn = result.policies.find((p) => p.policy === 'every-turn')
+  const comparable = everyTurn && everyTurn.totals.cost > 0 && everyTurn.totals.overWindowTurns === 0
   return result.policies.map((p) => ({
     policy: p.policy,
+    valid: p.totals.overWindowTurns === 0,
+    refusedTurns: p.totals.overWindowTurns,
     inputTokens: p.totals.inputTokens,
     cachedTokens: p.totals.cachedTokens,
     writtenTokens: p.totals.writtenTokens,
     cachedFraction: p.totals.cachedFraction,
     cost: p.totals.cost,
     costWithoutCache: p.totals.costWithoutCache,
-    vsEveryTurn: everyTurn && everyTurn.totals.cost > 0 ? p.totals.cost / everyTurn.totals.cost : null,
+    vsEveryTurn: comparable && p.totals.overWindowTurns === 0 ? p.totals.cost / everyTurn.totals.cost : null,
     overWindowTurns: p.totals.overWindowTurns,
     replans: p.totals.replans,
     maxInputTokens: p.totals.maxInputTokens,
@@ -186,20 +200,10 @@ export function renderText(result, { file, showTurns = false, width = 60 } = {})
   lines.push(`  prices per million tokens: input $${pricing.input}, cache read $${pricing.cacheRead}, cache write $${pricing.cacheWrite}`)
   lines.push('')
   const header = ['policy', 'tokens sent', 'cached', 'written', 'cached %', 'cost', 'vs every-turn', 'over window', 'trims', 'largest', 'without cache']
-  const rows = summaryRows(result).map((r) => [
-    r.policy,
-    num(r.inputTokens),
-    num(r.cachedTokens),
-    num(r.writtenTokens),
-    pct(r.cachedFraction, 1),
-    dollars(r.cost),
-    r.vsEveryTurn === null ? '-' : `${r.vsEveryTurn.toFixed(2)}x`,
-    r.overWindowTurns ? `${num(r.overWindowTurns)} turns` : 'never',
-    num(r.replans),
-    num(r.maxInputTokens),
-    dollars(r.costWithoutCache),
-  ])
-  lines.push(...table(header, rows))
+  const summary = summaryRows(result)
+  lines.push(...table(header, summary.map((r) => summaryCells(r, 'x'))))
+  const refusal = refusalNote(summary, result.contextWindow)
+  if (refusal) lines.push('', refusal)
   const label = (p) => p.policy.padEnd(11)
   const maxTokens = Math.max(result.contextWindow, ...result.policies.map((p) => p.totals.maxInputTokens))
   lines.push('', `Tokens sent per turn (▁ 0 … █ ${num(maxTokens)}; the window is ${num(result.contextWindow)}, ! marks turns over it)`)
@@ -215,7 +219,8 @@ export function renderText(result, { file, showTurns = false, width = 60 } = {})
   const maxCost = Math.max(...result.policies.map((p) => p.totals.cost), 0)
   lines.push('', `Cumulative cost (▁ $0 … █ ${dollars(maxCost)})`)
   for (const p of result.policies) {
-    lines.push(`  ${label(p)} ${sparkline(p.turns.map((t) => t.cumulativeCost), maxCost, width)} ${dollars(p.totals.cost)}`)
+    const total = p.totals.overWindowTurns === 0 ? dollars(p.totals.cost) : `invalid (${num(p.totals.overWindowTurns)} refused)`
+    lines.push(`  ${label(p)} ${sparkline(p.turns.map((t) => t.cumulativeCost), maxCost, width)} ${total}`)
   }
   if (showTurns) {
     lines.push('', 'Every turn')
@@ -235,6 +240,34 @@ export function renderText(result, { file, showTurns = false, width = 60 } = {})
   return lines.join('\n') + '\n'
 }
 
+/** The cells of a summary row, as the table and the page show them (`times` marks the ratio). */
+function summaryCells(r, times) {
+  return [
+    r.policy,
+    num(r.inputTokens),
+    num(r.cachedTokens),
+    num(r.writtenTokens),
+    pct(r.cachedFraction, 1),
+    r.valid ? dollars(r.cost) : 'invalid',
+    r.vsEveryTurn === null ? '-' : `${r.vsEveryTurn.toFixed(2)}${times}`,
+    r.valid ? 'never' : `${num(r.refusedTurns)} refused`,
+    num(r.replans),
+    num(r.maxInputTokens),
+    r.valid ? dollars(r.costWithoutCache) : 'invalid',
+  ]
+}
+
+/** Why some rows have no cost: the policies whose requests went over the window (null if none). */
+export function refusalNote(rows, contextWindow) {
+  const refused = rows.filter((r) => !r.valid)
+  if (refused.length === 0) return null
+  const which = refused.map((r) => `${r.policy} (${num(r.refusedTurns)} turn${r.refusedTurns === 1 ? '' : 's'})`).join(', ')
+  return (
+    `invalid: ${which} sent requests over the ${num(contextWindow)}-token window, which the provider refuses: ` +
+    `such a policy cannot run this conversation, so its cost (what the requests would cost if they were accepted) is not shown or compared (--json has it, with overWindowTurns)`
+  )
+}
+
 function table(header, rows) {
   const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c].length)))
   const line = (cells) => '  ' + cells.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ')
@@ -244,8 +277,22 @@ function table(header, rows) {
 const COLOURS = { none: '#9e9e9e', 'every-turn': '#d9534f', 'high-low': '#2e7d32', dedup: '#1565c0' }
 const escape = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c])
 
-/** An SVG line chart: one polyline per series, an optional horizontal reference line. */
-export function svgChart({ title, series, max, format, reference }) {
+/**
+ * The ticks of an axis from 0 to at least `max`: round steps (1, 2 or 5 times a power of ten),
+ * about five of them, the last at or above `max`.
+ */
+export function roundTicks(max) {
+  if (!(max > 0)) return [0, 1]
+  const raw = max / 5
+  const power = 10 ** Math.floor(Math.log10(raw))
+  const step = [1, 2, 5, 10].map((f) => f * power).find((s) => s >= raw * (1 - 1e-9))
+  const count = Math.ceil(max / step - 1e-9)
+  // Each tick from its index, so that 0.1-steps do not accumulate 0.30000000000000004.
+  return Array.from({ length: count + 1 }, (_, k) => Number((k * step).toPrecision(12)))
+}
+
+/** An SVG line chart: one polyline per series, an optional horizontal reference line; the y axis has round ticks. */
+export function svgChart({ title, series, max: highest, format, reference }) {
   const w = 720
   const h = 260
   const left = 70
@@ -253,13 +300,14 @@ export function svgChart({ title, series, max, format, reference }) {
   const top = 24
   const plotW = w - left - 10
   const plotH = h - top - bottom
+  const ticks = roundTicks(highest)
+  const max = ticks[ticks.length - 1]
   const n = Math.max(...series.map((s) => s.values.length), 1)
   const x = (i) => left + (n === 1 ? 0 : (i / (n - 1)) * plotW)
   const y = (v) => top + plotH - (max > 0 ? (v / max) * plotH : 0)
   const parts = [`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${w} ${h}" width="${w}" height="${h}" role="img" aria-label="${escape(title)}">`]
   parts.push(`<text x="${left}" y="16" font-size="13" font-weight="bold">${escape(title)}</text>`)
-  for (let k = 0; k <= 4; k++) {
-    const v = (max * k) / 4
+  for (const v of ticks) {
     parts.push(`<line x1="${left}" x2="${w - 10}" y1="${y(v).toFixed(1)}" y2="${y(v).toFixed(1)}" stroke="#e0e0e0"/>`)
     parts.push(`<text x="${left - 6}" y="${(y(v) + 4).toFixed(1)}" font-size="11" text-anchor="end">${escape(format(v))}</text>`)
   }
@@ -298,14 +346,17 @@ export function renderHtml(result, { file }) {
     title: 'Cumulative cost',
     series: result.policies.map((p) => ({ name: p.policy, colour: colour(p), values: p.turns.map((t) => t.cumulativeCost) })),
     max: maxCost,
-    format: (v) => `$${v.toFixed(2)}`,
+    // Cents, or as many decimals as the ticks' step needs ($0.005 steps for a cheap session).
+    format: (v) => `$${v.toFixed(Math.max(2, -Math.floor(Math.log10(roundTicks(maxCost)[1]))))}`,
   })
-  const rows = summaryRows(result)
-    .map(
-      (r) =>
-        `<tr><td><span class="key" style="background:${COLOURS[r.policy] ?? '#1565c0'}"></span>${escape(r.policy)}</td><td>${num(r.inputTokens)}</td><td>${num(r.cachedTokens)}</td><td>${num(r.writtenTokens)}</td><td>${pct(r.cachedFraction, 1)}</td><td>${dollars(r.cost)}</td><td>${r.vsEveryTurn === null ? '-' : `${r.vsEveryTurn.toFixed(2)}×`}</td><td>${r.overWindowTurns ? `${num(r.overWindowTurns)} turns` : 'never'}</td><td>${num(r.replans)}</td><td>${num(r.maxInputTokens)}</td><td>${dollars(r.costWithoutCache)}</td></tr>`,
-    )
+  const summary = summaryRows(result)
+  const rows = summary
+    .map((r) => {
+      const [policy, ...cells] = summaryCells(r, '×')
+      return `<tr><td><span class="key" style="background:${COLOURS[r.policy] ?? '#1565c0'}"></span>${escape(policy)}</td>${cells.map((c) => `<td>${escape(c)}</td>`).join('')}</tr>`
+    })
     .join('\n')
+  const refusal = refusalNote(summary, result.contextWindow)
   const { pricing } = result
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>context-trim simulate ${escape(file)}</title>
@@ -324,6 +375,7 @@ Prices per million tokens: input $${pricing.input}, cache read $${pricing.cacheR
 <tbody>
 ${rows}
 </tbody></table>
+${refusal ? `<p class="invalid">${escape(refusal)}</p>` : ''}
 ${tokens}
 ${cached}
 ${cost}
@@ -369,7 +421,7 @@ export function runSimulate(argv, { ct, out = process.stdout }) {
       // An option's value the addon refuses: a usage error naming the flag.
       const m = /^([A-Za-z.]+)(?:\[\d+\])?: (.*)$/s.exec(e.message)
       const flag = m && FLAGS[m[1]]
-      throw usageError(flag ? `${flag} ${m[2]}` : e.message)
+      throw usageError(flag ? `${flag} ${inFlagTerms(m[2])}` : inFlagTerms(e.message))
     }
     if (typeof e.code === 'string' && e.code.startsWith('INVALID_')) throw new CliError(`${name}: ${inInputTerms(parsed, e.message)}`)
     throw e

@@ -88,7 +88,12 @@ function ensureArm64Node() {
   return node
 }
 
-/** An app folder whose node_modules holds the root package and one platform package. */
+/**
+ * An app folder whose node_modules holds the root package and one platform package. The app has
+ * its own package.json: without one, Node looks for the package the app is in further up,
+ * finds the repository's (named context-trim, with `exports`), and `require('context-trim')`
+ * resolves to the repository itself (a package's self-reference), not to node_modules.
+ */
 function stageApp(platform) {
   const p = platformNamed(platform)
   if (!existsSync(binaryPath(p))) throw new Error(`${binaryPath(p)}: missing (run \`npm run build:all\`)`)
@@ -102,6 +107,7 @@ function stageApp(platform) {
     filter: (src) => !src.endsWith('.node') || src.endsWith(binaryFile(p)),
   })
   copyFileSync(join(root, 'scripts', 'smoke.cjs'), join(app, 'smoke.cjs'))
+  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: `context-trim-smoke-${platform}`, private: true }, null, 2) + '\n')
   return app
 }
 
@@ -126,15 +132,19 @@ function main() {
     .sort()
     .map((f) => join(transcriptsDir, f))
 
-  const x64 = smoke('x64  ', process.execPath, [], stageApp('linux-x64-gnu'), transcripts)
+  const x64App = stageApp('linux-x64-gnu')
+  const x64 = smoke('x64  ', process.execPath, [], x64App, transcripts)
   const armApp = stageApp('linux-arm64-gnu')
   const arm = smoke('arm64', qemu, ['-L', sysroot, node], armApp, transcripts)
 
   const problems = []
   if (x64.header.arch !== 'x64') problems.push(`the x64 run reports arch ${x64.header.arch}`)
   if (arm.header.arch !== 'arm64') problems.push(`the emulated run reports arch ${arm.header.arch}`)
-  const armBinary = join(armApp, 'node_modules', 'context-trim-linux-arm64-gnu', binaryFile(platformNamed('linux-arm64-gnu')))
-  if (!arm.header.native.includes(armBinary)) problems.push(`the emulated run did not load ${armBinary}`)
+  // Each run loads its app's platform package, not the repository's binary.
+  for (const [run, app, platform] of [[x64, x64App, 'linux-x64-gnu'], [arm, armApp, 'linux-arm64-gnu']]) {
+    const binary = join(app, 'node_modules', `context-trim-${platform}`, binaryFile(platformNamed(platform)))
+    if (!run.header.native.includes(binary)) problems.push(`the ${platform} run did not load ${binary} (it loaded ${run.header.native.join(', ')})`)
+  }
   if (!x64.stdout.equals(arm.stdout)) {
     const a = x64.stdout.toString('utf8').split('\n')
     const b = arm.stdout.toString('utf8').split('\n')

@@ -31,6 +31,7 @@ pub fn trim_by_age<'env>(
   let input = read::read_messages_in(env, messages, opts.format().map_err(throw)?)?;
   let target = target_argument(&target_tokens).map_err(throw)?;
   let encoding = opts.encoding().map_err(throw)?;
+  super::model_warning::warn_unknown_model(env, opts.model.as_deref(), opts.encoding.as_deref())?;
   let plan = super::task::on_kept_conversation(env, &input, encoding, |conv| {
     core_trim_by_age(conv, target).plan
   })?;

@@ -393,6 +393,11 @@ impl CacheAwareTrimmer {
   pub fn new(env: &Env, options: Unknown) -> Result<Self> {
     let options: CacheAwareTrimmerOptions =
       read_nested_options(env, Some(options), "options", CACHE_AWARE_NESTED)?;
+    super::model_warning::warn_unknown_model(
+      env,
+      options.model.as_deref(),
+      options.encoding.as_deref(),
+    )?;
     let setup = options.normalize().map_err(|e| error::throw(env, e))?;
     let inner = CachePolicy::new(setup.options).map_err(|e| error::throw(env, e))?;
     Ok(CacheAwareTrimmer { inner, encoding: setup.encoding, format: setup.format })

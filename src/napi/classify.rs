@@ -214,6 +214,7 @@ pub fn classify_message<'env>(
   let mut ctx: ClassificationContext = read_options(env, context, "context")?;
   let throw = |e: CoreError| error::throw(env, e);
   let Settings { encoding, format, options, modified } = settings(env, &mut ctx).map_err(throw)?;
+  super::model_warning::warn_unknown_model(env, ctx.model.as_deref(), ctx.encoding.as_deref())?;
   let message_step = integer_field(ctx.message_step, "messageStep").map_err(throw)?;
   let current_step = integer_field(ctx.current_step, "currentStep").map_err(throw)?;
   let index = integer_field(ctx.index, "index").map_err(throw)?;
@@ -340,6 +341,7 @@ pub fn classify_messages<'env>(
   };
   let Settings { encoding, format, options, modified } =
     settings(env, &mut ctx).map_err(|e| error::throw(env, e))?;
+  super::model_warning::warn_unknown_model(env, ctx.model.as_deref(), ctx.encoding.as_deref())?;
   let input = read::read_messages_in(env, messages, format)?;
   // On the layout kept from the previous calls, as the trimmers do: a history classified turn
   // after turn (the CLI, an app's report) is not paired and grouped again.

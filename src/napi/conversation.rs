@@ -333,6 +333,10 @@ fn prepare<'env>(
   )
   .map(|e| e.with_framing(opts.framing))
   .map_err(throw)?;
+  // A provider whose tokenizer is not tiktoken's counts approximately: the model plays no part.
+  if encoding.base() != Encoding::Approximate {
+    super::model_warning::warn_unknown_model(env, opts.model.as_deref(), opts.encoding.as_deref())?;
+  }
   let strategy = match opts.strategy.as_deref().unwrap_or("priority-based") {
     "priority-based" => Strategy::WithPlaceholders,
     "age-based" => Strategy::ByAge,

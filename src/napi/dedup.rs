@@ -244,6 +244,11 @@ fn prepare<'env>(
   let options: DeduplicationOptions = read_options(env, options, "options")?;
   let format = parse_format(options.format.as_deref()).map_err(|e| error::throw(env, e))?;
   let input = read::read_messages_in(env, messages, format)?;
+  super::model_warning::warn_unknown_model(
+    env,
+    options.model.as_deref(),
+    options.encoding.as_deref(),
+  )?;
   let (options, encoding) = options.normalize().map_err(|e| error::throw(env, e))?;
   Ok((input, DedupOp { options, encoding }))
 }

@@ -926,6 +926,8 @@ pub(crate) struct Instance {
   pub scratch: Scratch,
   /// The layouts of the last conversations the synchronous strategies analysed.
   pub layout: LayoutMemo,
+  /// The unknown `model` names warned about (see `model_warning.rs`).
+  pub warned_models: std::collections::HashSet<String>,
 }
 
 /// The layouts of the conversations the last synchronous strategy calls analysed (their
@@ -1143,6 +1145,7 @@ pub(crate) fn instance(env: &Env) -> Result<&'static mut Instance> {
       cache: MessageCache::new(),
       scratch: Scratch::default(),
       layout: LayoutMemo::default(),
+      warned_models: std::collections::HashSet::new(),
     };
     state.reset_cache(env, DEFAULT_MESSAGE_CACHE_CAPACITY, DEFAULT_MESSAGE_CACHE_BYTES)?;
     env.set_instance_data(state, (), |_| {})?;

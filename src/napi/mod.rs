@@ -16,6 +16,7 @@ mod error;
 mod file_tracker;
 mod instance;
 mod json;
+mod model_warning;
 mod options;
 mod prefix_summary;
 mod priority;
@@ -169,6 +170,7 @@ fn token_options(
 ) -> Result<(crate::model::tokens::Encoding, Option<crate::Format>)> {
   let options: TokenOptions = read_options(env, options, "options")?;
   let encoding = options.encoding().map_err(|e| error::throw(env, e))?;
+  model_warning::warn_unknown_model(env, options.model.as_deref(), options.encoding.as_deref())?;
   let format = options.format().map_err(|e| error::throw(env, e))?;
   Ok((encoding, format))
 }

@@ -14,7 +14,8 @@ use crate::model::tokens::Encoding;
 pub struct TokenOptions {
   /// A model name that picks the encoding: gpt-4o, gpt-4.1, gpt-4.5, gpt-5 and the o-series use
   /// `o200k_base`; gpt-4 and gpt-3.5 use `cl100k_base`. Compared in any case, and without a
-  /// provider prefix (`openai/gpt-4`, `azure/gpt-4`). Unknown models use `o200k_base`.
+  /// provider prefix (`openai/gpt-4`, `azure/gpt-4`). Unknown models use `o200k_base`, with a
+  /// process warning (`CONTEXT_TRIM_UNKNOWN_MODEL`) the first time each name is seen.
   pub model: Option<String>,
   /// The encoding, which wins over `model`. `approximate` is one token per four characters,
   /// for providers whose tokenizer is not public.
@@ -90,7 +91,19 @@ pub(crate) fn read_options<T: FromNapiValue + Default>(
   value: Option<Unknown<'_>>,
   name: &str,
 ) -> Result<T> {
-  read_checked(env, value, name, |value, proxy| convert(env, value, proxy, name))
+  read_checked(env, value, name, &[], |value, proxy| convert(env, value, proxy, name))
+}
+
+/// [`read_options`] for an entry point that rejects some fields of `T` (such as
+/// `trimByPriority`, which takes `TrimOptions` without `placeholder`): an unknown key's error
+/// lists the options that entry point accepts, without the `rejected` ones.
+pub(crate) fn read_options_except<T: FromNapiValue + Default>(
+  env: &Env,
+  value: Option<Unknown<'_>>,
+  name: &str,
+  rejected: &[&str],
+) -> Result<T> {
+  read_checked(env, value, name, rejected, |value, proxy| convert(env, value, proxy, name))
 }
 
 /// [`read_options`] for one options object read as two option types (each key must be a field
@@ -101,16 +114,18 @@ pub(crate) fn read_options_pair<A: FromNapiValue + Default, B: FromNapiValue + D
   value: Option<Unknown<'_>>,
   name: &str,
 ) -> Result<(A, B)> {
-  read_checked(env, value, name, |value, proxy| {
+  read_checked(env, value, name, &[], |value, proxy| {
     Ok((convert(env, value, proxy, name)?, convert(env, value, proxy, name)?))
   })
 }
 
-/// Reads an options argument with `read(original, proxy)`, then fails on a key no field read.
+/// Reads an options argument with `read(original, proxy)`, then fails on a key no field read
+/// (naming the options of the object, less the top-level ones in `rejected`).
 fn read_checked<R: Default>(
   env: &Env,
   value: Option<Unknown<'_>>,
   name: &str,
+  rejected: &[&str],
   read: impl FnOnce(&Unknown<'_>, Unknown<'_>) -> Result<R>,
 ) -> Result<R> {
   let Some(value) = value else { return Ok(R::default()) };
@@ -122,7 +137,7 @@ fn read_checked<R: Default>(
         return read(&value, value);
       };
       let options = read(&value, proxy)?;
-      match unknown_option(unread)? {
+      match unknown_option(unread, rejected)? {
         Some(error) => Err(super::error::throw(env, error)),
         None => Ok(options),
       }
@@ -436,15 +451,19 @@ fn watch<'env>(
   Ok(Some([pair.get_element(0)?, pair.get_element(1)?]))
 }
 
-/// The error for the first key of an options object that is no option, if there is one.
-fn unknown_option(unread: Unknown<'_>) -> Result<Option<CoreError>> {
+/// The error for the first key of an options object that is no option, if there is one; the
+/// options it names leave out the top-level ones the entry point rejects.
+fn unknown_option(unread: Unknown<'_>, rejected: &[&str]) -> Result<Option<CoreError>> {
   // SAFETY: `unread` is the closure the helper just returned, a function.
   let unread: Function<(), Unknown> = unsafe { unread.cast() }?;
   let found = unread.call(())?;
   if is_nullish(&found) {
     return Ok(None);
   }
-  let (path, known) = <(String, Vec<String>)>::from_unknown(found)?;
+  let (path, mut known) = <(String, Vec<String>)>::from_unknown(found)?;
+  if !path.contains('.') {
+    known.retain(|k| !rejected.contains(&k.as_str()));
+  }
   Ok(Some(unknown_option_error(&path, &known)))
 }
 

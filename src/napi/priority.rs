@@ -18,6 +18,7 @@ use crate::model::format::Format;
 use crate::model::message::Message;
 use crate::model::tokens::Encoding;
 use crate::output::placeholder::PlaceholderTemplate;
+use crate::plan::Action;
 use crate::strategy::age::trim_by_age as core_trim_by_age;
 use crate::strategy::budget::{trim_after_rolling, Views};
 use crate::strategy::priority::{
@@ -29,7 +30,9 @@ use crate::strategy::summarized::{replace_summary_text, trim_with_summary, Summa
 
 use super::classify::classified_list;
 use super::file_tracker::FileTracker;
-use super::options::{integer_argument, integer_option, is_nullish, parse_format, read_options};
+use super::options::{
+  integer_argument, integer_option, is_nullish, parse_format, read_options_except,
+};
 use super::summary::{
   self, summary_request, Finish, Settled, SummaryFields, SummaryRequest, SummarySource,
 };
@@ -124,9 +127,17 @@ pub struct TrimResult<'env> {
   /// the summary is a new `{role: 'user', content, _summary: true}` message.
   #[napi(ts_type = "Message[]")]
   pub messages: Array<'env>,
-  /// The messages dropped or replaced by a placeholder (your own objects), in order.
+  /// Every message whose original content is not returned, in order, each with its
+  /// classification and as you passed it (your own object): the ones removed from `messages`
+  /// and the ones shortened in it (replaced by a placeholder, or cut to head and tail with
+  /// `_cutTokens`). So a trim that only shortens returns every message and still lists the
+  /// shortened ones here; `shortenedMessages` lists those alone.
   #[napi(ts_type = "Array<ClassifiedMessage>")]
   pub dropped_messages: Array<'env>,
+  /// The messages of `droppedMessages` that are still in `messages`, shortened (a placeholder,
+  /// or cut to head and tail), in order; the ones removed are the others.
+  #[napi(ts_type = "Array<ClassifiedMessage>")]
+  pub shortened_messages: Array<'env>,
   /// Tokens before minus tokens after.
   pub saved_tokens: u32,
   /// With `summarizeDropped`, when something was dropped or replaced: the summary of it,
@@ -444,8 +455,18 @@ impl Finisher {
       .filter(|&&i| i < objects.len() && i < trim.classification.len())
       .map(|&i| i as u32)
       .collect();
-    let classes = dropped.iter().map(|&i| &trim.classification[i as usize]);
-    let dropped_messages = classified_list(env, objects.pick(env, &dropped)?, classes)?;
+    let plan = &trim.outcome.plan;
+    let shortened: Vec<u32> = dropped
+      .iter()
+      .copied()
+      .filter(|&i| plan.actions().get(i as usize).is_some_and(|a| !matches!(a, Action::Drop)))
+      .collect();
+    let list = |indices: &[u32]| {
+      let classes = indices.iter().map(|&i| &trim.classification[i as usize]);
+      classified_list(env, objects.pick(env, indices)?, classes)
+    };
+    let dropped_messages = list(&dropped)?;
+    let shortened_messages = list(&shortened)?;
     let (summary_source, summary_error) = match settled {
       Some(s) if summary.is_some() => (Some(s.source), s.error),
       _ => (None, None),
@@ -453,6 +474,7 @@ impl Finisher {
     let result = TrimResult {
       messages,
       dropped_messages,
+      shortened_messages,
       saved_tokens: saturate(trim.outcome.saved_tokens),
       summary: summary.map(|s| s.text),
       summary_source,
@@ -493,7 +515,15 @@ pub(crate) fn trim_op(
   fixed: Option<(Encoding, Format)>,
 ) -> Result<(TrimOp, Option<Format>)> {
   let throw = |e: CoreError| error::throw(env, e);
-  let opts: TrimOptions = read_options(env, Some(options), "options")?;
+  // The fields of `TrimOptions` this entry point refuses, left out of an unknown key's error.
+  let mut rejected = Vec::new();
+  if strategy != Strategy::WithPlaceholders {
+    rejected.extend(["placeholder", "keepPlaceholders"]);
+  }
+  if !asynchronous {
+    rejected.push("summarizer");
+  }
+  let opts: TrimOptions = read_options_except(env, Some(options), "options", &rejected)?;
   let Some(target) = integer_field(opts.target_tokens, "targetTokens").map_err(throw)? else {
     return Err(throw(CoreError::option("targetTokens", "is required")));
   };
@@ -506,6 +536,7 @@ pub(crate) fn trim_op(
     fixed.map(|f| f.0),
   )
   .map_err(throw)?;
+  super::model_warning::warn_unknown_model(env, opts.model.as_deref(), opts.encoding.as_deref())?;
   let format = parse_format(opts.format.as_deref()).map_err(throw)?;
   if let Some((_, own)) = fixed {
     check_window_format(own, format).map_err(throw)?;

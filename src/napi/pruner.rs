@@ -326,6 +326,7 @@ impl ContextPruner {
     encoding: Option<String>,
     framing: Option<bool>,
   ) -> Result<Self> {
+    super::model_warning::warn_unknown_model(env, model.as_deref(), encoding.as_deref())?;
     let encoding = Encoding::resolve(model.as_deref(), encoding.as_deref())
       .map(|e| e.with_framing(framing))
       .map_err(|e| error::throw(env, e))?;

@@ -235,6 +235,11 @@ fn prepare<'env>(
   let input = read::read_messages_in(env, messages, format)?;
   let max = integer_argument(&max_context_tokens, "maxContextTokens", 0.0)
     .map_err(|e| error::throw(env, e))?;
+  super::model_warning::warn_unknown_model(
+    env,
+    options.model.as_deref(),
+    options.encoding.as_deref(),
+  )?;
   let (options, encoding) = options.normalize().map_err(|e| error::throw(env, e))?;
   let plan: Box<dyn FnMut(&crate::Conversation<'_>) -> crate::Plan + Send> =
     Box::new(move |conv| roles::apply_max_context_tokens(conv, max, &options));

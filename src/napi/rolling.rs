@@ -255,6 +255,11 @@ pub(crate) fn truncate_op(
   if let Some((_, own)) = fixed {
     check_window_format(own, format).map_err(throw)?;
   }
+  super::model_warning::warn_unknown_model(
+    env,
+    config.model.as_deref(),
+    config.encoding.as_deref(),
+  )?;
   let (config, encoding) = config.normalize_within(fixed.map(|f| f.0)).map_err(throw)?;
   let plan: Box<dyn FnMut(&Conversation<'_>) -> crate::Plan + Send> =
     Box::new(move |conv| rolling::truncate_old_tool_outputs(conv, &config));
@@ -265,13 +270,15 @@ pub(crate) fn truncate_op(
 const COMMAND_DESCRIPTION: &str = "Toggle rolling context management (prevents context overflow)";
 
 /// Builds the command object around a `RollingContext`: the handler runs `handleCommand` with
-/// its first argument and replies with one of the two words given.
+/// its first word (of an array of words, or of a string split on whitespace) and replies with
+/// one of the two words given.
 const COMMAND: &str = r#"(function rollingContextCommand(context, description, enabled, disabled) {
   return {
     name: 'rolling-context',
     description,
     handler: async (args) => {
-      context.handleCommand(args == null ? undefined : args[0]);
+      const words = typeof args === 'string' ? args.trim().split(/\s+/) : args;
+      context.handleCommand(words == null ? undefined : words[0]);
       return context.enabled ? enabled : disabled;
     },
   };
@@ -325,6 +332,11 @@ impl RollingContext {
     let options: RollingContextOptions = read_nested_options(env, options, "options", nested)?;
     let given = options.config.unwrap_or_default();
     let format = parse_format(given.format.as_deref()).map_err(|e| error::throw(env, e))?;
+    super::model_warning::warn_unknown_model(
+      env,
+      given.model.as_deref(),
+      given.encoding.as_deref(),
+    )?;
     let (config, encoding) = given.normalize().map_err(|e| error::throw(env, e))?;
     let inner = rolling::RollingContext { enabled: options.enabled.unwrap_or(false), config };
     Ok(RollingContext { inner, encoding, format })
@@ -377,6 +389,11 @@ impl RollingContext {
   pub fn set_config(&mut self, env: &Env, value: Option<Unknown>) -> Result<()> {
     let config: TruncationConfig = read_options(env, value, "config")?;
     let format = parse_format(config.format.as_deref()).map_err(|e| error::throw(env, e))?;
+    super::model_warning::warn_unknown_model(
+      env,
+      config.model.as_deref(),
+      config.encoding.as_deref(),
+    )?;
     let (config, encoding) = config.normalize().map_err(|e| error::throw(env, e))?;
     self.inner.config = config;
     self.encoding = encoding;
@@ -421,7 +438,8 @@ impl RollingContext {
 
   /// The `/rolling-context` command for a chat app's command registry (nanocoder's
   /// `rollingContextCommand`): `{ name: 'rolling-context', description, handler(args) }`.
-  /// `handler(['on'])` runs {@link RollingContext.handleCommand} with the first argument and
+  /// `handler(['on'])` (or `handler('on')`: a string is split on whitespace) runs
+  /// {@link RollingContext.handleCommand} with the first word and
   /// resolves to `Rolling context enabled.` or `Rolling context disabled.`; it rejects with the
   /// same `INVALID_ARGUMENT` error for a word it does not know, changing nothing.
   #[napi(getter, catch_unwind, ts_return_type = "RollingContextCommand")]

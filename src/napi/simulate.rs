@@ -212,6 +212,11 @@ fn prepare<'env>(
   check_nested_options(env, Some(&options), "options", CACHE_AWARE_NESTED)?;
   let (policy, extra): (CacheAwareTrimmerOptions, SimulateOptions) =
     read_options_pair(env, Some(options), "options")?;
+  super::model_warning::warn_unknown_model(
+    env,
+    policy.model.as_deref(),
+    policy.encoding.as_deref(),
+  )?;
   let setup = policy.normalize().map_err(throw)?;
   let pricing = pricing(extra.pricing).map_err(throw)?;
   let window = setup.options.context_window;

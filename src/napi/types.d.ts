@@ -111,12 +111,13 @@ export interface RollingContextCommand {
   /** What the command does, for the app's help. */
   description: string
   /**
-   * Runs the command with its words: `on`/`enable`, `off`/`disable`, `toggle` or none to
-   * toggle, `status` (case ignored). Resolves to `Rolling context enabled.` or
+   * Runs the command with its words, an array (`['on']`) or a string split on whitespace
+   * (`'on'`): `on`/`enable`, `off`/`disable`, `toggle` or none to toggle, `status` (case
+   * ignored); only the first word counts. Resolves to `Rolling context enabled.` or
    * `Rolling context disabled.`; rejects with an `INVALID_ARGUMENT` error for any other word.
    * Extra arguments (a chat handler's messages and metadata) are ignored.
    */
-  handler(args?: string[], ...rest: unknown[]): Promise<string>
+  handler(args?: string | string[] | null, ...rest: unknown[]): Promise<string>
 }
 
 /** A {@link ClassifiedMessage} whose `message` is typed as the one passed. */

@@ -74,6 +74,11 @@ impl ContextWindow {
     let options: TokenOptions = read_options(env, options, "options")?;
     let throw = |e| error::throw(env, e);
     let encoding = options.encoding().map_err(throw)?;
+    super::model_warning::warn_unknown_model(
+      env,
+      options.model.as_deref(),
+      options.encoding.as_deref(),
+    )?;
     let given_format = options.format().map_err(throw)?;
     Ok(ContextWindow {
       core: CoreWindow::new(encoding, given_format.unwrap_or_default()),
