@@ -5,6 +5,9 @@ Usage:
   python3 benchmark/heldout/convert.py RAW.jsonl OUT.json --family codex
   python3 benchmark/heldout/convert.py RAW.jsonl OUT.json --family claudecode [--thread main|SESSION_OR_AGENT_ID]
     (--thread main on a subagents/agent-*.jsonl file, which holds only a sidechain, takes that thread)
+  python3 benchmark/heldout/convert.py TRAJ.json OUT.json --family mini-swe-agent
+    (a mini-swe-agent trajectory: {"messages": [...]} or a bare message list; role and content
+     kept, content parts joined with newlines, other keys dropped; a prefix ends after a user message)
   python3 benchmark/heldout/convert.py --validate OUT.json [OUT2.json ...]
 
 Options:
@@ -361,6 +364,19 @@ def pair_calls(msgs, stats):
     return norm
 
 
+def convert_mini(data, stats):
+    """mini-swe-agent: commands live in the assistant text, observations are user messages."""
+    recs = data["messages"] if isinstance(data, dict) else data
+    msgs = []
+    for m in recs:
+        c = m.get("content")
+        if isinstance(c, list):
+            c = "\n".join(p.get("text", "") for p in c if isinstance(p, dict) and p.get("type", "text") == "text")
+            stats["content_parts_joined"] += 1
+        msgs.append({"role": m["role"], "content": c if c is not None else ""})
+    return msgs
+
+
 def cut_prefix(msgs, n):
     if n is None or len(msgs) <= n:
         return msgs
@@ -424,7 +440,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("raw", nargs="?")
     ap.add_argument("out", nargs="?")
-    ap.add_argument("--family", choices=["codex", "claudecode"])
+    ap.add_argument("--family", choices=["codex", "claudecode", "mini-swe-agent"])
     ap.add_argument("--thread", default="main")
     ap.add_argument("--max-messages", type=int)
     ap.add_argument("--stats", action="store_true")
@@ -446,14 +462,22 @@ def main():
     stats = collections.Counter()
     stats["models"] = collections.Counter()
     stats["cc_versions"] = set()
-    recs = read_jsonl(a.raw)
-    if a.family == "codex":
-        msgs = convert_codex(recs, stats)
+    if a.family == "mini-swe-agent":
+        msgs = convert_mini(json.load(open(a.raw, encoding="utf-8")), stats)
+        full = len(msgs)
+        if a.max_messages is not None and len(msgs) > a.max_messages:
+            msgs = msgs[:a.max_messages]
+            while msgs and msgs[-1]["role"] != "user":
+                msgs.pop()
     else:
-        msgs = convert_claude(recs, stats, a.thread)
-    msgs = pair_calls(msgs, stats)
-    full = len(msgs)
-    msgs = cut_prefix(msgs, a.max_messages)
+        recs = read_jsonl(a.raw)
+        if a.family == "codex":
+            msgs = convert_codex(recs, stats)
+        else:
+            msgs = convert_claude(recs, stats, a.thread)
+        msgs = pair_calls(msgs, stats)
+        full = len(msgs)
+        msgs = cut_prefix(msgs, a.max_messages)
     errs = validate(msgs, a.out)
     if errs:
         for e in errs[:20]:
