@@ -136,6 +136,19 @@ test('every prompt the mock model receives is within the budget, valid, and trim
   t.like(last.at(-1), { role: 'tool' })
 })
 
+test('reserve leaves room for the rest of the request: the messages are trimmed to budget - reserve', async (t) => {
+  const reserve = 1_500
+  const { prompts, reports } = await run({ budget: BUDGET, reserve })
+  t.true(reports.some((r) => r.decision === 'trimmed'))
+  for (const [step, prompt] of prompts.entries()) {
+    const tokens = ct.estimateTokens(messagesOf(prompt), { format: 'ai-sdk' })
+    t.true(tokens <= BUDGET - reserve, `step ${step}: ${tokens} tokens`)
+  }
+  // Without it the same run sends more than that.
+  const without = await run({ budget: BUDGET })
+  t.true(without.prompts.some((p) => ct.estimateTokens(messagesOf(p), { format: 'ai-sdk' }) > BUDGET - reserve))
+})
+
 test('the task is in every prompt, for every strategy, cache-aware or not (keepTask: false lets the oldest-first ones drop it)', async (t) => {
   const hasTask = (prompt: Prompt) => messagesOf(prompt).some((m) => m.role === 'user' && JSON.stringify(m.content).includes('Fix the failing tests'))
   for (const strategy of ['priority', 'placeholders', 'truncate', 'roles', 'age'] as const) {
@@ -242,6 +255,9 @@ test('a bad option throws when the prepareStep is made, naming the option', (t) 
   t.is(error({ budget: '100' }), 'budget: must be a number, got string')
   t.is(error({ budget: 0 }), 'budget: must be an integer of at least 1, got 0')
   t.is(error({ budget: 1000, cacheAware: 'yes' }), 'cacheAware: must be a boolean, got string')
+  t.is(error({ budget: 1000, reserve: '1' }), 'reserve: must be a number, got string')
+  t.is(error({ budget: 1000, reserve: 1000 }), 'reserve: must be an integer from 0 to budget - 1 (999), got 1000')
+  t.is(error({ budget: 1000, reserve: -1 }), 'reserve: must be an integer from 0 to budget - 1 (999), got -1')
   t.is(error({ budget: 1000, onTrim: 1 }), 'onTrim: must be a function, got number')
   t.is(error({ budget: 1000, format: 'openai' }), 'format: cannot be set here: the adapter reads ai-sdk messages')
   t.is(error({ budget: 1000, cacheAware: false, highWater: 0.9 }), 'highWater: applies with cacheAware only, cacheAware is false')
@@ -260,7 +276,7 @@ test("an unknown option's error lists the adapter's options: budget, cacheAware 
     return m![2].split(', ')
   }
   const own = listed({ budget: 20000, maxAge: 2 })
-  for (const name of ['budget', 'cacheAware', 'onTrim', 'strategy', 'truncation', 'keepTask', 'highWater', 'encoding', 'model']) t.true(own.includes(name), name)
+  for (const name of ['budget', 'reserve', 'cacheAware', 'onTrim', 'strategy', 'truncation', 'keepTask', 'highWater', 'encoding', 'model']) t.true(own.includes(name), name)
   for (const name of ['contextWindow', 'format']) t.false(own.includes(name), name)
   t.deepEqual(own, [...own].sort())
   // A misspelt option the library would take for one the adapter sets itself.

@@ -20,7 +20,7 @@ function invalidOption(message) {
 }
 
 /** The adapter's own options, beside the CacheAwareTrimmer's it passes on. */
-const OWN = ['budget', 'cacheAware', 'onTrim']
+const OWN = ['budget', 'reserve', 'cacheAware', 'onTrim']
 /** The CacheAwareTrimmer options the adapter sets itself and refuses from the caller. */
 const SET_HERE = ['contextWindow', 'format']
 
@@ -77,11 +77,15 @@ class Conversations {
     if (options === null || typeof options !== 'object' || Array.isArray(options)) {
       throw invalidOption(`options: must be an object, got ${typeName(options)}`)
     }
-    const { budget, cacheAware = true, onTrim, ...rest } = options
+    const { budget, reserve = 0, cacheAware = true, onTrim, ...rest } = options
     if (budget === undefined) throw invalidOption('budget: is required')
     if (typeof budget !== 'number') throw invalidOption(`budget: must be a number, got ${typeName(budget)}`)
     if (!Number.isSafeInteger(budget) || budget < 1) {
       throw invalidOption(`budget: must be an integer of at least 1, got ${budget}`)
+    }
+    if (typeof reserve !== 'number') throw invalidOption(`reserve: must be a number, got ${typeName(reserve)}`)
+    if (!Number.isSafeInteger(reserve) || reserve < 0 || reserve >= budget) {
+      throw invalidOption(`reserve: must be an integer from 0 to budget - 1 (${budget - 1}), got ${reserve}`)
     }
     if (typeof cacheAware !== 'boolean') {
       throw invalidOption(`cacheAware: must be a boolean, got ${typeName(cacheAware)}`)
@@ -98,9 +102,11 @@ class Conversations {
     }
     // Without the cache policy, every call plans afresh straight to the budget: a new trimmer
     // whose marks are the budget itself and which re-plans whatever it frees.
+    // What the messages may take: the budget less what the rest of the request needs.
+    const contextWindow = budget - reserve
     this.trimmerOptions = cacheAware
-      ? { ...rest, contextWindow: budget, format }
-      : { ...rest, contextWindow: budget, format, highWater: 1, lowWater: 1, clearAtLeast: 0 }
+      ? { ...rest, contextWindow, format }
+      : { ...rest, contextWindow, format, highWater: 1, lowWater: 1, clearAtLeast: 0 }
     // Checks every other option now, with the library's messages, not at the first model call.
     try {
       new CacheAwareTrimmer(this.trimmerOptions)

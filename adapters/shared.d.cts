@@ -5,10 +5,18 @@ import type { CacheAwareTrimResult, CacheAwareTrimmerOptions } from '../index.js
 export type AdapterTrimOptions = Omit<CacheAwareTrimmerOptions, 'contextWindow' | 'format'> & {
   /**
    * The tokens the messages sent to the model may take, as `estimateTokens` counts them
-   * (messages and 3 tokens of reply priming). A system prompt the framework sends apart from
-   * the messages, the tool schemas and the reply are not in it: leave room for them.
+   * (messages and 3 tokens of reply priming), less `reserve`. A system prompt the framework
+   * sends apart from the messages, the tool schemas and the reply are not counted: leave room
+   * for them with `reserve`.
    */
   budget: number
+  /**
+   * The tokens of `budget` left to the rest of the request, which the adapter does not see or
+   * count: the tool schemas, a system prompt the framework sends apart from the messages. The
+   * messages are trimmed to `budget − reserve` (at least 1).
+   * @default 0
+   */
+  reserve?: number
   /**
    * Whether the decisions are kept across the model calls of one conversation (a
    * `CacheAwareTrimmer`): below `highWater × budget` the request grows with the same prefix,
