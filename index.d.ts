@@ -593,10 +593,20 @@ export interface CacheAwareTrimResult {
   /** What a re-plan freed: `estimateTokens − totalTokens` (0 without one). */
   freedTokens: number
   /**
-   * Whether `totalTokens` is still over the window: only when the system messages and the
-   * last message (with its tool call) alone exceed it.
+   * Whether `totalTokens` is still over the window: only when the system messages, the task
+   * and the last message (with its tool call) exceed it even cut to their markers.
    */
   overWindow: boolean
+  /**
+   * The indices, in the messages given, of those not sent (ascending): what the decisions in
+   * force drop, a re-plan's or an earlier one's.
+   */
+  dropped: Uint32Array
+  /**
+   * The indices, in the messages given, of those sent shortened (a placeholder or a cut to
+   * head and tail, a copy), ascending.
+   */
+  shortened: Uint32Array
 }
 
 /**

@@ -136,6 +136,20 @@ test('every prompt the mock model receives is within the budget, valid, and trim
   t.like(last.at(-1), { role: 'tool' })
 })
 
+test('onTrim reports which messages of the step went and which were shortened, by index', async (t) => {
+  const { prompts, reports } = await run({ budget: BUDGET, strategy: 'placeholders' })
+  const trimmed = reports.filter((r) => r.dropped.length + r.shortened.length > 0)
+  t.true(trimmed.length > 0)
+  for (const r of reports) {
+    // Step k's messages are the prompt and an assistant and a tool message per earlier step:
+    // less the dropped ones, they are what the model received.
+    const given = 1 + 2 * r.stepNumber
+    t.is(messagesOf(prompts[r.stepNumber]).length + r.dropped.length, given, `step ${r.stepNumber}`)
+    t.true([...r.dropped, ...r.shortened].every((i) => Number.isInteger(i) && i >= 0 && i < given))
+    t.true(r.shortened.every((i) => !r.dropped.includes(i)))
+  }
+})
+
 test('reserve leaves room for the rest of the request: the messages are trimmed to budget - reserve', async (t) => {
   const reserve = 1_500
   const { prompts, reports } = await run({ budget: BUDGET, reserve })

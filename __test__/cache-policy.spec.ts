@@ -393,3 +393,19 @@ test('keepTask: false lets the oldest-first strategies drop the task; roles neve
   t.regex(error.message, /roles\.keepFirstSystem: cannot be false here: a CacheAwareTrimmer never drops a system message/)
   t.true(new CacheAwareTrimmer({ contextWindow: 3_000, strategy: 'roles' }).options.roles?.keepFirstSystem === true)
 })
+
+test('a trim says which messages it drops and which it shortens, by their index in the messages given', (t) => {
+  const trimmer = new CacheAwareTrimmer({ contextWindow: window, strategy: 'placeholders' })
+  let checked = 0
+  for (const request of requests(session)) {
+    const r = trimmer.trim(request)
+    const sent = new Set(r.messages)
+    const dropped = request.flatMap((m, i) => (sent.has(m) ? [] : [i])).filter((i) => !r.shortened.includes(i))
+    t.deepEqual([...r.dropped], dropped)
+    // A shortened message is sent as a copy in its place: as many copies as shortened ones.
+    t.is(r.messages.filter((m) => !request.includes(m)).length, r.shortened.length)
+    t.is(r.messages.length, request.length - r.dropped.length)
+    if (r.dropped.length > 0 && r.shortened.length > 0) checked++
+  }
+  t.true(checked > 2, `${checked} calls both dropped and shortened`)
+})

@@ -363,9 +363,15 @@ pub struct CacheAwareTrimResult<'env> {
   pub total_tokens: u32,
   /// What a re-plan freed: `estimateTokens − totalTokens` (0 without one).
   pub freed_tokens: u32,
-  /// Whether `totalTokens` is still over the window: only when the system messages and the
-  /// last message (with its tool call) alone exceed it.
+  /// Whether `totalTokens` is still over the window: only when the system messages, the task
+  /// and the last message (with its tool call) exceed it even cut to their markers.
   pub over_window: bool,
+  /// The indices, in the messages given, of those not sent (ascending): what the decisions in
+  /// force drop, a re-plan's or an earlier one's.
+  pub dropped: Uint32Array,
+  /// The indices, in the messages given, of those sent shortened (a placeholder or a cut to
+  /// head and tail, a copy), ascending.
+  pub shortened: Uint32Array,
 }
 
 /// Trims a growing conversation so that the provider's prompt cache stays warm: the same
@@ -429,6 +435,8 @@ impl CacheAwareTrimmer {
       total_tokens: saturate(step.total_tokens),
       freed_tokens: saturate(step.freed_tokens),
       over_window: step.over_window,
+      dropped: Uint32Array::new(step.plan.dropped().into_iter().map(saturate).collect()),
+      shortened: Uint32Array::new(step.plan.replaced().into_iter().map(saturate).collect()),
     })
   }
 
