@@ -104,3 +104,43 @@ for (const file of Object.keys(PRELUDES)) {
     t.deepEqual(typeErrors(file), [])
   })
 }
+
+/**
+ * `tsc --strict` diagnostics, without `skipLibCheck`, of an app importing `imports` (module
+ * specifiers of the package, from an ES module or a CommonJS one, `ext`) while the packages
+ * `hidden` are not installed: only those of the package's own declarations.
+ */
+function declarationErrors(imports: string[], hidden: string[], ext: 'mts' | 'cts' = 'mts'): string[] {
+  const options: ts.CompilerOptions = {
+    strict: true,
+    noEmit: true,
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    types: ['node'],
+  }
+  const app = join(root, `hidden-framework-app.${ext}`)
+  const code = imports.map((m, k) => `import * as m${k} from '${m}'\nvoid m${k}\n`).join('')
+  const host = ts.createCompilerHost(options)
+  const isHidden = (name: string) => hidden.some((p) => name.includes(`/node_modules/${p}/`))
+  const read = host.readFile
+  const exists = host.fileExists
+  const dirExists = host.directoryExists?.bind(host)
+  host.readFile = (name) => (name === app ? code : isHidden(name) ? undefined : read(name))
+  host.fileExists = (name) => name === app || (!isHidden(name) && exists(name))
+  host.directoryExists = (name) => !hidden.some((p) => name.endsWith(`/node_modules/${p}`) || isHidden(`${name}/`)) && (dirExists ? dirExists(name) : true)
+  const program = ts.createProgram([app], options, host)
+  return ts
+    .getPreEmitDiagnostics(program)
+    .filter((d) => d.file && (d.file.fileName === app || d.file.fileName.startsWith(join(root, 'adapters'))))
+    .map((d) => `${d.file!.fileName.slice(root.length + 1)}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n').split('\n')[0]}`)
+}
+
+test('the adapters declarations type-check without their framework installed (no skipLibCheck)', (t) => {
+  for (const ext of ['mts', 'cts'] as const) {
+    t.deepEqual(declarationErrors(['context-trim/langchain'], ['langchain'], ext), [], ext)
+    t.deepEqual(declarationErrors(['context-trim/ai-sdk'], ['ai'], ext), [], ext)
+  }
+  // The check can fail: a package it hides is not found.
+  t.true(declarationErrors(['langchain'], ['langchain']).some((e) => /Cannot find module 'langchain'/.test(e)))
+})

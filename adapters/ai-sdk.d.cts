@@ -1,5 +1,8 @@
 // context-trim/ai-sdk: a `prepareStep` for the Vercel AI SDK (`ai` 6) that trims the messages
 // of every step of a generateText/streamText tool loop. See docs/integration.md.
+// The framework is an optional peer dependency: without it installed, its type is `any` here
+// rather than an error (TS2307) in the app's type check.
+// @ts-ignore
 import type { ModelMessage } from 'ai'
 import type { AdapterTrimOptions, AdapterTrimReport } from './shared.cjs'
 

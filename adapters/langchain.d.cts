@@ -1,5 +1,8 @@
 // context-trim/langchain: a LangChain.js v1 agent middleware that trims the messages of every
 // model call, and the BaseMessage conversions it is made of. See docs/integration.md.
+// The framework is an optional peer dependency: without it installed, its type is `any` here
+// rather than an error (TS2307) in the app's type check.
+// @ts-ignore
 import type { AgentMiddleware } from 'langchain'
 import type { TrimMiddlewareOptions } from './langchain-messages.cjs'
 
