@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 import test from 'ava'
-import ts from 'typescript'
+import { typeErrors as strictErrors } from './typecheck.js'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 
@@ -70,32 +70,14 @@ declare const headers: Record<string, string>
 
 /** `tsc --strict` diagnostics of every snippet of `file`, each as `file#k: message`. */
 function typeErrors(file: string): string[] {
-  const options: ts.CompilerOptions = {
-    strict: true,
-    noEmit: true,
-    skipLibCheck: true,
-    target: ts.ScriptTarget.ES2022,
-    module: ts.ModuleKind.NodeNext,
-    moduleResolution: ts.ModuleResolutionKind.NodeNext,
-    types: ['node'],
-  }
-  const sources = new Map<string, string>()
+  const files = new Map<string, string>()
   snippets(file).forEach((code, k) => {
     const prelude = PRELUDES[file]?.[k + 1] ?? ''
     // Each snippet is a module of its own (an `export {}` makes one of a snippet without imports),
     // at the package's root, where `context-trim` resolves to the package itself, as in an app.
-    sources.set(join(root, `snippet-${k + 1}.mts`), `${prelude}\n${code}\nexport {}\n`)
+    files.set(join(root, `snippet-${k + 1}.mts`), `${prelude}\n${code}\nexport {}\n`)
   })
-  const host = ts.createCompilerHost(options)
-  const read = host.readFile
-  const exists = host.fileExists
-  host.readFile = (name) => sources.get(name) ?? read(name)
-  host.fileExists = (name) => sources.has(name) || exists(name)
-  const program = ts.createProgram([...sources.keys()], options, host)
-  return ts
-    .getPreEmitDiagnostics(program)
-    .filter((d) => d.file && sources.has(d.file.fileName))
-    .map((d) => `${file}#${d.file!.fileName.match(/snippet-(\d+)/)![1]}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n').split('\n')[0]}`)
+  return strictErrors({ files }).map((e) => `${file}#${e.file.match(/snippet-(\d+)/)![1]}: ${e.message}`)
 }
 
 for (const file of Object.keys(PRELUDES)) {
@@ -111,29 +93,10 @@ for (const file of Object.keys(PRELUDES)) {
  * `hidden` are not installed: only those of the package's own declarations.
  */
 function declarationErrors(imports: string[], hidden: string[], ext: 'mts' | 'cts' = 'mts'): string[] {
-  const options: ts.CompilerOptions = {
-    strict: true,
-    noEmit: true,
-    target: ts.ScriptTarget.ES2022,
-    module: ts.ModuleKind.NodeNext,
-    moduleResolution: ts.ModuleResolutionKind.NodeNext,
-    types: ['node'],
-  }
   const app = join(root, `hidden-framework-app.${ext}`)
   const code = imports.map((m, k) => `import * as m${k} from '${m}'\nvoid m${k}\n`).join('')
-  const host = ts.createCompilerHost(options)
-  const isHidden = (name: string) => hidden.some((p) => name.includes(`/node_modules/${p}/`))
-  const read = host.readFile
-  const exists = host.fileExists
-  const dirExists = host.directoryExists?.bind(host)
-  host.readFile = (name) => (name === app ? code : isHidden(name) ? undefined : read(name))
-  host.fileExists = (name) => name === app || (!isHidden(name) && exists(name))
-  host.directoryExists = (name) => !hidden.some((p) => name.endsWith(`/node_modules/${p}`) || isHidden(`${name}/`)) && (dirExists ? dirExists(name) : true)
-  const program = ts.createProgram([app], options, host)
-  return ts
-    .getPreEmitDiagnostics(program)
-    .filter((d) => d.file && (d.file.fileName === app || d.file.fileName.startsWith(join(root, 'adapters'))))
-    .map((d) => `${d.file!.fileName.slice(root.length + 1)}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n').split('\n')[0]}`)
+  const own = (path: string) => path === app || path.startsWith(join(root, 'adapters'))
+  return strictErrors({ files: new Map([[app, code]]), libCheck: true, hidden }, own).map((e) => `${e.file.slice(root.length + 1)}: ${e.message}`)
 }
 
 test('the adapters declarations type-check without their framework installed (no skipLibCheck)', (t) => {

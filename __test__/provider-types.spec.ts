@@ -8,9 +8,9 @@ import type { MessageParam } from '@anthropic-ai/sdk/resources/messages'
 import test from 'ava'
 import type { ModelMessage } from 'ai'
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions'
-import ts from 'typescript'
 
 import { toAiSdk, toAnthropic } from './convert.js'
+import { typeErrors as strictErrors } from './typecheck.js'
 import { ct, transcript, transcripts } from './helpers.js'
 import type { AnyMessageInput, MessageFormat } from '../index.js'
 
@@ -40,23 +40,7 @@ export const aiSdkOutputs = (messages: ModelMessage[], target: number): ModelMes
 
 /** Diagnostics of `tsc --strict` on this file, with `extra` appended to it. */
 function typeErrors(extra = ''): string[] {
-  const options: ts.CompilerOptions = {
-    strict: true,
-    noEmit: true,
-    skipLibCheck: true,
-    target: ts.ScriptTarget.ES2022,
-    module: ts.ModuleKind.NodeNext,
-    moduleResolution: ts.ModuleResolutionKind.NodeNext,
-    types: ['node'],
-  }
-  const host = ts.createCompilerHost(options)
-  const read = host.readFile
-  host.readFile = (file) => (file === self ? readFileSync(self, 'utf8') + extra : read(file))
-  const program = ts.createProgram([self], options, host)
-  return ts
-    .getPreEmitDiagnostics(program)
-    .filter((d) => d.file?.fileName === self)
-    .map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n').split('\n')[0])
+  return strictErrors({ files: new Map([[self, readFileSync(self, 'utf8') + extra]]) }).map((e) => e.message)
 }
 
 test('outputs type-check as ChatCompletionMessageParam[], MessageParam[] and ModelMessage[] under tsc --strict', (t) => {

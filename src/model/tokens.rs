@@ -40,6 +40,20 @@ pub const BASE_ENCODING_COUNT: usize = 6;
 /// The number of [`Encoding`]s: each tokenizer with and without chat framing.
 pub const ENCODING_COUNT: usize = 2 * BASE_ENCODING_COUNT;
 
+/// The tokenizer tiktoken-rs's tables give `model`: in any case, and without its provider
+/// prefix (everything up to the last `/`) when the whole name is unknown.
+fn tokenizer_of(model: &str) -> Option<Tokenizer> {
+  // Lower-cased only when it needs to be (the name is looked up on every call given it).
+  let model: std::borrow::Cow<'_, str> = match model.bytes().any(|b| b.is_ascii_uppercase()) {
+    true => model.to_lowercase().into(),
+    false => model.into(),
+  };
+  get_tokenizer(&model).or_else(|| {
+    let (_, name) = model.rsplit_once('/')?;
+    get_tokenizer(name)
+  })
+}
+
 /// A tokenizer encoding, and how messages are counted with it: with the chat framing of the
 /// OpenAI cookbook (the first six, the default) or as their content, tool-call names and
 /// arguments only (the `…Content` ones, the `framing: false` option).
@@ -156,22 +170,19 @@ impl Encoding {
   /// models fall back to `o200k_base`, the encoding of every current OpenAI model (so does
   /// `anthropic/claude-…`, as `claude-…` does).
   pub fn for_model(model: &str) -> Encoding {
-    // Lower-cased only when it needs to be (the name is looked up on every call given it).
-    let model: std::borrow::Cow<'_, str> = match model.bytes().any(|b| b.is_ascii_uppercase()) {
-      true => model.to_lowercase().into(),
-      false => model.into(),
-    };
-    let tokenizer = get_tokenizer(&model).or_else(|| {
-      let (_, name) = model.rsplit_once('/')?;
-      get_tokenizer(name)
-    });
-    match tokenizer {
+    match tokenizer_of(model) {
       Some(Tokenizer::Cl100kBase) => Encoding::Cl100kBase,
       Some(Tokenizer::O200kHarmony) => Encoding::O200kHarmony,
       Some(Tokenizer::P50kBase | Tokenizer::P50kEdit) => Encoding::P50kBase,
       Some(Tokenizer::R50kBase | Tokenizer::Gpt2) => Encoding::R50kBase,
       Some(Tokenizer::O200kBase) | None => Encoding::O200kBase,
     }
+  }
+
+  /// Whether tiktoken-rs's tables name `model` (looked up as [`Encoding::for_model`] does): an
+  /// unknown one is counted with `o200k_base`.
+  pub fn is_known_model(model: &str) -> bool {
+    tokenizer_of(model).is_some()
   }
 
   /// Resolves the `model` and `encoding` options: `encoding` wins when both are given.
@@ -1116,6 +1127,14 @@ mod tests {
       // The prefix-free name maps as it does.
       let bare = model.rsplit('/').next().unwrap().to_lowercase();
       assert_eq!(Encoding::for_model(&bare), enc, "{bare}");
+    }
+    // Known: what the tables name, in any case, with or without a provider prefix; not a name
+    // that only falls back to o200k_base.
+    for known in ["GPT-4o", "openrouter/openai/gpt-4", "FT:GPT-3.5-TURBO:acme::abc"] {
+      assert!(Encoding::is_known_model(known), "{known}");
+    }
+    for unknown in ["anthropic/claude-sonnet-4", "openai/", "gpt-9000", ""] {
+      assert!(!Encoding::is_known_model(unknown), "{unknown}");
     }
   }
 

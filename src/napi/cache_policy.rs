@@ -190,7 +190,7 @@ impl CacheAwareTrimmerOptions<'_> {
           if r.keep_first_system == Some(false) {
             return Err(CoreError::option(
               "roles.keepFirstSystem",
-              "cannot be false here: a CacheAwareTrimmer never drops a system message",
+              "cannot be false here: a CacheAwareTrimmer never drops a system message; leave it out (applyMaxContextTokens takes it, to trim once without the trimmer)",
             ));
           }
           Strategy::Roles(MaxContextOptions { keep_first_system: true, ..r.normalize()?.0 })

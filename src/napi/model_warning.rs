@@ -2,9 +2,9 @@
 //! documented, and says so once per name through `process.emitWarning` (code
 //! `CONTEXT_TRIM_UNKNOWN_MODEL`), as the command line says so on stderr.
 
+use crate::model::tokens::Encoding;
 use napi::bindgen_prelude::*;
 use napi::Env;
-use tiktoken_rs::tokenizer::get_tokenizer;
 
 /// The `code` of the warning.
 pub(crate) const UNKNOWN_MODEL: &str = "CONTEXT_TRIM_UNKNOWN_MODEL";
@@ -12,15 +12,6 @@ pub(crate) const UNKNOWN_MODEL: &str = "CONTEXT_TRIM_UNKNOWN_MODEL";
 /// How many unknown names an environment remembers having warned about (the bound only guards
 /// the set against an app that makes up a name per call).
 const MAX_WARNED: usize = 1024;
-
-/// Whether tiktoken-rs's tables name `model`, looked up as `Encoding::for_model` looks it up:
-/// in any case, and without its provider prefix (everything up to the last `/`) when the whole
-/// name is unknown.
-fn is_known(model: &str) -> bool {
-  let model = model.to_lowercase();
-  get_tokenizer(&model).is_some()
-    || model.rsplit_once('/').is_some_and(|(_, name)| get_tokenizer(name).is_some())
-}
 
 /// Emits the unknown-model warning for `model`, once per name and environment, when it picks
 /// the encoding (no `encoding` option wins over it) and tiktoken-rs does not know it.
@@ -30,7 +21,7 @@ pub(crate) fn warn_unknown_model(
   encoding: Option<&str>,
 ) -> Result<()> {
   let Some(model) = model.filter(|_| encoding.is_none()) else { return Ok(()) };
-  if is_known(model) {
+  if Encoding::is_known_model(model) {
     return Ok(());
   }
   let warned = &mut super::instance::instance(env)?.warned_models;
