@@ -1,15 +1,12 @@
 //! Issue 42, part 1: a smaller budget never gives a larger request. For `trimByPriority`,
-//! `trimWithPlaceholders`, `trimByAge`, `applyMaxContextTokens`, the cache-aware trimmer's
-//! priority strategies (its `Strategy::plan`) and a fresh `CachePolicy`'s first trim in every
-//! strategy, on every bundled transcript and on generated units
-//! of many parallel results (one assistant message calling many tools, each with a large result,
-//! after a system prompt and a task, in OpenAI's format, a tool message per result, and in
-//! Anthropic's, all the results in one user message), the total at each budget of a decreasing
-//! sequence, from the full size down to 1, is at most the total at the budget before it, or
-//! within its own budget: cuts end at whole lines (issue 41), so a request met at one budget may
-//! leave a few tokens unused that the next smaller budget, cut at other lines, fills. What is
-//! checked is that no smaller budget ever gives a larger request over its budget (the cliff):
-//! once the strategy is over a budget, it is at its smallest.
+//! `trimWithPlaceholders`, `trimByAge`, `applyMaxContextTokens`, `trimConversation`'s rolling
+//! pass followed by each of its strategies, the cache-aware trimmer's priority strategies (its
+//! `Strategy::plan`) and a fresh `CachePolicy`'s first trim in every strategy, on every bundled
+//! transcript and on generated units of many parallel results (one assistant message calling
+//! many tools, each with a large result, after a system prompt and a task, in OpenAI's format,
+//! a tool message per result, and in Anthropic's, all the results in one user message), the
+//! total at each budget of a decreasing sequence, from the full size down to 1, is at most the
+//! total at the budget before it.
 //!
 //! `PROPTEST_CASES` raises the case count for a longer run.
 
@@ -18,6 +15,7 @@ mod common;
 use context_trim::analysis::classify::ClassifyOptions;
 use context_trim::model::format::parse_messages;
 use context_trim::strategy::age::trim_by_age;
+use context_trim::strategy::budget::{trim_after_rolling, Views};
 use context_trim::strategy::cache_policy::{CachePolicy, CachePolicyOptions, Strategy as Policy};
 use context_trim::strategy::priority::{trim_by_priority, trim_with_placeholders, PriorityOptions};
 use context_trim::strategy::roles::{apply_max_context_tokens, MaxContextOptions};
@@ -39,7 +37,20 @@ fn first_trim(conv: &Conversation<'_>, b: usize, strategy: Policy) -> usize {
   CachePolicy::new(options).expect("valid options").step(conv).total_tokens
 }
 
-const STRATEGIES: [Total; 11] = [
+/// `trimConversation`: the rolling pass with its defaults (current views of files left whole),
+/// then `strategy` at the budget when the request still does not fit.
+fn after_rolling(
+  conv: &Conversation<'_>,
+  b: usize,
+  strategy: fn(&Conversation<'_>, usize) -> context_trim::strategy::priority::PriorityTrim,
+) -> usize {
+  let classify = ClassifyOptions::default();
+  let views = Views { classify: &classify, tracker: None };
+  let rolling = TruncationConfig::default();
+  trim_after_rolling(conv, &rolling, Some(views), b, |c| strategy(c, b)).outcome.total_tokens
+}
+
+const STRATEGIES: [Total; 14] = [
   ("trimByPriority", |conv, b| trim_by_priority(conv, None, &options(b)).outcome.total_tokens),
   ("trimWithPlaceholders", |conv, b| {
     trim_with_placeholders(conv, None, &options(b)).outcome.total_tokens
@@ -51,6 +62,18 @@ const STRATEGIES: [Total; 11] = [
     Policy::Placeholders(ClassifyOptions::default(), None).plan(conv, b).total_tokens(conv)
   }),
   ("trimByAge", |conv, b| trim_by_age(conv, b).total_tokens),
+  ("trimConversation, priority", |conv, b| {
+    after_rolling(conv, b, |c, b| trim_by_priority(c, None, &options(b)))
+  }),
+  ("trimConversation, placeholders", |conv, b| {
+    after_rolling(conv, b, |c, b| trim_with_placeholders(c, None, &options(b)))
+  }),
+  ("trimConversation, age", |conv, b| {
+    after_rolling(conv, b, |c, b| context_trim::strategy::priority::PriorityTrim {
+      outcome: trim_by_age(c, b),
+      classification: Vec::new(),
+    })
+  }),
   ("applyMaxContextTokens", |conv, b| {
     apply_max_context_tokens(conv, b, &MaxContextOptions::default()).total_tokens(conv)
   }),
@@ -96,15 +119,14 @@ fn budgets(conv: &Conversation<'_>, steps: usize, fine: usize) -> Vec<usize> {
   out
 }
 
-/// Checks every strategy down `budgets`: the total never grows as the budget shrinks, but
-/// within the smaller budget (a cut at other whole lines).
+/// Checks every strategy down `budgets`: the total never grows as the budget shrinks.
 fn check(name: &str, conv: &Conversation<'_>, budgets: &[usize]) -> Result<(), String> {
   for (strategy, total) in STRATEGIES {
     let mut before: Option<(usize, usize)> = None;
     for &b in budgets {
       let now = total(conv, b);
       if let Some((larger, then)) = before {
-        if now > then && now > b {
+        if now > then {
           return Err(format!(
             "{name}, {strategy}: {now} tokens at a budget of {b}, {then} at {larger}"
           ));

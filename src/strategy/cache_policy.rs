@@ -40,7 +40,7 @@ use crate::error::{js_number, Error, Result};
 use crate::model::conversation::Conversation;
 use crate::output::placeholder::PlaceholderTemplate;
 use crate::plan::{Action, Plan};
-use crate::strategy::age::{drop_oldest, drop_oldest_keeping, trim_by_age};
+use crate::strategy::age::{drop_oldest, drop_oldest_keeping};
 use crate::strategy::anchored_units;
 use crate::strategy::priority::{
   cut_anchors, cut_to, trim_by_priority_plan, trim_with_placeholders, PriorityOptions,
@@ -71,7 +71,7 @@ pub enum Strategy {
   Truncate(TruncationConfig),
   /// [`apply_max_context_tokens`]: whole units by role, the drop order first.
   Roles(MaxContextOptions),
-  /// [`trim_by_age`]: whole units, oldest first.
+  /// [`crate::strategy::age::trim_by_age`]: whole units, oldest first.
   Age,
 }
 
@@ -100,6 +100,15 @@ impl Strategy {
   /// The strategy's plan for `conv` with a budget of `target` tokens. It may stay above
   /// `target` where the strategy never goes further (a [`CachePolicy`] completes it).
   pub fn plan(&self, conv: &Conversation<'_>, target: usize) -> Plan {
+    self.plan_keeping(conv, target, &[])
+  }
+
+  /// [`Strategy::plan`] for a re-plan that sends the units flagged in `keep` (indexed by unit)
+  /// whatever the strategy decides. `age` keeps them while it drops, so that what it drops
+  /// around them (Anthropic's opening user message, needed only while the task is dropped) is
+  /// decided knowing they stay; the other strategies decide without them, and the re-plan
+  /// brings them back.
+  pub fn plan_keeping(&self, conv: &Conversation<'_>, target: usize, keep: &[bool]) -> Plan {
     match self {
       Strategy::Priority(classify) => {
         let options = PriorityOptions {
@@ -120,7 +129,7 @@ impl Strategy {
       }
       Strategy::Truncate(config) => truncate_to(conv, config, target),
       Strategy::Roles(options) => apply_max_context_tokens(conv, target, options),
-      Strategy::Age => trim_by_age(conv, target).plan,
+      Strategy::Age => drop_oldest_keeping(conv, Plan::keep_all(conv.len()), target, keep),
     }
   }
 }
@@ -547,7 +556,7 @@ impl CachePolicy {
   fn replan(&self, conv: &Conversation<'_>, current: &Plan) -> Plan {
     let low = self.options.low_tokens();
     let keep = self.options.kept_units(conv);
-    let mut plan = self.options.strategy.plan(conv, low);
+    let mut plan = self.options.strategy.plan_keeping(conv, low, &keep);
     // What a re-plan never drops comes back where the strategy dropped it (`roles` drops
     // system messages when its order says so; a priority strategy's last rung may drop the
     // task), with its other messages as the strategy left them.

@@ -203,28 +203,56 @@ fn cuttable_message(conv: &Conversation<'_>, i: usize, plain: bool) -> bool {
   shape.is_single_result() || shape.has_results_apart() || (plain && shape.is_user_turn())
 }
 
+/// Whether [`cut_within`] makes cuts that together leave the request over its target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fill {
+  /// Every cut that helps is made, whether or not the request then fits.
+  AsFarAsItGoes,
+  /// The cuts are made only if the request then fits. They are not even tried when cutting
+  /// every candidate to [`MIN_CUT_BUDGET`] could not free what is missing: an estimate, as a
+  /// cut may end a few tokens below it (at a whole line), so a fit this close is missed and the
+  /// unit goes instead (a smaller request).
+  IfItFits,
+  /// [`Fill::IfItFits`] bounded by each candidate's own smallest cut (memoised in its message),
+  /// so that no fit is missed: the last rung, where a missed fit falls back to a larger
+  /// request, which a smaller budget must never give (issue 42).
+  IfItFitsExactly,
+}
+
 /// Cuts `candidates` (messages `plan` keeps as they are) in turn, each by what is still
-/// missing, until the request fits `target`. With `all_or_nothing`, the cuts are made only if
-/// the request then fits. Returns whether it fits.
+/// missing, until the request fits `target`, as `fill` says. Returns whether it fits.
 ///
-/// Cost: nothing is copied, and when even cutting every candidate to the smallest cut
-/// ([`MIN_CUT_BUDGET`]) could not free what is missing, nothing is tokenised either, so a
-/// strategy may ask this of every unit it goes through.
+/// Cost: nothing is copied, and with [`Fill::IfItFits`], when even cutting every candidate to
+/// the smallest cut ([`MIN_CUT_BUDGET`]) could not free what is missing, nothing is tokenised
+/// either, so a strategy may ask this of every unit it goes through.
 fn cut_within(
   conv: &Conversation<'_>,
   candidates: Vec<usize>,
   plan: &mut Plan,
   tally: &mut Tally,
   target: usize,
-  all_or_nothing: bool,
+  fill: Fill,
 ) -> bool {
   let missing = tally.total().saturating_sub(target);
   if missing == 0 {
     return true;
   }
-  if all_or_nothing && most_cuts_free(conv, &candidates) < missing {
+  let short = match fill {
+    Fill::AsFarAsItGoes => false,
+    Fill::IfItFits => most_cuts_free(conv, &candidates) < missing,
+    Fill::IfItFitsExactly => {
+      let smallest = |&i: &usize| cut_result(conv, i, usize::MAX, Depth::Head).map(|r| r.tokens);
+      let free: usize = candidates
+        .iter()
+        .map(|i| conv.tokens(*i).saturating_sub(smallest(i).unwrap_or(usize::MAX)))
+        .sum();
+      free < missing
+    }
+  };
+  if short {
     return false;
   }
+  let all_or_nothing = fill != Fill::AsFarAsItGoes;
   debug_assert!(
     candidates.iter().all(|&i| matches!(plan.action(i), Action::Keep)) && {
       let mut sorted = candidates.clone();
@@ -355,7 +383,7 @@ fn cut_anchors_to_fit(
       tally.keep_unit(conv, plan, u);
       let mut candidates = if cut_itself { cuttable(conv, u, plan, true) } else { Vec::new() };
       candidates.extend(anchor_candidates(conv, anchored, plan));
-      if cut_within(conv, candidates, plan, tally, room(plan), true) {
+      if cut_within(conv, candidates, plan, tally, room(plan), Fill::IfItFitsExactly) {
         return;
       }
       tally.drop_unit(conv, plan, u);
@@ -376,7 +404,7 @@ fn cut_anchors_to_fit(
   }
   candidates.extend(anchor_candidates(conv, anchored, plan));
   let room = room(plan);
-  if cut_within(conv, candidates.clone(), plan, tally, room, false) {
+  if cut_within(conv, candidates.clone(), plan, tally, room, Fill::AsFarAsItGoes) {
     return;
   }
   for i in candidates {
@@ -796,12 +824,13 @@ impl<'s, 'c> Shorten<'s, 'c> {
       // A never-truncated one (the task) is shortened before any never-truncated unit is
       // dropped; any other only when that alone makes the request fit.
       let protected = self.priorities[u].is_protected();
-      return cut_within(conv, candidates, plan, tally, self.target, !protected) || protected;
+      let fill = if protected { Fill::AsFarAsItGoes } else { Fill::IfItFits };
+      return cut_within(conv, candidates, plan, tally, self.target, fill) || protected;
     }
     match self.shortening {
       Shortening::Cuts => {
         let candidates = cuttable(conv, u, plan, false);
-        cut_within(conv, candidates, plan, tally, self.target, false);
+        cut_within(conv, candidates, plan, tally, self.target, Fill::AsFarAsItGoes);
       }
       Shortening::Placeholders { .. } => self.placeholders(u, plan, tally),
     }
@@ -861,7 +890,7 @@ impl<'s, 'c> Shorten<'s, 'c> {
     }
     self.placeholders(u, plan, tally);
     let candidates = cuttable(conv, u, plan, true);
-    if cut_within(conv, candidates, plan, tally, self.target, true) {
+    if cut_within(conv, candidates, plan, tally, self.target, Fill::IfItFits) {
       return true;
     }
     tally.drop_unit(conv, plan, u);
