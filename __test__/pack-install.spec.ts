@@ -15,7 +15,7 @@ import { delimiter, join } from 'node:path'
 import { ct, transcript, transcriptsDir } from './helpers.js'
 // Plain .mjs scripts (run by npm scripts with no compile step; typed by their .d.mts).
 import { checkBinary, checkLicense, checkLoader, checkPackageJson, checkPlatformLists } from '../scripts/check-artifacts.mjs'
-import { cleanEnv, packPackage, packPlatform, type Pack } from '../scripts/pack-platforms.mjs'
+import { cleanEnv, DEFAULT_OUT_DIR, packPackage, packPlatform, parseArgs, UsageError, USAGE, type Pack } from '../scripts/pack-platforms.mjs'
 import { platformNamed, platforms, root, rootPackage } from '../scripts/platforms.mjs'
 
 const require = createRequire(import.meta.url)
@@ -137,12 +137,55 @@ test('the packed root package declares every platform package at its own version
 test('npm run pack:platforms packs the root and the host package from a plain npm run build', (t) => {
   const r = spawnSync('npm', ['run', 'pack:platforms', '--', 'linux-x64-gnu'], { cwd: root, env: cleanEnv(), encoding: 'utf8' })
   t.is(r.status, 0, r.stderr)
-  const lines = r.stdout.split('\n').filter((l) => l.includes('.tgz'))
+  const lines = r.stdout.split('\n').filter((l) => l.startsWith('context-trim'))
   t.deepEqual(
     lines.map((l) => l.split(/\s+/)[0]),
     [`context-trim-${rootPackage.version}.tgz`, `context-trim-linux-x64-gnu-${rootPackage.version}.tgz`],
   )
   t.true(existsSync(join(root, 'target', 'packs', `context-trim-linux-x64-gnu-${rootPackage.version}.tgz`)))
+})
+
+test('npm run pack:platforms -- --out-dir puts the tarballs in that folder, relative to where npm was run', (t) => {
+  const packed = [`context-trim-${rootPackage.version}.tgz`, `context-trim-linux-x64-gnu-${rootPackage.version}.tgz`]
+  const from = join(work, 'caller')
+  mkdirSync(from, { recursive: true })
+  // npm runs the script in the package's folder; a relative --out-dir is from the caller's.
+  const r = spawnSync('npm', ['--prefix', root, 'run', 'pack:platforms', '--', '--out-dir', 'out/packs', 'linux-x64-gnu'], { cwd: from, env: cleanEnv(), encoding: 'utf8' })
+  t.is(r.status, 0, r.stderr)
+  t.deepEqual(readdirSync(join(from, 'out', 'packs')).sort(), packed)
+  t.true(r.stdout.includes(`2 tarballs in ${join(from, 'out', 'packs')}`), r.stdout)
+  t.true(r.stdout.includes(`npm install ${packed.map((f) => join(from, 'out', 'packs', f)).join(' ')}`), r.stdout)
+  // npm pack's own name for it, and the = form.
+  const r2 = spawnSync('node', ['scripts/pack-platforms.mjs', `--pack-destination=${join(work, 'dest')}`, 'linux-x64-gnu'], { cwd: root, env: cleanEnv(), encoding: 'utf8' })
+  t.is(r2.status, 0, r2.stderr)
+  t.deepEqual(readdirSync(join(work, 'dest')).sort(), packed)
+})
+
+test('pack:platforms --help says how to choose the folder; a bad --out-dir is a clear error with the usage', (t) => {
+  const run = (...args: string[]) => spawnSync('node', ['scripts/pack-platforms.mjs', ...args], { cwd: root, env: cleanEnv(), encoding: 'utf8' })
+  const help = run('--help')
+  t.is(help.status, 0, help.stderr)
+  t.is(help.stdout.trim(), USAGE)
+  t.true(USAGE.includes('--out-dir <dir>') && USAGE.includes('--pack-destination <dir>') && USAGE.includes('linux-x64-gnu'))
+  const file = join(work, 'a-file')
+  writeFileSync(file, 'not a folder')
+  const cases: Array<[string[], string]> = [
+    [['--out-dir'], '--out-dir needs a folder, e.g. --out-dir ./packs'],
+    [['--out-dir', '--help'], '--out-dir needs a folder, e.g. --out-dir ./packs'],
+    [['--pack-destination='], '--pack-destination needs a folder, e.g. --pack-destination ./packs'],
+    [['--out-dir', file], `--out-dir ${file}: ${file} exists and is not a folder`],
+    [['--outdir', 'x'], 'unknown option --outdir (--out-dir <dir>, --help)'],
+  ]
+  for (const [args, message] of cases) {
+    const r = run(...args)
+    t.is(r.status, 1, args.join(' '))
+    t.is(r.stdout, '', args.join(' '))
+    t.is(r.stderr, `pack:platforms failed: ${message}\n\n${USAGE}\n`, args.join(' '))
+    t.throws(() => parseArgs(args), { instanceOf: UsageError, message }, args.join(' '))
+  }
+  t.throws(() => parseArgs(['linux-x64-gun']), { instanceOf: UsageError, message: /^unknown platform linux-x64-gun \(known: / })
+  t.deepEqual(parseArgs([]), { help: false, outDir: DEFAULT_OUT_DIR, platforms: [] })
+  t.deepEqual(parseArgs(['--out-dir', 'p', 'linux-x64-gnu'], '/tmp/x'), { help: false, outDir: '/tmp/x/p', platforms: [platform] })
 })
 
 test('both tarballs install offline into an empty project with no Rust toolchain on PATH', (t) => {

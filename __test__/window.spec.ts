@@ -122,6 +122,27 @@ test('counts are in the window encoding; options may only name it', (t) => {
   t.deepEqual(new ct.ContextWindow({ model: 'gpt-4' }).encoding, 'cl100k_base')
 })
 
+test('a trim removes nothing from the window; a reset with its result loses what it dropped for every later turn (docs/context-window.md)', (t) => {
+  const messages = transcript('openhands-ponyc-4595.json')
+  const window = new ct.ContextWindow()
+  window.append(messages)
+  const small = window.trim({ targetTokens: Math.floor(window.totalTokens / 4) })
+  t.true(small.droppedMessages.length > 0)
+  // The next trim starts again from everything appended: a larger budget keeps it all.
+  t.is(window.length, messages.length)
+  t.is(window.trim({ targetTokens: window.totalTokens + 10 }).messages.length, messages.length)
+  // Reset with the trim's messages: they are the history now, and no budget brings back the rest.
+  window.reset(small.messages)
+  t.is(window.length, small.messages.length)
+  t.deepEqual(window.trim({ targetTokens: 10 * ct.estimateTokens(messages) }).messages, small.messages)
+  // Compaction kept for good: a summary in place of the older turns is the history from then on.
+  const summary: Message = { role: 'user', content: 'Summary of the earlier turns: the tests of src/a.ts were fixed.' }
+  const compacted = [messages[0], summary, ...messages.slice(-4)]
+  window.reset(compacted)
+  t.deepEqual(window.messages(), compacted)
+  t.is(window.totalTokens, ct.estimateTokens(compacted))
+})
+
 test('reset replaces the messages; an empty window trims to nothing', (t) => {
   const messages = transcript('openhands-ponyc-4595.json')
   const window = new ct.ContextWindow()

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Generates docs/configuration.md from index.d.ts: every exported function and class with its
-// signature and summary, and every option (with its type, default and meaning) of the option
-// objects they take, read from the doc comments (`@default`) that the Rust sources put into
-// the generated index.d.ts. So the reference cannot drift from the API: a test regenerates it
+// signature and summary, and every option (with its type, default and meaning, the first
+// paragraph of its doc comment) of the option objects they take, one table row each, read from
+// the doc comments (`@default`) that the Rust sources put into the generated index.d.ts; the
+// results, one row each with their fields. So the reference cannot drift from the API: a test regenerates it
 // and compares.
 //
 //   node scripts/configuration-doc.mjs          writes docs/configuration.md
@@ -127,6 +128,39 @@ function defaultCell(value) {
   return /^(?:'[^']*'|[\w.]+(?:\(\w*\))?|\[\]|\{\})$/.test(value) ? code(value) : cell(value)
 }
 
+/** Splits `text` at the commas outside brackets. */
+function splitTopLevel(text) {
+  const parts = []
+  let depth = 0
+  let from = 0
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]
+    if ('(<[{'.includes(c)) depth++
+    else if (')>]}'.includes(c) && text[i - 1] !== '=') depth--
+    else if (c === ',' && depth === 0) {
+      parts.push(text.slice(from, i).trim())
+      from = i + 1
+    }
+  }
+  if (text.slice(from).trim()) parts.push(text.slice(from).trim())
+  return parts
+}
+
+/**
+ * A function's declaration made compact: `name(param, param?)` and the type it returns, the
+ * parameters' types left to `index.d.ts` (the option objects are linked beside it).
+ */
+export function compactSignature(line) {
+  const m = /^export declare function (\w+)(<[^(]*>)?\((.*)\): (.*)$/.exec(line)
+  if (!m) return line.replace(/^export declare /, '')
+  const [, name, , params, returns] = m
+  const names = splitTopLevel(params).map((p) => /^(\.\.\.)?(\w+)(\?)?/.exec(p)?.slice(1).join('') ?? p)
+  return `${name}(${names.join(', ')}): ${returns}`
+}
+
+/** An anchor to link to, as the heading of the same name had. */
+const anchor = (name) => `<a id="${name.toLowerCase()}"></a>`
+
 /** The markdown of the reference. */
 export function render(source) {
   const decls = parseDeclarations(source).filter((d) => !d.name.startsWith('__') && !d.doc.internal)
@@ -158,17 +192,19 @@ export function render(source) {
   const firstGenerated = decls.findIndex((d) => d.line.startsWith('export declare'))
   const messageTypes = new Set(decls.slice(0, firstGenerated).filter((d) => d.kind === 'interface').map((d) => d.name))
   const results = [...interfaces.keys()].filter((n) => !options.has(n) && !messageTypes.has(n)).sort()
+  const link = (name) => `[\`${name}\`](#${name.toLowerCase()})`
 
   const out = []
   out.push('# Configuration reference')
   out.push('')
   out.push('Every exported function and class of context-trim, and every option of the option objects they')
-  out.push('take, with its type and default. Generated from `index.d.ts` (whose doc comments come from the Rust')
-  out.push('sources) by `node scripts/configuration-doc.mjs`; `__test__/docs.spec.ts` fails when it is stale.')
-  out.push('How the strategies decide is in [priority-trimming.md](priority-trimming.md),')
-  out.push('[rolling-context.md](rolling-context.md), [max-context-tokens.md](max-context-tokens.md) and')
-  out.push('[validation.md](validation.md); the message formats in [formats.md](formats.md); the command line')
-  out.push('in [cli.md](cli.md).')
+  out.push('take, with its type, default and meaning (the first paragraph of its doc comment: the rest, and')
+  out.push('each result field\'s meaning, is in `index.d.ts`, which an editor shows on hover). Generated from')
+  out.push('`index.d.ts` (whose doc comments come from the Rust sources) by `node scripts/configuration-doc.mjs`;')
+  out.push('`__test__/docs.spec.ts` fails when it is stale. How the strategies decide is in')
+  out.push('[priority-trimming.md](priority-trimming.md), [rolling-context.md](rolling-context.md),')
+  out.push('[max-context-tokens.md](max-context-tokens.md) and [validation.md](validation.md); the message')
+  out.push('formats and how tokens are counted in [formats.md](formats.md); the command line in [cli.md](cli.md).')
   out.push('')
   out.push('An option left out (or `undefined`/`null`) takes its default. A value of the wrong type, a negative,')
   out.push("fractional, `NaN` or infinite number where an integer is expected, is a `TypeError` with code")
@@ -176,35 +212,24 @@ export function render(source) {
   out.push('')
   out.push('## Functions')
   out.push('')
-  out.push('| function | options | what it does |')
-  out.push('| --- | --- | --- |')
+  out.push('Parameters by name (their types are in `index.d.ts`), the option objects linked.')
+  out.push('')
+  out.push('| function | signature | options | what it does |')
+  out.push('| --- | --- | --- | --- |')
   for (const f of functions) {
     const opts = [...new Set(optionParam(f.line))]
-    out.push(`| [\`${f.name}\`](#${f.name.toLowerCase()}) | ${opts.map((o) => `[\`${o}\`](#${o.toLowerCase()})`).join(', ')} | ${cell(summary(f.doc.text))} |`)
+    out.push(`| \`${f.name}\` | ${anchor(f.name)}${code(compactSignature(f.line))} | ${opts.map(link).join(', ')} | ${cell(summary(f.doc.text))} |`)
   }
   out.push('')
-  for (const f of functions) {
-    out.push(`### ${f.name}`)
-    out.push('')
-    out.push('```ts')
-    out.push(f.line.replace(/^export declare /, ''))
-    out.push('```')
-    out.push('')
-    out.push(summary(f.doc.text))
-    out.push('')
-  }
   out.push('## Classes')
   out.push('')
+  out.push('| class and members | what it does |')
+  out.push('| --- | --- |')
   for (const c of classes) {
-    out.push(`### ${c.name}`)
-    out.push('')
-    out.push(summary(c.doc.text))
-    out.push('')
-    out.push('| member | what it does |')
-    out.push('| --- | --- |')
+    out.push(`| \`${c.name}\` | ${anchor(c.name)}**${cell(summary(c.doc.text))}** |`)
     for (const m of c.members) out.push(`| ${code(m.line)} | ${cell(summary(m.doc.text))} |`)
-    out.push('')
   }
+  out.push('')
   out.push('## Constants and enums')
   out.push('')
   for (const d of decls.filter((d) => d.kind === 'const' || d.kind === 'enum')) {
@@ -224,30 +249,39 @@ export function render(source) {
   }
   out.push('## Options')
   out.push('')
-  /** A section per interface: its summary and a table of its fields. */
-  const interfaceSections = (names, withDefaults) => {
-    for (const name of names) {
-      const d = interfaces.get(name)
-      out.push(`### ${name}`, '', summary(d.doc.text), '')
-      out.push(withDefaults ? '| option | type | default | meaning |' : '| field | type | meaning |')
-      out.push(withDefaults ? '| --- | --- | --- | --- |' : '| --- | --- | --- |')
-      for (const m of d.members) {
-        const meaning = cell(sentence(m.doc.text))
-        if (withDefaults) {
-          const dflt = m.doc.defaultValue ?? (m.optional ? 'none' : 'required')
-          out.push(`| \`${m.name}\` | ${code(m.type ?? '')} | ${defaultCell(dflt)} | ${meaning} |`)
-        } else {
-          out.push(`| \`${m.name}${m.optional ? '?' : ''}\` | ${code(m.type ?? '')} | ${meaning} |`)
-        }
-      }
-      out.push('')
+  out.push('One row per option, under the object it belongs to (in bold, with what it is for).')
+  out.push('')
+  out.push('| option | type | default | meaning |')
+  out.push('| --- | --- | --- | --- |')
+  for (const name of sortedOptions) {
+    const d = interfaces.get(name)
+    out.push(`| ${anchor(name)}**\`${name}\`** | | | **${cell(summary(d.doc.text))}** |`)
+    for (const m of d.members) {
+      const dflt = m.doc.defaultValue ?? (m.optional ? 'none' : 'required')
+      out.push(`| \`${m.name}\` | ${code(m.type ?? '')} | ${defaultCell(dflt)} | ${cell(summary(m.doc.text))} |`)
     }
   }
-  interfaceSections(sortedOptions, true)
-  out.push('## Results', '', 'What the functions return (fields the option objects do not have).', '')
-  interfaceSections(results, false)
+  out.push('')
+  out.push('## Results', '')
+  out.push('What the functions and classes return (interfaces the option objects are not): each one\'s')
+  out.push('fields, `?` where a field may be absent; what each field means is in `index.d.ts`.', '')
+  out.push('| result | what it is | fields |')
+  out.push('| --- | --- | --- |')
+  for (const name of results) {
+    const d = interfaces.get(name)
+    const fields = d.members.map((m) => code(`${m.name}${m.optional ? '?' : ''}: ${m.type ?? ''}`)).join(', ')
+    out.push(`| ${anchor(name)}\`${name}\` | ${cell(summary(d.doc.text))} | ${fields} |`)
+  }
+  out.push('')
   out.push('## Message types', '', 'Unknown fields are allowed on every message and returned untouched (see [formats.md](formats.md)).', '')
-  interfaceSections(messageTypes, false)
+  out.push('| field | type | meaning |')
+  out.push('| --- | --- | --- |')
+  for (const name of messageTypes) {
+    const d = interfaces.get(name)
+    out.push(`| ${anchor(name)}**\`${name}\`** | | **${cell(summary(d.doc.text))}** |`)
+    for (const m of d.members) out.push(`| \`${m.name}${m.optional ? '?' : ''}\` | ${code(m.type ?? '')} | ${cell(summary(m.doc.text))} |`)
+  }
+  out.push('')
   out.push('## Types')
   out.push('')
   out.push('| type | definition |')

@@ -606,7 +606,7 @@ fn as_of_later_changes(
 /// since its call holds the change the agent still means to make and will send again (Claude
 /// Code reads the file and writes the same content after "File has not been read yet"; Codex
 /// re-sends a patch with the context corrected). A later change of the file, failed or not,
-/// ends it (docs/quality.md, seventh round).
+/// ends it (docs/history/recall-rounds.md, seventh round).
 fn as_pending_change(c: &mut Compact, op: &FileOp, last_tried: bool) {
   if op.failed && op.kind.modifies() && last_tried && c.priority < ContentPriority::RecentFileReads
   {

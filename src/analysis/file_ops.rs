@@ -451,7 +451,7 @@ pub(crate) fn shell_operation(command: &str) -> Option<ShellOp> {
   }
   // Writes after a `cd` are left unrecognised: measured, recognising them protects the
   // agent's scratch scripts (`cd /testbed && cat > repro.py << EOF`) as modified files ahead of
-  // the views it copies from (docs/quality.md, fourth round).
+  // the views it copies from (docs/history/recall-rounds.md, fourth round).
   if dir.is_some() && op.kind != FileOpKind::Read {
     return None;
   }

@@ -6,7 +6,7 @@
 //! an image is never decoded whole. Malformed data, a URL or a file id (whose bytes are not in
 //! the request) falls back to a documented constant. Nothing here can panic on input.
 //!
-//! Sources (see docs/configuration.md#how-tokens-are-counted):
+//! Sources (see docs/formats.md#counting-images-audio-files-and-unknown-parts):
 //! - Anthropic, "Vision", calculate image costs: `tokens = width × height / 750`, an image
 //!   whose long edge is over 1568 px or which is over about 1,600 tokens is first scaled down
 //!   (<https://docs.anthropic.com/en/docs/build-with-claude/vision>).

@@ -5,7 +5,7 @@
 //! UTF-8 codec goes character by character, and napi's UTF-8 read measures the string in one
 //! pass before copying it in another. A request body is mostly ASCII, so transcoding here, 16
 //! units at a time where they are ASCII, is the cheaper way across (measured in
-//! docs/benchmark.md, "Seventh round").
+//! docs/history/benchmark-rounds.md, "Seventh round").
 
 /// How many units (or bytes) are checked for ASCII at a time.
 const CHUNK: usize = 16;

@@ -8,8 +8,8 @@
 //! file that no later change or covering read superseded, and a result about a modified file
 //! ([`ContentPriority::RecentFileReads`] and [`ContentPriority::ModifiedFiles`]). Rolling
 //! context turns every output older than `maxAge` steps into a placeholder; on real runs the
-//! agent edits against views far older than that (docs/quality.md, fourth round). The strategy
-//! after it may still shorten them.
+//! agent edits against views far older than that (docs/history/recall-rounds.md, fourth
+//! round). The strategy after it may still shorten them.
 
 use crate::analysis::classify::{classify_conversation, ClassifyOptions, ContentPriority};
 use crate::analysis::file_tracker::FileTracker;

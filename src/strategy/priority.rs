@@ -747,7 +747,7 @@ impl<'s, 'c> Shorten<'s, 'c> {
       // Cuts: views of files go whole, oldest first, before a newer one is cut, since an agent
       // copies from the middle of the view it works on, which a head and tail loses. (A
       // placeholder keeps a pointer to its view, the seed's contract: measured in
-      // docs/quality.md, sixth round.)
+      // docs/history/recall-rounds.md, sixth round.)
       let newer_view = k > 0
         && tier == ContentPriority::RecentFileReads
         && self.priorities[rest[k - 1]] == tier
