@@ -9,10 +9,12 @@ export interface TypeCheck {
   libCheck?: boolean
   /** Packages (`node_modules/<name>`) that the compiler does not find, as if not installed. */
   hidden?: string[]
+  /** The standard library files (`lib.es2022.d.ts`…); by default the target's, DOM included. */
+  lib?: string[]
 }
 
 /** The first line of every diagnostic in the files `inFile` accepts (by default those of `files`), with its file's path. */
-export function typeErrors({ files, libCheck = false, hidden = [] }: TypeCheck, inFile: (path: string) => boolean = (path) => files.has(path)): Array<{ file: string; message: string }> {
+export function typeErrors({ files, libCheck = false, hidden = [], lib }: TypeCheck, inFile: (path: string) => boolean = (path) => files.has(path)): Array<{ file: string; message: string }> {
   const options: ts.CompilerOptions = {
     strict: true,
     noEmit: true,
@@ -21,6 +23,7 @@ export function typeErrors({ files, libCheck = false, hidden = [] }: TypeCheck, 
     module: ts.ModuleKind.NodeNext,
     moduleResolution: ts.ModuleResolutionKind.NodeNext,
     types: ['node'],
+    ...(lib ? { lib } : {}),
   }
   const host = ts.createCompilerHost(options)
   const isHidden = (path: string) => hidden.some((p) => path.includes(`/node_modules/${p}/`) || path.endsWith(`/node_modules/${p}`))
