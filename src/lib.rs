@@ -42,5 +42,5 @@ pub use model::conversation::{Conversation, Layout, Unit};
 pub use model::format::Format;
 pub use model::message::{Content, Message, Part, Role, ToolCall};
 pub use model::tokens::Encoding;
-pub use model::window::ContextWindow;
+pub use analysis::window::ContextWindow;
 pub use plan::{Action, MetaValue, Plan, Replacement};

@@ -1,5 +1,5 @@
 //! `ContextWindow`: the incremental API for apps that own the agent loop (see
-//! [`crate::model::window`]). Messages are read once, when appended; a trim reads nothing from
+//! [`crate::analysis::window`]). Messages are read once, when appended; a trim reads nothing from
 //! JavaScript but the held objects it returns.
 
 use std::sync::Arc;
@@ -16,11 +16,11 @@ use super::rolling::truncate_op;
 use super::task::OnConversation;
 use super::write::Objects;
 use super::{error, saturate};
+use crate::analysis::window::ContextWindow as CoreWindow;
 use crate::error::Error as CoreError;
 use crate::model::format::Format;
 use crate::model::message::Message;
 use crate::model::tokens::Encoding;
-use crate::model::window::ContextWindow as CoreWindow;
 
 impl AsRef<Message> for Arc<Cached> {
   fn as_ref(&self) -> &Message {
