@@ -635,7 +635,7 @@ pub(crate) struct BodyMessage {
   pub came_back: bool,
 }
 
-/// A message of a body rewritten with a replacement ([`crate::model::json_body::rewrite`]).
+/// A message of a body rewritten with a replacement ([`crate::output::json_body::rewrite`]).
 pub(crate) struct Rewrite {
   /// Its index in the body.
   pub index: usize,

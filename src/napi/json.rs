@@ -22,8 +22,9 @@ use super::read::js_type_name;
 use super::task::Operation;
 use crate::error::{Error as CoreError, ErrorKind, Result as CoreResult};
 use crate::model::format::{detect_from, Format, Signals};
-use crate::model::json_body::{message_view, rewrite, written_units, Body};
+use crate::model::json_body::{message_view, Body};
 use crate::model::message::Message;
+use crate::output::json_body::{rewrite, written_units};
 use crate::plan::Action;
 
 /// The result of {@link trimByPriorityJson} and {@link trimWithPlaceholdersJson}.
