@@ -9,11 +9,11 @@ use crate::error::{js_number, Error as CoreError, Result as CoreResult};
 use crate::model::format::Format;
 use crate::model::message::quote;
 use crate::model::tokens::Encoding;
-use crate::output::placeholder::PlaceholderTemplate;
 use crate::strategy::cache_policy::{
   default_clear_at_least, CachePolicy, CachePolicyOptions, PolicyStep, Strategy,
   DEFAULT_HIGH_WATER, DEFAULT_LOW_WATER,
 };
+use crate::strategy::placeholder::PlaceholderTemplate;
 use crate::strategy::roles::MaxContextOptions;
 
 use super::options::{integer_option, parse_format, read_nested_options, Nested};

@@ -9,7 +9,7 @@ use napi_derive::napi;
 use crate::error::{Error as CoreError, Result as CoreResult};
 use crate::model::cut::MIN_CUT_BUDGET;
 use crate::model::tokens::Encoding;
-use crate::output::placeholder::PlaceholderTemplate;
+use crate::strategy::placeholder::PlaceholderTemplate;
 use crate::strategy::rolling::{
   TruncationConfig, DEFAULT_MAX_AGE, DEFAULT_MAX_TOKENS_PER_OUTPUT, DEFAULT_MIN_QUOTED_CHARS,
   DEFAULT_SMALL_OUTPUT_TOKENS,

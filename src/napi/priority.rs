@@ -17,10 +17,10 @@ use crate::model::conversation::Conversation;
 use crate::model::format::Format;
 use crate::model::message::Message;
 use crate::model::tokens::Encoding;
-use crate::output::placeholder::PlaceholderTemplate;
 use crate::plan::Action;
 use crate::strategy::age::trim_by_age as core_trim_by_age;
 use crate::strategy::budget::{trim_after_rolling, Views};
+use crate::strategy::placeholder::PlaceholderTemplate;
 use crate::strategy::priority::{
   trim_by_priority as core_trim_by_priority, trim_with_placeholders as core_trim_with_placeholders,
   PriorityOptions, PriorityTrim,

@@ -9,7 +9,7 @@ use napi_derive::napi;
 use crate::error::{js_number, Error as CoreError, Result as CoreResult};
 use crate::model::conversation::Conversation;
 use crate::model::tokens::Encoding;
-use crate::output::archive::{self, iso8601};
+use crate::strategy::archive::{self, iso8601};
 use crate::strategy::pruner::{
   self, archive_markdown, archived_items, kept_items, reconstruction_note, write_archive,
   ConfigValue, PrunerConfig, Stamp,

@@ -24,8 +24,8 @@ use napi_derive::napi;
 use super::options::is_nullish;
 
 use crate::error::{Error as CoreError, Result as CoreResult};
-use crate::output::summary::{DEFAULT_MAX_SUMMARY_TOKENS, MIN_SUMMARY_TOKENS};
 use crate::strategy::summarized::SummaryOptions;
+use crate::strategy::summary::{DEFAULT_MAX_SUMMARY_TOKENS, MIN_SUMMARY_TOKENS};
 
 use super::read;
 

@@ -45,7 +45,7 @@ use crate::model::cut::{cut_content, MIN_CUT_BUDGET};
 use crate::model::message::{quote, Message, Role};
 use crate::model::tokens::message_content_tokens;
 use crate::plan::{replacement_counted, replacement_of_results, MetaValue, Plan, Replacement};
-use crate::output::placeholder::{PlaceholderFields, PlaceholderTemplate};
+use crate::strategy::placeholder::{PlaceholderFields, PlaceholderTemplate};
 
 /// Default of [`TruncationConfig::max_age`].
 pub const DEFAULT_MAX_AGE: usize = 5;
@@ -75,7 +75,7 @@ pub struct TruncationConfig {
   pub max_tokens_per_output: usize,
   /// The placeholder; `{age}` (or `{N}`) is replaced by the age in steps, `{tokens}` by the
   /// original content's tokens and `{path}` by the file its call names (empty if none), every
-  /// occurrence (see [`crate::output::placeholder`]).
+  /// occurrence (see [`crate::strategy::placeholder`]).
   pub placeholder: String,
   /// Tool results with fewer content tokens are never truncated.
   pub small_output_tokens: usize,
@@ -138,7 +138,7 @@ impl TruncationConfig {
   }
 }
 
-pub use crate::output::placeholder::PlaceholderPattern;
+pub use crate::strategy::placeholder::PlaceholderPattern;
 
 /// What happens to one message, and why.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
