@@ -73,7 +73,9 @@ test('the scanner finds functions whose napi attribute lacks catch_unwind', (t) 
 
 test('every #[napi] function of the binding has catch_unwind', (t) => {
   let guarded = 0
-  for (const file of readdirSync(napiDir).filter((f) => f.endsWith('.rs')).sort()) {
+  // Both floors: src/napi/base/ and src/napi/api/, with their subfolders.
+  const files = readdirSync(napiDir, { recursive: true, encoding: 'utf8' }).map((f) => f.split('\\').join('/'))
+  for (const file of files.filter((f) => f.endsWith('.rs')).sort()) {
     const found = napiFunctions(readFileSync(join(napiDir, file), 'utf8'))
     t.deepEqual(found.unguarded, [], `src/napi/${file}: #[napi] without catch_unwind`)
     guarded += found.guarded.length

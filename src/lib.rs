@@ -6,11 +6,13 @@
 //! its result and never reorders. The Node.js binding (`src/napi/`, behind the default `napi`
 //! feature) converts JavaScript values to these types and back.
 //!
-//! The modules follow the data: [`model`] (messages, formats, tokens, the [`Conversation`]),
-//! [`analysis`] (what each message is: file operations, errors, classification, the file
-//! tracker), [`strategy`] (every strategy: a [`Conversation`] in, a [`Plan`] out), [`plan`] (the
-//! one keep / shorten / drop plan), and [`output`] (what is written from a plan or beside it:
-//! placeholders, summaries, archives, validation and repair).
+//! The modules follow the data, each using only those before it: [`model`] (messages, formats,
+//! tokens, the [`Conversation`]), [`analysis`] (what each message is: file operations, errors,
+//! classification, the file tracker, the growing [`ContextWindow`]), [`strategy`] (every
+//! strategy: a [`Conversation`] in, a [`Plan`] out, with the placeholders, summaries and archives
+//! they write), [`plan`] (the one keep / shorten / drop plan), and [`output`] (what is written
+//! from a plan or beside it: JSON bodies, validation and repair). `scripts/check-layers.mjs`
+//! checks the order.
 //!
 //! ```
 //! use context_trim::{model::tokens::count_tokens, Encoding};
@@ -28,7 +30,8 @@ pub mod plan;
 pub mod simulate;
 pub mod strategy;
 
-#[cfg(all(feature = "napi", not(test)))]
+/// The binding; under test, only its message cache, which is plain Rust.
+#[cfg(any(feature = "napi", test))]
 mod napi;
 
 #[cfg(test)]
@@ -37,10 +40,10 @@ mod testing;
 pub use analysis::classify::{Classification, ClassifyOptions, ContentPriority};
 pub use analysis::file_ops::{file_operation, FileOp, FileOpKind};
 pub use analysis::file_tracker::{FileReference, FileTracker};
+pub use analysis::window::ContextWindow;
 pub use error::{Error, ErrorKind, Result};
 pub use model::conversation::{Conversation, Layout, Unit};
 pub use model::format::Format;
 pub use model::message::{Content, Message, Part, Role, ToolCall};
 pub use model::tokens::Encoding;
-pub use model::window::ContextWindow;
 pub use plan::{Action, MetaValue, Plan, Replacement};

@@ -2,12 +2,12 @@
 //! determinism, stability as the dropped set grows, and trimming with an inserted summary.
 
 use context_trim::model::tokens::count_tokens;
-use context_trim::output::summary::{
-  summarize, Digest, Section, DEFAULT_MAX_SUMMARY_TOKENS, SUMMARY_HEADER,
-};
 use context_trim::output::validate::validate_plan;
 use context_trim::strategy::priority::{trim_by_priority, trim_with_placeholders, PriorityOptions};
 use context_trim::strategy::summarized::{trim_with_summary, SummaryOptions};
+use context_trim::strategy::summary::{
+  summarize, Digest, Section, DEFAULT_MAX_SUMMARY_TOKENS, SUMMARY_HEADER,
+};
 use context_trim::{Conversation, Encoding, Format};
 
 mod common;

@@ -65,6 +65,8 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use crate::analysis::growing::GrowingAnalysis;
+use crate::analysis::memo::facts;
 use crate::analysis::supersession::{DEFAULT_SHELL_COMMAND_KEYS, DEFAULT_SHELL_TOOLS};
 use crate::model::conversation::Conversation;
 
@@ -218,7 +220,7 @@ pub fn file_operations_of(conv: &Conversation<'_>, i: usize) -> Vec<FileOp> {
     .iter()
     .zip(message.split_results())
     .filter_map(|(r, alone)| {
-      let facts = alone.memo.result_facts.get_or_init(|| ResultFacts::of(r.text));
+      let facts = facts(alone).result_facts.get_or_init(|| ResultFacts::of(r.text));
       let call =
         conv.result_call(i, r.call_id).and_then(|(caller, c)| facts_of_call(conv, caller, c));
       operation(call, None, facts, r.is_error, Some(r.part))
@@ -244,7 +246,7 @@ fn single_operation(conv: &Conversation<'_>, i: usize) -> Option<FileOp> {
   }
   // The text is scanned once per message and the findings memoised: a history that grows by a
   // message a turn is not rescanned every turn.
-  let facts = message.memo.result_facts.get_or_init(|| ResultFacts::of(&message.content_text()));
+  let facts = facts(message).result_facts.get_or_init(|| ResultFacts::of(&message.content_text()));
   let call = conv.answered_call(i).and_then(|(caller, c)| facts_of_call(conv, caller, c));
   operation(call, message.name.as_deref(), facts, message.is_error, None)
 }
@@ -656,8 +658,7 @@ fn simple_file_op(words: &[&str]) -> Option<ShellOp> {
 /// The facts of call `c` of message `caller`.
 fn facts_of_call<'c>(conv: &Conversation<'c>, caller: usize, c: usize) -> Option<&'c CallFacts> {
   let caller = conv.message(caller);
-  caller
-    .memo
+  facts(caller)
     .call_facts
     .get_or_init(|| caller.tool_calls.iter().map(CallFacts::of).collect())
     .get(c)
@@ -738,7 +739,7 @@ pub fn numbered_line(line: &str) -> Option<u64> {
 }
 
 /// The file operation of every message, by index: those the conversation was given
-/// ([`Conversation::with_file_operations`]), else found now.
+/// ([`GrowingAnalysis::give`]), else found now.
 pub fn file_operations<'c>(conv: &Conversation<'c>) -> Cow<'c, [Option<FileOp>]> {
   match numbered_file_operations(conv) {
     Cow::Borrowed(given) => Cow::Borrowed(given.operations()),
@@ -748,7 +749,7 @@ pub fn file_operations<'c>(conv: &Conversation<'c>) -> Cow<'c, [Option<FileOp>]>
 
 /// [`file_operations`] with their paths numbered ([`FileOperations`]).
 pub fn numbered_file_operations<'c>(conv: &Conversation<'c>) -> Cow<'c, FileOperations> {
-  match conv.given_file_operations() {
+  match GrowingAnalysis::file_operations(conv) {
     Some(given) => {
       debug_assert!(given
         .operations
@@ -1177,7 +1178,9 @@ mod tests {
     }
     assert_eq!(grown, all);
     // A conversation given them reads them.
-    let given = Conversation::new(&msgs, Encoding::O200kBase).with_file_operations(&grown);
+    let mut kept = crate::analysis::growing::GrowingAnalysis::default();
+    kept.extend(&conv);
+    let given = kept.give(Conversation::new(&msgs, Encoding::O200kBase));
     assert!(matches!(numbered_file_operations(&given), Cow::Borrowed(_)));
   }
 

@@ -1,12 +1,12 @@
 //! What the strategies read of each message that depends only on the messages up to it (its
 //! file operation, the results it supersedes), kept for a conversation that grows: found once
 //! per message, then handed to every later analysis of the same messages instead of searched
-//! for again. The simulator, the binding's kept layouts and `ContextWindow` keep one.
+//! for again. The simulator, the binding's kept layouts and `ContextWindow` keep one, and lend
+//! it with a conversation of the same messages ([`GrowingAnalysis::give`]).
 
 use crate::analysis::file_ops::FileOperations;
-use crate::analysis::supersession::{SplitView, Supersessions};
+use crate::analysis::supersession::{SplitView, Supersessions, ToolNames};
 use crate::model::conversation::Conversation;
-use crate::strategy::dedup::DedupOptions;
 
 /// The file operations and supersessions (with the default tool names) of a growing
 /// conversation's messages.
@@ -23,7 +23,7 @@ impl Default for GrowingAnalysis {
   fn default() -> Self {
     GrowingAnalysis {
       operations: FileOperations::default(),
-      supersessions: Supersessions::new(DedupOptions::default().tools),
+      supersessions: Supersessions::new(ToolNames::default()),
       split: None,
     }
   }
@@ -54,12 +54,41 @@ impl GrowingAnalysis {
   }
 
   /// `conv` reading the kept analysis: `conv`'s messages must be the ones analysed, no more.
+  ///
+  /// # Panics
+  ///
+  /// Never on input data; the analysis must have read exactly `conv`'s messages (a caller bug
+  /// otherwise, caught in debug builds).
   pub fn give<'a>(&'a self, conv: Conversation<'a>) -> Conversation<'a> {
-    let conv = conv.with_file_operations(&self.operations).with_supersessions(&self.supersessions);
-    match &self.split {
-      Some(split) => conv.with_split_view(split),
-      None => conv,
-    }
+    debug_assert_eq!(self.operations.len(), conv.len());
+    debug_assert_eq!(self.supersessions.len(), conv.len());
+    debug_assert!(self.split.as_ref().is_none_or(|split| split.len() == conv.len()));
+    conv.with_analysed(self)
+  }
+
+  /// The analysis lent with `conv` ([`GrowingAnalysis::give`]).
+  pub fn given<'a>(conv: &Conversation<'a>) -> Option<&'a GrowingAnalysis> {
+    conv.analysed::<GrowingAnalysis>()
+  }
+
+  /// The supersessions lent with `conv`: the classification and
+  /// [`crate::strategy::dedup::deduplicate`] read them instead of analysing every message again.
+  pub fn supersessions<'a>(conv: &Conversation<'a>) -> Option<&'a Supersessions> {
+    Self::given(conv).map(|g| &g.supersessions)
+  }
+
+  /// The file operations lent with `conv` ([`crate::analysis::file_ops::file_operations`] reads
+  /// them instead of finding them again: a message's operation depends on it and the call it
+  /// answers alone, which a growing layout never changes).
+  pub fn file_operations<'a>(conv: &Conversation<'a>) -> Option<&'a FileOperations> {
+    Self::given(conv).map(|g| &g.operations)
+  }
+
+  /// The messages of `conv` read result by result, lent with it
+  /// ([`crate::analysis::supersession::superseded_by_result`]): a message of several results is
+  /// not split and read again on every call.
+  pub fn split_view<'a>(conv: &Conversation<'a>) -> Option<&'a SplitView> {
+    Self::given(conv).and_then(|g| g.split.as_ref())
   }
 
   /// How many messages are analysed.

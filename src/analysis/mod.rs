@@ -5,5 +5,7 @@ pub mod detect;
 pub mod file_ops;
 pub mod file_tracker;
 pub mod growing;
+pub mod memo;
 pub mod span_index;
 pub mod supersession;
+pub mod window;

@@ -17,7 +17,7 @@
 //! **two texts share a window only if they share a mark**, and the window then starts at most
 //! `w − 1` characters before that mark. About 2/(w + 1) of a text's positions are marks (1 in 11
 //! for the default 40 characters), and marks are computed once per text: the binding memoises
-//! them in each message ([`crate::Message::span_marks`]).
+//! them in each message ([`crate::analysis::memo::span_marks`]).
 //!
 //! [`SpanIndex::matches`] then only hashes windows around the marks that the probed texts and
 //! the indexed texts have in common: the candidates. The result is exactly the set of shared

@@ -35,6 +35,8 @@ use crate::analysis::file_ops::{
   edited_snippet, file_operation, numbered_run, parse_object, reports_failure, shell_command_line,
   shell_failed, shell_operation, FileOpKind, FileOperations, ReadSpan,
 };
+use crate::analysis::growing::GrowingAnalysis;
+use crate::analysis::memo::facts;
 use crate::model::conversation::Conversation;
 use crate::model::message::Message;
 use crate::model::tokens::message_tokens;
@@ -285,7 +287,7 @@ impl Epochs {
     }
     let found;
     let changes: &[bool] = if self.default_tools {
-      m.memo.directory_changes.get_or_init(|| directory_changes(m, tools))
+      facts(m).directory_changes.get_or_init(|| directory_changes(m, tools))
     } else {
       found = directory_changes(m, tools);
       &found
@@ -397,8 +399,7 @@ impl<'c, 'a> Context<'c, 'a> {
 /// once and kept in the message's memo: a history trimmed again on every turn (an agent loop,
 /// the simulator) does not parse them again each time.
 fn arguments_of(message: &Message, c: usize) -> Option<&Map<String, Value>> {
-  message
-    .memo
+  facts(message)
     .call_arguments
     .get_or_init(|| message.tool_calls.iter().map(|call| parse_object(&call.arguments)).collect())
     .get(c)?
@@ -448,7 +449,7 @@ impl ResultText {
 
 /// The [`ResultText`] of `m`, found on the first call and kept in its memo.
 fn result_text(m: &Message) -> &ResultText {
-  m.memo.result_text.get_or_init(|| ResultText::of(m))
+  facts(m).result_text.get_or_init(|| ResultText::of(m))
 }
 
 /// Files: a newer read or full write supersedes an older read, write or edit it covers; an
@@ -796,7 +797,7 @@ const MAX_MEMOISED_ARGUMENTS: usize = 4096;
 /// reads, without copying the paths of the supersessions the conversation carries (a long
 /// history's classification runs on every call).
 pub fn superseded_pairs(conv: &Conversation<'_>, tools: &ToolNames) -> Vec<(usize, usize)> {
-  if let Some(known) = conv.supersessions().filter(|k| k.tools == *tools) {
+  if let Some(known) = GrowingAnalysis::supersessions(conv).filter(|k| k.tools == *tools) {
     return known.merged().map(|f| (f.index, f.by)).collect();
   }
   superseded_results(conv, tools).into_iter().map(|f| (f.index, f.by)).collect()
@@ -808,7 +809,7 @@ pub fn superseded_pairs(conv: &Conversation<'_>, tools: &ToolNames) -> Vec<(usiz
 /// of their results supersedes and is superseded as it would be on its own. Each pair: the superseded result's
 /// message, its part when that message holds several (`None` otherwise), and the message of
 /// the first result superseding it; ascending. A conversation that carries its split view
-/// ([`Conversation::with_split_view`]) is not read again.
+/// ([`GrowingAnalysis::give`]) is not read again.
 pub fn superseded_by_result(
   conv: &Conversation<'_>,
   operations: &FileOperations,
@@ -817,7 +818,8 @@ pub fn superseded_by_result(
   if operations.answering_several().is_empty() {
     return superseded_pairs(conv, tools).into_iter().map(|(i, by)| (i, None, by)).collect();
   }
-  if let Some(split) = conv.split_view().filter(|v| v.supersessions.tools == *tools) {
+  if let Some(split) = GrowingAnalysis::split_view(conv).filter(|v| v.supersessions.tools == *tools)
+  {
     return split.pairs();
   }
   read_by_result(conv, operations.answering_several(), |split, view| {
@@ -845,7 +847,7 @@ pub(crate) fn read_by_result<R>(
   f: impl FnOnce(&Conversation<'_>, &SplitView) -> R,
 ) -> R {
   let built;
-  let view = match conv.split_view().filter(|v| v.messages == conv.len()) {
+  let view = match GrowingAnalysis::split_view(conv).filter(|v| v.messages == conv.len()) {
     Some(view) => view,
     None => {
       let mut view = SplitView::default();
@@ -892,7 +894,8 @@ pub(crate) fn found_by_result(
   io_content: bool,
   survey_directory: bool,
 ) -> Vec<ResultFound> {
-  let carried = conv.split_view().and_then(|v| Some((v, v.supersessions_for(conv, tools)?)));
+  let carried =
+    GrowingAnalysis::split_view(conv).and_then(|v| Some((v, v.supersessions_for(conv, tools)?)));
   if let Some((view, known)) = carried {
     let found = known.pairs(io_content, survey_directory);
     return found.into_iter().filter_map(|f| view.origin_found(f)).collect();
@@ -1082,7 +1085,7 @@ impl SplitView {
 /// With the default tool names each result's accesses are memoised (see `Accesses`), unless
 /// the arguments of its call are longer than `MAX_MEMOISED_ARGUMENTS`.
 pub fn superseded_results(conv: &Conversation<'_>, tools: &ToolNames) -> Vec<Found> {
-  if let Some(known) = conv.supersessions().filter(|k| k.tools == *tools) {
+  if let Some(known) = GrowingAnalysis::supersessions(conv).filter(|k| k.tools == *tools) {
     return known.merged().cloned().collect();
   }
   let ctx = Context::new(conv, tools);
@@ -1104,7 +1107,7 @@ pub fn superseded_results(conv: &Conversation<'_>, tools: &ToolNames) -> Vec<Fou
     // The memo holds a copy of the call's arguments: a large one (a whole file written) is not
     // copied, its result's accesses are found afresh every call.
     let large = conv.call_arguments(i).is_some_and(|a| a.len() > MAX_MEMOISED_ARGUMENTS);
-    let memo = (!large).then(|| m.memo.accesses.get_or_init(|| Accesses::find(&ctx, i)));
+    let memo = (!large).then(|| facts(m).accesses.get_or_init(|| Accesses::find(&ctx, i)));
     match memo {
       Some(memo) if memo.hold_in(&ctx, i) => memoised.push((i, memo)),
       _ => afresh.push((i, Accesses::find_for_call(&ctx, i))),
@@ -1126,7 +1129,7 @@ pub fn superseded_results(conv: &Conversation<'_>, tools: &ToolNames) -> Vec<Fou
 /// each message is appended ([`Supersessions::push`]): what [`superseded_results`] and
 /// [`crate::strategy::dedup::deduplicate`] find in the conversation of the messages pushed so far, without reading the
 /// earlier messages again. A conversation carries them with
-/// [`Conversation::with_supersessions`] (the simulator's turns do).
+/// [`GrowingAnalysis::give`] (the simulator's turns do).
 ///
 /// A result's access (its location key and scope) depends only on the messages up to it, and
 /// a result is superseded by the first later access of its location whose scope supersedes its
@@ -1814,7 +1817,7 @@ mod tests {
     for _ in 0..2 {
       assert_eq!(found(vec![&reads[0], &read_old, &reads[1], &read_new]), vec![(1, 3)]);
     }
-    assert!(read_old.memo.accesses.get().is_none() && old.memo.accesses.get().is_some());
+    assert!(facts(&read_old).accesses.get().is_none() && facts(&old).accesses.get().is_some());
   }
 
   #[test]

@@ -1,11 +1,10 @@
 //! The shared model of a conversation: messages with their token counts, steps and tool-call
 //! units, computed once and used by every strategy.
 
+use std::any::Any;
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use crate::analysis::file_ops::FileOperations;
-use crate::analysis::supersession::{SplitView, Supersessions};
 use crate::model::format::Format;
 use crate::model::message::{Message, Shape};
 use crate::model::tokens::{message_tokens, reply_priming, Encoding};
@@ -116,18 +115,15 @@ pub struct Conversation<'a> {
   encoding: Encoding,
   format: Format,
   layout: Cow<'a, Layout>,
-  /// The supersessions of exactly these messages, when a caller kept them up to date.
-  supersessions: Option<&'a Supersessions>,
-  /// The file operation of each of these messages, when a caller kept them up to date.
-  file_operations: Option<&'a FileOperations>,
-  /// These messages read result by result, when a caller kept them up to date.
-  split_view: Option<&'a SplitView>,
+  /// What a later layer found of exactly these messages and lends with them, when a caller kept
+  /// it up to date ([`Conversation::with_analysed`]).
+  analysed: Option<&'a (dyn Any + Send + Sync)>,
 }
 
 /// What a conversation's structure is, apart from its messages: per-message tokens, steps,
 /// tool-call units and the call each result answers. Built in one pass
 /// ([`Layout::build`]) or one message at a time ([`Layout::push`], as
-/// [`crate::model::window::ContextWindow`] does), with the same result.
+/// the analysis's `ContextWindow` does), with the same result.
 #[derive(Debug, Clone, Default)]
 pub struct Layout {
   tokens: Vec<usize>,
@@ -379,14 +375,12 @@ impl<'a> Conversation<'a> {
       encoding,
       format: Format::default(),
       layout: Cow::Owned(layout),
-      supersessions: None,
-      file_operations: None,
-      split_view: None,
+      analysed: None,
     }
   }
 
   /// `messages` with their layout already made (e.g. kept up to date by a
-  /// [`crate::model::window::ContextWindow`]): nothing is analysed again.
+  /// the analysis's `ContextWindow`): nothing is analysed again.
   ///
   /// # Panics
   ///
@@ -399,9 +393,7 @@ impl<'a> Conversation<'a> {
       encoding,
       format: Format::default(),
       layout: Cow::Borrowed(layout),
-      supersessions: None,
-      file_operations: None,
-      split_view: None,
+      analysed: None,
     }
   }
 
@@ -412,59 +404,19 @@ impl<'a> Conversation<'a> {
     self
   }
 
-  /// The same conversation with its supersessions already found ([`Supersessions`], pushed
-  /// message by message as the conversation grew, as the simulator does): the classification
-  /// and [`crate::strategy::dedup::deduplicate`] read them instead of analysing every message again.
-  ///
-  /// # Panics
-  ///
-  /// Never on input data; `supersessions` must have read exactly these messages (a caller bug
-  /// otherwise, caught in debug builds).
-  pub fn with_supersessions(mut self, supersessions: &'a Supersessions) -> Self {
-    debug_assert_eq!(supersessions.len(), self.len());
-    self.supersessions = Some(supersessions);
+  /// The same conversation lending what a later layer already found of exactly these messages
+  /// (the analysis's `GrowingAnalysis`: file operations, supersessions and split view, found
+  /// once per message as the conversation grew, as the simulator does), read back with
+  /// [`Conversation::analysed`] instead of found again. The model keeps it without knowing its
+  /// type.
+  pub fn with_analysed(mut self, analysed: &'a (dyn Any + Send + Sync)) -> Self {
+    self.analysed = Some(analysed);
     self
   }
 
-  /// The supersessions given with [`Conversation::with_supersessions`].
-  pub fn supersessions(&self) -> Option<&'a Supersessions> {
-    self.supersessions
-  }
-
-  /// The same conversation with each message's file operation already found
-  /// ([`crate::analysis::file_ops::file_operation`], found once per message as the conversation
-  /// grew, as the simulator does: a message's operation depends on it and the call it answers
-  /// alone, which a growing layout never changes): [`crate::analysis::file_ops::file_operations`]
-  /// reads them instead of finding them again.
-  ///
-  /// # Panics
-  ///
-  /// Never on input data; `operations` must be those of exactly these messages (a caller bug
-  /// otherwise, caught in debug builds).
-  pub fn with_file_operations(mut self, operations: &'a FileOperations) -> Self {
-    debug_assert_eq!(operations.len(), self.len());
-    self.file_operations = Some(operations);
-    self
-  }
-
-  /// The file operations given with [`Conversation::with_file_operations`].
-  pub fn given_file_operations(&self) -> Option<&'a FileOperations> {
-    self.file_operations
-  }
-
-  /// The same conversation with its messages read result by result already
-  /// ([`crate::analysis::supersession::superseded_by_result`], kept up to date as the
-  /// conversation grew): a message of several results is not split and read again on every
-  /// call.
-  pub fn with_split_view(mut self, view: &'a SplitView) -> Self {
-    debug_assert_eq!(view.len(), self.len());
-    self.split_view = Some(view);
-    self
-  }
-
-  /// The split view given with [`Conversation::with_split_view`].
-  pub fn split_view(&self) -> Option<&'a SplitView> {
-    self.split_view
+  /// What was lent with [`Conversation::with_analysed`], if it is a `T`.
+  pub fn analysed<T: Any>(&self) -> Option<&'a T> {
+    self.analysed.and_then(|a| a.downcast_ref::<T>())
   }
 
   /// The format the messages were read in (OpenAI unless set with [`Conversation::with_format`]).

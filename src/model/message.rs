@@ -246,30 +246,15 @@ pub struct Message {
 pub struct Memo {
   pub(crate) tokens: [std::sync::OnceLock<u32>; crate::model::tokens::ENCODING_COUNT],
   fingerprint: std::sync::OnceLock<u64>,
-  /// What the message's own text says about a file operation (see `file_ops`).
-  pub(crate) result_facts: std::sync::OnceLock<crate::analysis::file_ops::ResultFacts>,
   /// Each result of a message of several results as a message of its own
   /// ([`Message::split_results`]), with its own memo.
   split: std::sync::OnceLock<Box<[Message]>>,
-  /// What each tool call's arguments and name say about a file operation (see `file_ops`).
-  pub(crate) call_facts: std::sync::OnceLock<Vec<crate::analysis::file_ops::CallFacts>>,
   /// The line count of the content text.
   pub(crate) line_count: std::sync::OnceLock<usize>,
-  /// Whether the content text reads as an error report (see `detect`).
-  pub(crate) error_output: std::sync::OnceLock<bool>,
-  /// The span marks of the content text, for the first minimum length asked (see `span_index`).
-  span_marks: std::sync::OnceLock<crate::analysis::span_index::Marks>,
-  /// Each tool call's arguments parsed as a JSON object, if they are one (see `supersession`).
-  pub(crate) call_arguments:
-    std::sync::OnceLock<Vec<Option<serde_json::Map<String, serde_json::Value>>>>,
-  /// What the deduplicators read from the message's text (see `supersession`).
-  pub(crate) result_text: std::sync::OnceLock<crate::analysis::supersession::ResultText>,
-  /// Per tool call, whether it changes the shell's working directory, with the default tool
-  /// names (see `supersession::Epochs`).
-  pub(crate) directory_changes: std::sync::OnceLock<Box<[bool]>>,
-  /// What the deduplicators with the default tool names make of the message as a tool result,
-  /// with the call and epoch it was found with (see `supersession::Accesses`).
-  pub(crate) accesses: std::sync::OnceLock<crate::analysis::supersession::Accesses>,
+  /// What a later layer derives from the message alone and keeps with it, of a type the model
+  /// does not know ([`Message::derived`]; the analysis's facts: file operations, span marks,
+  /// what supersession reads from a result).
+  derived: std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>,
   /// The file paths each tool call's arguments name (see `strategy::rolling::argument_paths`).
   pub(crate) call_paths: std::sync::OnceLock<Vec<Vec<String>>>,
   /// The content text cut to a token limit in an encoding, for the first limit and encoding
@@ -615,39 +600,25 @@ impl Message {
     *self.memo.line_count.get_or_init(|| self.content_text().matches('\n').count() + 1)
   }
 
-  /// Whether the content text reads as an error report ([`crate::analysis::detect::is_error_output`]),
-  /// decided once.
-  pub fn is_error_output(&self) -> bool {
-    *self
-      .memo
-      .error_output
-      .get_or_init(|| crate::analysis::detect::is_error_output(&self.content_text()))
-  }
-
   /// The length of the content text in UTF-16 code units (JavaScript's `string.length`),
   /// counted once.
   pub fn content_utf16_len(&self) -> usize {
     *self.memo.utf16_len.get_or_init(|| self.content_text().chars().map(char::len_utf16).sum())
   }
 
-  /// The [`Marks`](crate::analysis::span_index::Marks) of the content text for spans of `min_chars`
-  /// characters, computed once for the first length asked (the rolling context's
-  /// `minQuotedChars`); another length is computed on every call.
-  pub fn span_marks(
-    &self,
-    min_chars: usize,
-  ) -> std::borrow::Cow<'_, crate::analysis::span_index::Marks> {
-    let marks = self
-      .memo
-      .span_marks
-      .get_or_init(|| crate::analysis::span_index::Marks::new(&self.content_text(), min_chars));
-    if marks.min_chars() == min_chars.max(1) {
-      std::borrow::Cow::Borrowed(marks)
-    } else {
-      std::borrow::Cow::Owned(crate::analysis::span_index::Marks::new(
-        &self.content_text(),
-        min_chars,
-      ))
+  /// What a later layer derives from this message alone and keeps with it: a `T` made by
+  /// `Default` on the first call, then the same one (the analysis keeps its facts there, each
+  /// computed once however many conversations share the message). One type claims the slot: the
+  /// analysis's, whose facts are all fields of it.
+  ///
+  /// # Panics
+  ///
+  /// If another type already holds the slot (a programming error, never input data).
+  pub fn derived<T: std::any::Any + Send + Sync + Default>(&self) -> &T {
+    let slot = self.memo.derived.get_or_init(|| Box::new(T::default()));
+    match slot.downcast_ref::<T>() {
+      Some(value) => value,
+      None => panic!("a message's derived slot holds one type"),
     }
   }
 

@@ -9,4 +9,3 @@ pub mod media;
 pub mod message;
 pub mod tokens;
 pub mod utf16;
-pub mod window;

@@ -38,10 +38,10 @@ use std::sync::Arc;
 use crate::analysis::classify::{current_task, ClassifyOptions};
 use crate::error::{js_number, Error, Result};
 use crate::model::conversation::Conversation;
-use crate::output::placeholder::PlaceholderTemplate;
 use crate::plan::{Action, Plan};
 use crate::strategy::age::{drop_oldest, drop_oldest_keeping};
 use crate::strategy::anchored_units;
+use crate::strategy::placeholder::PlaceholderTemplate;
 use crate::strategy::priority::{
   cut_anchors, cut_to, trim_by_priority_plan, trim_with_placeholders, PriorityOptions,
 };

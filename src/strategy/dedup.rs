@@ -33,6 +33,7 @@ use std::collections::BTreeMap;
 
 use std::sync::Arc;
 
+use crate::analysis::growing::GrowingAnalysis;
 use crate::analysis::supersession::{
   answering_several, deduplicators_find, found_by_result, Found, ResultFound, ToolNames,
   PLACEHOLDER_PREFIX,
@@ -160,7 +161,7 @@ pub fn deduplicate(conv: &Conversation<'_>, options: &DedupOptions) -> Dedup {
   }
   let several = answering_several(conv);
   let (io, survey) = (options.io_content, options.survey_directory);
-  let pairs: Vec<ResultFound> = match conv.supersessions() {
+  let pairs: Vec<ResultFound> = match GrowingAnalysis::supersessions(conv) {
     _ if !several.is_empty() => found_by_result(conv, &several, &options.tools, io, survey),
     Some(known) if known.tools == options.tools => {
       known.pairs(io, survey).into_iter().map(ResultFound::whole).collect()
@@ -300,10 +301,10 @@ pub enum Revision {
 /// Where the supersessions `conv` carries for `options`' tools are ([`Revision`]); `None` when
 /// it carries none.
 pub fn revision(conv: &Conversation<'_>, options: &DedupOptions) -> Option<Revision> {
-  match conv.split_view() {
+  match GrowingAnalysis::split_view(conv) {
     Some(view) => Some(Revision::Results(view.supersessions_for(conv, &options.tools)?.revision())),
     None => {
-      let known = conv.supersessions().filter(|k| k.tools == options.tools)?;
+      let known = GrowingAnalysis::supersessions(conv).filter(|k| k.tools == options.tools)?;
       Some(Revision::Messages(known.revision()))
     }
   }
@@ -316,13 +317,12 @@ pub fn changed_since(
   options: &DedupOptions,
   revision: Revision,
 ) -> Vec<usize> {
-  match (revision, conv.split_view()) {
+  match (revision, GrowingAnalysis::split_view(conv)) {
     (Revision::Results(r), Some(view)) => view
       .supersessions_for(conv, &options.tools)
       .map(|known| known.changed_since(r).iter().filter_map(|&s| view.message_of(s)).collect())
       .unwrap_or_default(),
-    (Revision::Messages(r), None) => conv
-      .supersessions()
+    (Revision::Messages(r), None) => GrowingAnalysis::supersessions(conv)
       .filter(|k| k.tools == options.tools)
       .map(|known| known.changed_since(r).to_vec())
       .unwrap_or_default(),
@@ -355,9 +355,9 @@ pub fn deduplicate_since(
   changed.sort_unstable();
   changed.dedup();
   for i in changed {
-    let found = match conv.split_view() {
+    let found = match GrowingAnalysis::split_view(conv) {
       Some(view) => view.found_about(i, io, survey),
-      None => match conv.supersessions() {
+      None => match GrowingAnalysis::supersessions(conv) {
         Some(known) => known.found_at(i, io, survey).cloned().map(ResultFound::whole).collect(),
         None => Vec::new(),
       },

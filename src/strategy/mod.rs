@@ -1,14 +1,18 @@
-//! Trimming strategies: each reads a [`Conversation`] and returns a [`Plan`] with what it cost.
+//! Trimming strategies: each reads a [`Conversation`] and returns a [`Plan`] with what it cost;
+//! with what they write into a plan (placeholders, summaries of what was dropped, archives).
 
 pub mod age;
+pub mod archive;
 pub mod budget;
 pub mod cache_policy;
 pub mod dedup;
+pub mod placeholder;
 pub mod priority;
 pub mod pruner;
 pub mod roles;
 pub mod rolling;
 pub mod summarized;
+pub mod summary;
 
 use crate::model::conversation::Conversation;
 use crate::model::tokens::reply_priming;

@@ -38,11 +38,11 @@ use crate::analysis::file_tracker::FileTracker;
 use crate::model::conversation::Conversation;
 use crate::model::cut::{cut_content, cut_content_to_marker, MIN_CUT_BUDGET};
 use crate::model::tokens::message_content_tokens;
-use crate::output::placeholder::{PlaceholderFields, PlaceholderTemplate};
 use crate::plan::{
   replacement, replacement_counted, replacement_of_results, Action, MetaValue, Opening, Plan,
   Replacement,
 };
+use crate::strategy::placeholder::{PlaceholderFields, PlaceholderTemplate};
 use crate::strategy::{anchored_units, Outcome, Tally};
 
 /// How many characters of the removed content a file placeholder previews.

@@ -15,7 +15,7 @@
 //!
 //! and otherwise removes what the priority trimmer removes first (lowest
 //! [`crate::ContentPriority`], oldest first). What is removed goes to the archive
-//! ([`crate::output::archive`]): every archived message verbatim in the JSONL sidecar, and a markdown
+//! ([`crate::strategy::archive`]): every archived message verbatim in the JSONL sidecar, and a markdown
 //! section ([`archive_markdown`]) with the session metrics, the archived items grouped (tool
 //! outputs by tool, file reads, file changes, conversation) and the files to re-read
 //! ([`Pruning::reconstruction`]).
@@ -30,8 +30,8 @@ use crate::analysis::file_ops::{numbered_file_operations, FileOp, FileOpKind, Fi
 use crate::analysis::file_tracker::FileTracker;
 use crate::error::{js_number, Error, ErrorKind, Result};
 use crate::model::conversation::Conversation;
-use crate::output::archive;
 use crate::plan::Plan;
+use crate::strategy::archive;
 use crate::strategy::priority::{trim_by_priority_keeping, PriorityOptions, Removal};
 use crate::strategy::summarized::{trim_with_summary, Summary, SummaryOptions};
 
@@ -713,7 +713,7 @@ pub struct ArchiveWrite {
 
 /// Appends one prune to the archive of `config`: `messages` (index, the caller's JSON text of
 /// the archived message) to the sidecar, then the markdown section `markdown(prune number)` to
-/// the markdown archive, each in one write under the sidecar's lock (see [`crate::output::archive`]).
+/// the markdown archive, each in one write under the sidecar's lock (see [`crate::strategy::archive`]).
 /// The prune number is 1 + that of the sidecar's last record.
 ///
 /// # Errors

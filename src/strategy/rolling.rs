@@ -36,6 +36,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::analysis::memo;
 use crate::analysis::span_index::{Marks, Matches, SpanIndex};
 use crate::analysis::supersession::{answering_several, read_by_result};
 use crate::error::{Error, ErrorKind, Result};
@@ -43,8 +44,8 @@ use crate::model::conversation::Conversation;
 use crate::model::cut::{cut_content, MIN_CUT_BUDGET};
 use crate::model::message::{quote, Message, Role};
 use crate::model::tokens::message_content_tokens;
-use crate::output::placeholder::{PlaceholderFields, PlaceholderTemplate};
 use crate::plan::{replacement_counted, replacement_of_results, MetaValue, Plan, Replacement};
+use crate::strategy::placeholder::{PlaceholderFields, PlaceholderTemplate};
 
 /// Default of [`TruncationConfig::max_age`].
 pub const DEFAULT_MAX_AGE: usize = 5;
@@ -74,7 +75,7 @@ pub struct TruncationConfig {
   pub max_tokens_per_output: usize,
   /// The placeholder; `{age}` (or `{N}`) is replaced by the age in steps, `{tokens}` by the
   /// original content's tokens and `{path}` by the file its call names (empty if none), every
-  /// occurrence (see [`crate::output::placeholder`]).
+  /// occurrence (see [`crate::strategy::placeholder`]).
   pub placeholder: String,
   /// Tool results with fewer content tokens are never truncated.
   pub small_output_tokens: usize,
@@ -137,7 +138,7 @@ impl TruncationConfig {
   }
 }
 
-pub use crate::output::placeholder::PlaceholderPattern;
+pub use crate::strategy::placeholder::PlaceholderPattern;
 
 /// What happens to one message, and why.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -184,7 +185,7 @@ pub fn rules(conv: &Conversation<'_>, config: &TruncationConfig) -> Vec<Rule> {
     let result = result_of(m);
     let rule = if !m.is_tool_result() {
       Rule::NotToolResult
-    } else if config.preserve_errors && (result.is_error || result.is_error_output()) {
+    } else if config.preserve_errors && (result.is_error || memo::is_error_output(result)) {
       Rule::Error
     } else if message_content_tokens(result, conv.encoding()) < config.small_output_tokens {
       Rule::Small
@@ -202,7 +203,7 @@ pub fn rules(conv: &Conversation<'_>, config: &TruncationConfig) -> Vec<Rule> {
   let marks: Vec<(usize, Cow<'_, Marks>)> = tool_results(conv)
     .map(|i| match texts[i].is_empty() {
       true => (i, Cow::Owned(Marks::new("", config.min_quoted_chars))),
-      false => (i, messages[i].span_marks(config.min_quoted_chars)),
+      false => (i, memo::span_marks(messages[i], config.min_quoted_chars)),
     })
     .collect();
   let probes: Vec<(&str, &Marks)> = marks.iter().map(|(i, m)| (&*texts[*i], &**m)).collect();
@@ -425,7 +426,7 @@ fn quoted_sources(
   let mut referrers = Referrers::new(config.min_quoted_chars);
   for (i, m) in conv.messages().iter().enumerate() {
     if m.role == Role::User && !m.is_tool_result() {
-      referrers.spans.add_marked(m.content_text(), i, m.span_marks(config.min_quoted_chars));
+      referrers.spans.add_marked(m.content_text(), i, memo::span_marks(m, config.min_quoted_chars));
     }
   }
   referrers.probe(probes);

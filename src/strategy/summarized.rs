@@ -1,4 +1,4 @@
-//! Any trimming strategy, plus a summary of what it dropped ([`crate::output::summary`]).
+//! Any trimming strategy, plus a summary of what it dropped ([`crate::strategy::summary`]).
 //!
 //! [`trim_with_summary`] runs a strategy, summarises the messages whose content the outcome no
 //! longer returns (dropped, or replaced by a placeholder), and, when asked, inserts the summary
@@ -21,14 +21,14 @@
 //!   first; the summary is still returned) and the outcome is the strategy's at the target.
 //! - **No pile-up**: with insertion, any earlier summary the strategy kept is dropped too and
 //!   folded into the new one, so a conversation holds at most one summary. A dropped summary is
-//!   folded by [`crate::output::summary::Digest::extract`].
+//!   folded by [`crate::strategy::summary::Digest::extract`].
 
 use crate::model::conversation::Conversation;
 use crate::model::message::{Message, Role, SUMMARY_MARKER};
 use crate::model::tokens::{count_tokens, message_tokens, prefix_within, Encoding};
-use crate::output::summary::{Digest, MIN_SUMMARY_TOKENS};
 use crate::plan::{Inserted, MetaValue, Plan};
 use crate::strategy::priority::PriorityTrim;
+use crate::strategy::summary::{Digest, MIN_SUMMARY_TOKENS};
 use crate::strategy::Outcome;
 
 /// How many times a strategy is run again to make room for a summary of its own size before
@@ -38,7 +38,7 @@ pub const MAX_ROUNDS: usize = 4;
 /// What to do with a summary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SummaryOptions {
-  /// The bound of the summary's text, in tokens ([`crate::output::summary::DEFAULT_MAX_SUMMARY_TOKENS`]
+  /// The bound of the summary's text, in tokens ([`crate::strategy::summary::DEFAULT_MAX_SUMMARY_TOKENS`]
   /// by default in the binding).
   pub max_tokens: usize,
   /// Whether to insert it into the returned messages (its tokens then count towards the
@@ -253,10 +253,10 @@ fn position(conv: &Conversation<'_>, plan: &Plan) -> usize {
 mod tests {
   use super::*;
   use crate::model::format::Format;
-  use crate::output::summary::Digest;
   use crate::output::validate::validate_plan;
   use crate::strategy::age::trim_by_age;
   use crate::strategy::priority::{trim_by_priority, PriorityOptions};
+  use crate::strategy::summary::Digest;
   use crate::testing::{call, result, user};
 
   fn session() -> Vec<Message> {
@@ -342,7 +342,7 @@ mod tests {
     let mut msgs = session();
     let earlier = {
       let mut d = Digest::new();
-      d.push(crate::output::summary::Section::FilesEdited, "/w/old.rs");
+      d.push(crate::strategy::summary::Section::FilesEdited, "/w/old.rs");
       d.render()
     };
     let mut s = user(&earlier);

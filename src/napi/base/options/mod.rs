@@ -1,5 +1,15 @@
 //! Option objects as JavaScript passes them, and their normalisation into core types.
 
+mod cache_aware;
+mod fields;
+mod max_context;
+mod truncation;
+
+pub(crate) use cache_aware::*;
+pub(crate) use fields::*;
+pub(crate) use max_context::*;
+pub(crate) use truncation::*;
+
 use napi::bindgen_prelude::*;
 use napi::{Env, ValueType};
 use napi_derive::napi;

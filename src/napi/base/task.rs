@@ -12,8 +12,8 @@ use std::sync::Arc;
 use napi::bindgen_prelude::*;
 use napi::{check_status, sys, Env, Task};
 
-use super::instance::Cached;
-pub(crate) use super::instance::Kept;
+use super::cache::Cached;
+pub(crate) use super::cache::Kept;
 use super::read::JsMessages;
 use super::write::Objects;
 use crate::model::format::Format;

@@ -24,8 +24,8 @@ use napi_derive::napi;
 use super::options::is_nullish;
 
 use crate::error::{Error as CoreError, Result as CoreResult};
-use crate::output::summary::{DEFAULT_MAX_SUMMARY_TOKENS, MIN_SUMMARY_TOKENS};
 use crate::strategy::summarized::SummaryOptions;
+use crate::strategy::summary::{DEFAULT_MAX_SUMMARY_TOKENS, MIN_SUMMARY_TOKENS};
 
 use super::read;
 
@@ -93,14 +93,14 @@ pub(crate) fn summary_request(
   let max_tokens = match fields.max_summary_tokens.filter(|v| !is_nullish(v)) {
     None => DEFAULT_MAX_SUMMARY_TOKENS,
     Some(v) => {
-      let n = super::priority::number(&v, "maxSummaryTokens")?;
+      let n = super::options::number(&v, "maxSummaryTokens")?;
       super::options::integer_option("maxSummaryTokens", n, MIN_SUMMARY_TOKENS as f64)?
     }
   };
   let timeout_ms = match fields.summarizer_timeout_ms.filter(|v| !is_nullish(v)) {
     None => DEFAULT_SUMMARIZER_TIMEOUT_MS,
     Some(v) => {
-      let n = super::priority::number(&v, "summarizerTimeoutMs")?;
+      let n = super::options::number(&v, "summarizerTimeoutMs")?;
       let ms = super::options::integer_option("summarizerTimeoutMs", n, 1.0)?;
       if n > MAX_TIMEOUT_MS {
         return Err(CoreError::option(

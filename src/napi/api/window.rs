@@ -1,5 +1,5 @@
 //! `ContextWindow`: the incremental API for apps that own the agent loop (see
-//! [`crate::model::window`]). Messages are read once, when appended; a trim reads nothing from
+//! [`crate::analysis::window`]). Messages are read once, when appended; a trim reads nothing from
 //! JavaScript but the held objects it returns.
 
 use std::sync::Arc;
@@ -8,19 +8,19 @@ use napi::bindgen_prelude::*;
 use napi::Env;
 use napi_derive::napi;
 
-use super::instance::Cached;
-use super::options::{read_options, ResolvedTokenOptions, TokenOptions};
-use super::priority::{trim_op, Strategy};
-use super::read::{self, JsMessages};
-use super::rolling::truncate_op;
-use super::task::OnConversation;
-use super::write::Objects;
-use super::{error, saturate};
+use crate::analysis::window::ContextWindow as CoreWindow;
 use crate::error::Error as CoreError;
 use crate::model::format::Format;
 use crate::model::message::Message;
 use crate::model::tokens::Encoding;
-use crate::model::window::ContextWindow as CoreWindow;
+use crate::napi::base::cache::Cached;
+use crate::napi::base::options::{read_options, ResolvedTokenOptions, TokenOptions};
+use crate::napi::base::read::{self, JsMessages};
+use crate::napi::base::task::OnConversation;
+use crate::napi::base::trim::truncate_op;
+use crate::napi::base::trim::{trim_op, Strategy};
+use crate::napi::base::write::Objects;
+use crate::napi::base::{error, saturate};
 
 impl AsRef<Message> for Arc<Cached> {
   fn as_ref(&self) -> &Message {
@@ -74,7 +74,7 @@ impl ContextWindow {
     let options: TokenOptions = read_options(env, options, "options")?;
     let throw = |e| error::throw(env, e);
     let encoding = options.encoding().map_err(throw)?;
-    super::model_warning::warn_unknown_model(
+    crate::napi::base::model_warning::warn_unknown_model(
       env,
       options.model.as_deref(),
       options.encoding.as_deref(),

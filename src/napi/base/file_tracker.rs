@@ -1,20 +1,45 @@
-//! The `FileTracker` class for JavaScript: which files a conversation read and modified.
+//! The {@link FileTracker} class, and the `fileTracker` option that hands one to a trimming call:
+//! in the base floor because `trimByPriority`, `trimWithPlaceholders` and `trimConversation` read
+//! it (napi-derive wants a class's methods with its struct).
 
 use napi::bindgen_prelude::*;
-
 use napi::Env;
 use napi_derive::napi;
 
 use crate::analysis::file_ops::FileOpKind;
 use crate::analysis::file_tracker::{FileReference as CoreReference, FileTracker as CoreTracker};
-use crate::error::{Error as CoreError, ErrorKind};
+use crate::error::{Error as CoreError, ErrorKind, Result as CoreResult};
 use crate::model::conversation::Conversation;
 use crate::model::tokens::Encoding;
 
-use super::classify::FileOperation;
+use super::classified::FileOperation;
 use super::clock::Clock;
 use super::options::{integer_argument, is_nullish, parse_format, read_options};
 use super::{error, read, saturate};
+
+/// The files a session read, created, edited or deleted, by path, with the step of their last
+/// access. Build one from a conversation with {@link FileTracker.fromMessages}, or fill it with
+/// {@link FileTracker.trackAccess}; pass it to {@link trimByPriority} as `fileTracker` to decide
+/// which files count as modified.
+#[napi]
+pub struct FileTracker {
+  pub(crate) inner: CoreTracker,
+  clock: Clock,
+}
+
+/// The `fileTracker` option: absent, or a {@link FileTracker} (its state as of this call).
+pub(crate) fn file_tracker_option(value: Option<Unknown<'_>>) -> CoreResult<Option<CoreTracker>> {
+  match value.filter(|v| !is_nullish(v)) {
+    None => Ok(None),
+    Some(v) => {
+      let got = read::js_type_name(&v);
+      let instance = ClassInstance::<FileTracker>::from_unknown(v).map_err(|_| {
+        CoreError::option("fileTracker", format!("must be a FileTracker, got {got}"))
+      })?;
+      Ok(Some(instance.inner.clone()))
+    }
+  }
+}
 
 /// Options of {@link FileTracker}.
 #[napi(object, object_to_js = false)]
@@ -72,16 +97,6 @@ impl From<&CoreReference> for JsFileReference {
       line_count: r.line_count.map(saturate),
     }
   }
-}
-
-/// The files a session read, created, edited or deleted, by path, with the step of their last
-/// access. Build one from a conversation with {@link FileTracker.fromMessages}, or fill it with
-/// {@link FileTracker.trackAccess}; pass it to {@link trimByPriority} as `fileTracker` to decide
-/// which files count as modified.
-#[napi]
-pub struct FileTracker {
-  pub(super) inner: CoreTracker,
-  clock: Clock,
 }
 
 #[napi]

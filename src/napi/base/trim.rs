@@ -1,41 +1,42 @@
-//! Priority trimming for JavaScript (seed 000): `trimByPriority`, `trimWithPlaceholders`, their
-//! async and JSON variants' operation, and the trimming operation `trimConversation` and
-//! `enforceContextLimit` share (see `conversation.rs`).
-
-use std::collections::BTreeSet;
+//! The trimming operation several entry points share: `trimByPriority`, `trimWithPlaceholders`,
+//! `trimByAge`, `trimConversation`, `enforceContextLimit`, the JSON entry points and
+//! `ContextWindow#trim` read their arguments into a [`TrimOp`], run it (on the JS thread or the
+//! libuv pool) and build their result from it ([`TrimResult`], [`ContextLimitResult`]); the
+//! truncation operation the rolling context and `ContextWindow` share ([`truncate_op`]).
 
 use napi::bindgen_prelude::*;
-
-use super::write::Objects;
-use napi::{Env, ValueType};
+use napi::Env;
 use napi_derive::napi;
 
-use crate::analysis::classify::{ClassifyOptions, DEFAULT_PRESERVE_RECENT_TURNS};
+use crate::analysis::classify::ClassifyOptions;
 use crate::analysis::file_tracker::FileTracker as CoreTracker;
-use crate::error::{Error as CoreError, ErrorKind, Result as CoreResult};
+use crate::error::Error as CoreError;
 use crate::model::conversation::Conversation;
 use crate::model::format::Format;
 use crate::model::message::Message;
 use crate::model::tokens::Encoding;
-use crate::output::placeholder::PlaceholderTemplate;
 use crate::plan::Action;
 use crate::strategy::age::trim_by_age as core_trim_by_age;
 use crate::strategy::budget::{trim_after_rolling, Views};
+use crate::strategy::placeholder::PlaceholderTemplate;
 use crate::strategy::priority::{
   trim_by_priority as core_trim_by_priority, trim_with_placeholders as core_trim_with_placeholders,
   PriorityOptions, PriorityTrim,
 };
-use crate::strategy::rolling::TruncationConfig;
+use crate::strategy::rolling::{self, TruncationConfig};
 use crate::strategy::summarized::{replace_summary_text, trim_with_summary, Summary};
+use crate::strategy::Outcome;
 
-use super::classify::classified_list;
-use super::file_tracker::FileTracker;
+use super::classified::classified_list;
+use super::file_tracker::file_tracker_option;
 use super::options::{
-  integer_argument, integer_option, is_nullish, parse_format, read_options_except,
+  check_window_format, classify_options, integer_field, parse_format, read_options,
+  read_options_except,
 };
 use super::summary::{
   self, summary_request, Finish, Settled, SummaryFields, SummaryRequest, SummarySource,
 };
+use super::write::Objects;
 use super::{error, read, saturate, task, write};
 
 /// Options of {@link trimByPriority} and {@link trimWithPlaceholders} (and of their async
@@ -156,83 +157,6 @@ pub struct TrimResult<'env> {
   pub total_tokens: u32,
 }
 
-/// Trims a conversation to `targetTokens`, taking what matters least first
-/// ({@link ContentPriority}), oldest first within a priority: tool results are cut to head and
-/// tail (their calls stay), and units are dropped whole (a tool call always with its results)
-/// only when that is not enough; dropped units that still fit are put back. The system
-/// messages and the last message with its unit are always returned; the seed's
-/// never-truncated tiers (agent instructions, the current task, modified files) go last. When
-/// those alone exceed the budget they are cut to head and tail, the system messages last;
-/// `overBudget` is true only when even that does not fit. See docs/priority-trimming.md.
-#[napi(
-  catch_unwind,
-  ts_generic_types = "M extends AnyMessageInput = Message",
-  ts_args_type = "messages: M[], options: TrimOptions",
-  ts_return_type = "TrimResultOf<M>"
-)]
-pub fn trim_by_priority<'env>(
-  env: &'env Env,
-  messages: Unknown<'env>,
-  options: Unknown<'env>,
-) -> Result<Unknown<'env>> {
-  let (input, op) = prepare_priority(env, messages, options, Strategy::ByPriority, false)?;
-  task::run_sync(env, input, op)
-}
-
-/// {@link trimByPriority} on the libuv thread pool; the only way to use a `summarizer`.
-#[napi(
-  catch_unwind,
-  ts_generic_types = "M extends AnyMessageInput = Message",
-  ts_args_type = "messages: M[], options: TrimOptions",
-  ts_return_type = "Promise<TrimResultOf<M>>"
-)]
-pub fn trim_by_priority_async<'env>(
-  env: &'env Env,
-  messages: Unknown<'env>,
-  options: Unknown<'env>,
-) -> Result<Unknown<'env>> {
-  task::spawn_or_reject(env, prepare_priority(env, messages, options, Strategy::ByPriority, true))
-}
-
-/// Like {@link trimByPriority}, but tool results become placeholders in place (the call stays,
-/// so pairs stay valid) instead of cuts; other messages are removed. Placeholders count towards
-/// the budget; when they alone do not fit, the lowest units are removed whole. Where the budget
-/// has room left for at least twice a placeholder, the result comes back cut to head and tail
-/// instead (see `keepPlaceholders`). The system messages and the last message with its unit are
-/// always returned.
-#[napi(
-  catch_unwind,
-  ts_generic_types = "M extends AnyMessageInput = Message",
-  ts_args_type = "messages: M[], options: TrimOptions",
-  ts_return_type = "TrimResultOf<M>"
-)]
-pub fn trim_with_placeholders<'env>(
-  env: &'env Env,
-  messages: Unknown<'env>,
-  options: Unknown<'env>,
-) -> Result<Unknown<'env>> {
-  let (input, op) = prepare_priority(env, messages, options, Strategy::WithPlaceholders, false)?;
-  task::run_sync(env, input, op)
-}
-
-/// {@link trimWithPlaceholders} on the libuv thread pool; the only way to use a `summarizer`.
-#[napi(
-  catch_unwind,
-  ts_generic_types = "M extends AnyMessageInput = Message",
-  ts_args_type = "messages: M[], options: TrimOptions",
-  ts_return_type = "Promise<TrimResultOf<M>>"
-)]
-pub fn trim_with_placeholders_async<'env>(
-  env: &'env Env,
-  messages: Unknown<'env>,
-  options: Unknown<'env>,
-) -> Result<Unknown<'env>> {
-  task::spawn_or_reject(
-    env,
-    prepare_priority(env, messages, options, Strategy::WithPlaceholders, true),
-  )
-}
-
 /// What a trimming call returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Shape {
@@ -247,8 +171,8 @@ pub(crate) enum Shape {
 /// `trimConversation`'s first pass: rolling context's rules, and whether it leaves the current
 /// views of files whole (`preserveFileViews`).
 pub(crate) struct RollingPass {
-  pub(super) config: TruncationConfig,
-  pub(super) keep_views: bool,
+  pub(crate) config: TruncationConfig,
+  pub(crate) keep_views: bool,
 }
 
 /// Which strategy a trimming call runs.
@@ -261,32 +185,32 @@ pub(crate) enum Strategy {
 
 /// A trimming call as the task runner runs it (sync or async).
 pub(crate) struct TrimOp {
-  pub(super) strategy: Strategy,
+  pub(crate) strategy: Strategy,
   /// What the call returns.
-  pub(super) shape: Shape,
-  pub(super) target: usize,
-  pub(super) classify: ClassifyOptions,
-  pub(super) tracker: Option<CoreTracker>,
-  pub(super) encoding: Encoding,
+  pub(crate) shape: Shape,
+  pub(crate) target: usize,
+  pub(crate) classify: ClassifyOptions,
+  pub(crate) tracker: Option<CoreTracker>,
+  pub(crate) encoding: Encoding,
   /// The format the messages were read in (its rules shape the plan).
-  pub(super) format: Format,
-  pub(super) summary: Option<SummaryRequest>,
+  pub(crate) format: Format,
+  pub(crate) summary: Option<SummaryRequest>,
   /// The placeholder template of `trimWithPlaceholders` (`None`: the seed's placeholders).
-  pub(super) placeholder: Option<PlaceholderTemplate>,
+  pub(crate) placeholder: Option<PlaceholderTemplate>,
   /// `trimWithPlaceholders`: keep every placeholder as made (no cut fills the room left).
-  pub(super) keep_placeholders: bool,
+  pub(crate) keep_placeholders: bool,
   /// Rolling context's rules, applied first (`trimConversation`, see `strategy::budget`).
-  pub(super) rolling: Option<RollingPass>,
+  pub(crate) rolling: Option<RollingPass>,
   /// The parsed messages, kept for building the result after a summarizer.
-  pub(super) messages: Vec<std::sync::Arc<super::instance::Cached>>,
+  pub(crate) messages: Vec<std::sync::Arc<super::cache::Cached>>,
 }
 
 /// What a trimming call computed.
 pub(crate) struct TrimOutput {
-  pub(super) trim: PriorityTrim,
-  pub(super) summary: Option<Summary>,
+  pub(crate) trim: PriorityTrim,
+  pub(crate) summary: Option<Summary>,
   /// The request's tokens before trimming.
-  pub(super) original_tokens: usize,
+  pub(crate) original_tokens: usize,
 }
 
 impl TrimOp {
@@ -402,7 +326,7 @@ struct Finisher {
   shape: Shape,
   target: usize,
   encoding: Encoding,
-  messages: Vec<std::sync::Arc<super::instance::Cached>>,
+  messages: Vec<std::sync::Arc<super::cache::Cached>>,
 }
 
 impl Finisher {
@@ -437,14 +361,8 @@ impl Finisher {
     match self.shape {
       Shape::Messages => return messages.into_unknown(env),
       Shape::ContextLimit => {
-        let limit = super::conversation::LimitFigures { original_tokens, target: self.target };
-        return super::conversation::context_limit_result(
-          env,
-          &trim.outcome,
-          messages,
-          objects,
-          limit,
-        );
+        let limit = LimitFigures { original_tokens, target: self.target };
+        return context_limit_result(env, &trim.outcome, messages, objects, limit);
       }
       Shape::TrimResult => {}
     }
@@ -487,20 +405,6 @@ impl Finisher {
     // SAFETY: `raw` was just created in `env`'s current scope.
     Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), raw) })
   }
-}
-
-fn prepare_priority<'env>(
-  env: &'env Env,
-  messages: Unknown<'env>,
-  options: Unknown<'env>,
-  strategy: Strategy,
-  asynchronous: bool,
-) -> Result<(read::JsMessages<'env>, TrimOp)> {
-  let (mut op, format) = trim_op(env, options, strategy, asynchronous, None)?;
-  let input = read::read_messages_in(env, messages, format)?;
-  op.format = input.format;
-  op.messages = keep_for_summarizer(&input, op.summary.as_ref());
-  Ok((input, op))
 }
 
 /// Reads the {@link TrimOptions} of a trimming call into its operation (on messages in the
@@ -578,112 +482,101 @@ pub(crate) fn trim_op(
   Ok((op, format))
 }
 
-/// The `fileTracker` option: absent, or a {@link FileTracker} (its state as of this call).
-pub(super) fn file_tracker_option(value: Option<Unknown<'_>>) -> CoreResult<Option<CoreTracker>> {
-  match value.filter(|v| !is_nullish(v)) {
-    None => Ok(None),
-    Some(v) => {
-      let got = read::js_type_name(&v);
-      let instance = ClassInstance::<FileTracker>::from_unknown(v).map_err(|_| {
-        CoreError::option("fileTracker", format!("must be a FileTracker, got {got}"))
-      })?;
-      Ok(Some(instance.inner.clone()))
-    }
-  }
-}
-
 /// The parsed messages when a summarizer may need them after the worker (else nothing).
-pub(super) fn keep_for_summarizer(
+pub(crate) fn keep_for_summarizer(
   input: &read::JsMessages<'_>,
   summary: Option<&SummaryRequest>,
-) -> Vec<std::sync::Arc<super::instance::Cached>> {
+) -> Vec<std::sync::Arc<super::cache::Cached>> {
   match summary {
     Some(r) if r.summarizer.is_some() => input.messages.clone(),
     _ => Vec::new(),
   }
 }
 
-/// The classification options from the options of that name (`preserveRecentTurns`, its
-/// `recentThreshold`, `agentInstructionMarkers`).
-pub(super) fn classify_options(
-  preserve_recent_turns: Option<Unknown<'_>>,
-  recent_threshold: Option<Unknown<'_>>,
-  markers: Option<Vec<String>>,
-) -> CoreResult<ClassifyOptions> {
-  let turns = integer_field(preserve_recent_turns, "preserveRecentTurns")?
-    .unwrap_or(DEFAULT_PRESERVE_RECENT_TURNS);
-  let threshold = integer_field(recent_threshold, "recentThreshold")?.unwrap_or(turns);
-  Ok(ClassifyOptions {
-    recent_threshold: threshold,
-    preserve_recent_turns: turns,
-    agent_markers: markers.unwrap_or_default(),
-  })
+/// The result of {@link enforceContextLimit}, as nanocoder's.
+#[napi(object, object_from_js = false)]
+pub struct ContextLimitResult<'env> {
+  /// The messages to send, in order: kept ones are your own objects, shortened ones copies
+  /// (all of them your own when it fits).
+  #[napi(ts_type = "Message[]")]
+  pub messages: Array<'env>,
+  /// Whether the request was over `maxInputTokens` (and so went through trimming).
+  pub truncated: bool,
+  /// How many messages were removed (shortened ones are not counted).
+  pub dropped_count: u32,
+  /// The request's tokens before.
+  pub original_tokens: u32,
+  /// The request's tokens after.
+  pub final_tokens: u32,
+  /// When `truncated`: the messages removed or shortened, your own objects, in order.
+  #[napi(ts_type = "Message[]")]
+  pub dropped_messages: Option<Array<'env>>,
 }
 
-/// The `format` option given to a window's trim or truncation: absent, or the window's own.
-pub(super) fn check_window_format(own: Format, given: Option<Format>) -> CoreResult<()> {
-  match given {
-    Some(given) if given != own => Err(CoreError::option(
-      "format",
-      format!(
-        "must be the window's format ({}), got {:?}: give the format when creating the window",
-        own.as_str(),
-        given.as_str()
-      ),
-    )),
-    _ => Ok(()),
-  }
+/// What {@link enforceContextLimit} reports besides the plan.
+pub(crate) struct LimitFigures {
+  /// The request's tokens before.
+  pub original_tokens: usize,
+  /// `maxInputTokens`.
+  pub target: usize,
 }
 
-/// A numeric option: absent (`undefined`/`null`) or a non-negative integer.
-pub(super) fn integer_field(value: Option<Unknown<'_>>, name: &str) -> CoreResult<Option<usize>> {
-  match value {
-    Some(v) if !is_nullish(&v) => integer_option(name, number(&v, name)?, 0.0).map(Some),
-    _ => Ok(None),
-  }
-}
-
-/// The positional `targetTokens` (`INVALID_ARGUMENT`, as every positional argument; the
-/// option of the same name is `INVALID_OPTION`).
-pub(super) fn target_argument(value: &Unknown<'_>) -> CoreResult<usize> {
-  integer_argument(value, "targetTokens", 0.0)
-}
-
-/// A numeric option's value (`INVALID_OPTION` naming it when it is not a number).
-pub(super) fn number(value: &Unknown<'_>, name: &str) -> CoreResult<f64> {
-  number_of_kind(value, ErrorKind::InvalidOption, name)
-}
-
-fn number_of_kind(value: &Unknown<'_>, kind: ErrorKind, name: &str) -> CoreResult<f64> {
-  if matches!(value.get_type(), Ok(ValueType::Number)) {
-    value
-      .coerce_to_number()
-      .and_then(|n| n.get_double())
-      .map_err(|e| CoreError::new(kind, name, e.reason))
-  } else {
-    Err(CoreError::new(kind, name, format!("must be a number, got {}", read::js_type_name(value))))
-  }
-}
-
-/// Reads a `Set<string>` or `string[]`.
-pub(super) fn string_set(
-  env: &Env,
-  value: Unknown<'_>,
-  name: &str,
-) -> CoreResult<BTreeSet<String>> {
-  let bad = || CoreError::option(name, "must be a Set or an array of strings");
-  let array = if value.is_array().unwrap_or(false) {
-    value
-  } else if matches!(value.get_type(), Ok(ValueType::Object)) {
-    let from = || -> Result<Unknown<'_>> {
-      let array: Function<Unknown, Unknown> = env.get_global()?.get_named_property("Array")?;
-      let from: Function<Unknown, Unknown> = array.get_named_property("from")?;
-      from.apply(array, value)
-    };
-    from().map_err(|_| bad())?
-  } else {
-    return Err(bad());
+/// Builds the {@link ContextLimitResult} of a trim.
+pub(crate) fn context_limit_result<'env>(
+  env: &'env Env,
+  outcome: &Outcome,
+  messages: Array<'env>,
+  objects: Objects<'_, 'env>,
+  figures: LimitFigures,
+) -> Result<Unknown<'env>> {
+  let truncated = figures.original_tokens > figures.target;
+  let dropped_messages = match truncated {
+    true => {
+      let dropped: Vec<u32> =
+        outcome.dropped.iter().filter(|&&i| i < objects.len()).map(|&i| i as u32).collect();
+      Some(objects.pick(env, &dropped)?)
+    }
+    false => None,
   };
-  let strings = Vec::<String>::from_unknown(array).map_err(|_| bad())?;
-  Ok(strings.into_iter().collect())
+  let result = ContextLimitResult {
+    messages,
+    truncated,
+    dropped_count: saturate(outcome.plan.dropped().len()),
+    original_tokens: saturate(figures.original_tokens),
+    final_tokens: saturate(outcome.total_tokens),
+    dropped_messages,
+  };
+  // SAFETY: `env` is the live env of the current call.
+  let raw = unsafe { ContextLimitResult::to_napi_value(env.raw(), result) }?;
+  // SAFETY: `raw` was just created in `env`'s current scope.
+  Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), raw) })
+}
+
+pub(crate) type TruncateOp =
+  task::PlanOnly<Box<dyn FnMut(&Conversation<'_>) -> crate::Plan + Send>>;
+
+/// Reads a `config` argument (partial, merged with the defaults) into a truncation and the
+/// format it gives (the truncation reads OpenAI messages until told otherwise); with `fixed`
+/// (a window's encoding and format), counts are in that encoding (see
+/// [`Encoding::resolve_within`]) and a format given must be the window's.
+pub(crate) fn truncate_op(
+  env: &Env,
+  config: Option<Unknown>,
+  fixed: Option<(Encoding, Format)>,
+) -> Result<(TruncateOp, Option<Format>)> {
+  let throw = |e| error::throw(env, e);
+  let config: super::options::TruncationConfig = read_options(env, config, "config")?;
+  let format = parse_format(config.format.as_deref()).map_err(throw)?;
+  if let Some((_, own)) = fixed {
+    check_window_format(own, format).map_err(throw)?;
+  }
+  super::model_warning::warn_unknown_model(
+    env,
+    config.model.as_deref(),
+    config.encoding.as_deref(),
+  )?;
+  let (config, encoding) = config.normalize_within(fixed.map(|f| f.0)).map_err(throw)?;
+  let plan: Box<dyn FnMut(&Conversation<'_>) -> crate::Plan + Send> =
+    Box::new(move |conv| rolling::truncate_old_tool_outputs(conv, &config));
+  Ok((task::PlanOnly { encoding, format: crate::Format::default(), plan }, format))
 }

@@ -2,7 +2,7 @@
 
 use napi::bindgen_prelude::*;
 
-use super::write::Objects;
+use crate::napi::base::write::Objects;
 use napi::{Env, ValueType};
 use napi_derive::napi;
 
@@ -12,9 +12,9 @@ use crate::model::message::quote;
 use crate::model::message::Message;
 use crate::simulate::{self as core, PolicyKind, Pricing, SimulateOptions as CoreOptions};
 
-use super::cache_policy::{CacheAwareTrimmerOptions, CACHE_AWARE_NESTED};
-use super::options::{check_nested_options, integer_option, read_options_pair};
-use super::{error, read, saturate, task};
+use crate::napi::base::options::{check_nested_options, integer_option, read_options_pair};
+use crate::napi::base::options::{CacheAwareTrimmerOptions, CACHE_AWARE_NESTED};
+use crate::napi::base::{error, read, saturate, task};
 
 /// Prompt-cache prices in US dollars per million input tokens.
 #[napi(object)]
@@ -212,7 +212,7 @@ fn prepare<'env>(
   check_nested_options(env, Some(&options), "options", CACHE_AWARE_NESTED)?;
   let (policy, extra): (CacheAwareTrimmerOptions, SimulateOptions) =
     read_options_pair(env, Some(options), "options")?;
-  super::model_warning::warn_unknown_model(
+  crate::napi::base::model_warning::warn_unknown_model(
     env,
     policy.model.as_deref(),
     policy.encoding.as_deref(),

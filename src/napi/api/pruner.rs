@@ -9,18 +9,18 @@ use napi_derive::napi;
 use crate::error::{js_number, Error as CoreError, Result as CoreResult};
 use crate::model::conversation::Conversation;
 use crate::model::tokens::Encoding;
-use crate::output::archive::{self, iso8601};
+use crate::strategy::archive::{self, iso8601};
 use crate::strategy::pruner::{
   self, archive_markdown, archived_items, kept_items, reconstruction_note, write_archive,
   ConfigValue, PrunerConfig, Stamp,
 };
 
-use super::clock::Clock;
-use super::options::{
+use crate::napi::base::clock::Clock;
+use crate::napi::base::options::{
   integer_option, is_nullish, parse_format, read_options, ResolvedTokenOptions,
 };
-use super::summary::{summary_request, SummaryFields};
-use super::{error, read, saturate, write};
+use crate::napi::base::summary::{summary_request, SummaryFields};
+use crate::napi::base::{error, read, saturate, write};
 
 /// Options of a {@link ContextPruner}: the settings of `context-pruner.config.json`, plus the
 /// clock and the tokenizer.
@@ -326,7 +326,11 @@ impl ContextPruner {
     encoding: Option<String>,
     framing: Option<bool>,
   ) -> Result<Self> {
-    super::model_warning::warn_unknown_model(env, model.as_deref(), encoding.as_deref())?;
+    crate::napi::base::model_warning::warn_unknown_model(
+      env,
+      model.as_deref(),
+      encoding.as_deref(),
+    )?;
     let encoding = Encoding::resolve(model.as_deref(), encoding.as_deref())
       .map(|e| e.with_framing(framing))
       .map_err(|e| error::throw(env, e))?;

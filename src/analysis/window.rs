@@ -3,7 +3,9 @@
 //! Each appended message is counted once and linked into the [`Layout`] (its step, the call it
 //! answers, its tool-call unit) in time proportional to its own calls and results; the request's
 //! total is a running sum. A strategy run on [`ContextWindow::conversation`] then costs
-//! O(messages): no text is read or tokenised again, and nothing is re-analysed.
+//! O(messages): no text is read or tokenised again, and nothing is re-analysed. It is of the
+//! analysis, not the model, because it carries its messages' analysis ([`GrowingAnalysis`]) from
+//! one strategy to the next.
 
 use std::cell::RefCell;
 
@@ -154,7 +156,10 @@ mod tests {
     };
     let carried = |window: &ContextWindow<&Message>| {
       window.analysed(|conv| {
-        assert!(conv.supersessions().is_some() && conv.given_file_operations().is_some());
+        assert!(
+          GrowingAnalysis::supersessions(conv).is_some()
+            && GrowingAnalysis::file_operations(conv).is_some()
+        );
         let superseded = superseded_results(conv, &ToolNames::default());
         (
           classify_conversation(conv, None, &options),

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use std::sync::Arc;
 
-use super::instance::{Cached, MessageCache};
+use super::cache::{Cached, MessageCache};
 use super::write::Objects;
 use crate::error::{Error as CoreError, ErrorKind, Result as CoreResult};
 use crate::model::conversation::Conversation;

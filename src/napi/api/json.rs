@@ -15,15 +15,16 @@ use napi::bindgen_prelude::*;
 use napi::{Env, JsString, JsValue, ValueType};
 use napi_derive::napi;
 
-use super::error;
-use super::instance::{BodyEntry, BodyMessage, Cached, ContentKey, MessageCache, Rewrite};
-use super::priority::{trim_op, Strategy};
-use super::read::js_type_name;
-use super::task::Operation;
 use crate::error::{Error as CoreError, ErrorKind, Result as CoreResult};
 use crate::model::format::{detect_from, Format, Signals};
-use crate::model::json_body::{message_view, rewrite, written_units, Body};
+use crate::model::json_body::{message_view, Body};
 use crate::model::message::Message;
+use crate::napi::base::cache::{BodyEntry, BodyMessage, Cached, ContentKey, MessageCache, Rewrite};
+use crate::napi::base::error;
+use crate::napi::base::read::js_type_name;
+use crate::napi::base::task::Operation;
+use crate::napi::base::trim::{trim_op, Strategy};
+use crate::output::json_body::{rewrite, written_units};
 use crate::plan::Action;
 
 /// The result of {@link trimByPriorityJson} and {@link trimWithPlaceholdersJson}.
@@ -106,7 +107,7 @@ fn trim_json<'env>(
   let throw = |e: CoreError| error::throw(env, e);
   let (mut op, format) = trim_op(env, options, strategy, false, None)?;
   let bad_body = |detail: String| throw(CoreError::new(ErrorKind::InvalidArgument, "body", detail));
-  let state = super::instance::instance(env)?;
+  let state = crate::napi::base::instance::instance(env)?;
   let (cache, scratch) = (&mut state.cache, &mut state.scratch);
   let mut owned = String::new();
   // The string body's code units, when it has a lone surrogate.
@@ -116,7 +117,7 @@ fn trim_json<'env>(
   let text: &str = match body.get_type() {
     Ok(ValueType::String) => {
       let bytes = std::mem::take(&mut scratch.input);
-      let read = super::strings::large_string(&body, bytes, &mut scratch.units);
+      let read = crate::napi::base::strings::large_string(&body, bytes, &mut scratch.units);
       owned = read.map_err(|e| bad_body(format!("could not be read as UTF-8: {}", e.reason)))?;
       // A lone surrogate is U+FFFD in the UTF-8: keep the units to write it back as it was.
       if owned.contains('\u{FFFD}')
@@ -197,7 +198,7 @@ fn trim_json<'env>(
     // surrogates included (see `written_units`).
     Either::A(env.create_string_utf16(written_units(&written, text, units, &copies))?)
   } else if as_string {
-    let string = super::strings::new_large_string(env, &written, &mut scratch.units);
+    let string = crate::napi::base::strings::new_large_string(env, &written, &mut scratch.units);
     scratch.bound_units();
     Either::A(string?)
   } else {
@@ -215,10 +216,10 @@ fn trim_json<'env>(
     body,
     dropped,
     replaced,
-    saved_tokens: super::saturate(output.trim.outcome.saved_tokens),
+    saved_tokens: crate::napi::base::saturate(output.trim.outcome.saved_tokens),
     summary: output.summary.map(|s| s.text),
     over_budget: output.trim.outcome.over_budget,
-    total_tokens: super::saturate(output.trim.outcome.total_tokens),
+    total_tokens: crate::napi::base::saturate(output.trim.outcome.total_tokens),
   })
 }
 

@@ -9,7 +9,8 @@ use crate::model::format::Format;
 use crate::output::repair::{repair, RepairAction};
 use crate::output::validate::{validate, ProblemKind};
 
-use super::{error, read, read_options, saturate, write};
+use crate::napi::base::options::read_options;
+use crate::napi::base::{error, read, saturate, write};
 
 /// Options of {@link validateConversation} and {@link repairConversation}.
 #[napi(object, object_to_js = false)]
@@ -24,7 +25,7 @@ pub struct ValidationOptions {
 
 impl ValidationOptions {
   fn format(&self) -> crate::error::Result<Option<Format>> {
-    super::options::parse_format(self.format.as_deref())
+    crate::napi::base::options::parse_format(self.format.as_deref())
   }
 }
 

@@ -6,8 +6,8 @@ use napi_derive::napi;
 
 use crate::output::prefix_summary::summarize_prefix as summarize;
 
-use super::options::integer_argument;
-use super::{error, read};
+use crate::napi::base::options::integer_argument;
+use crate::napi::base::{error, read};
 
 /// The system message that stands for the earlier turns.
 #[napi(object, object_from_js = false)]

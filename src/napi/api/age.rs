@@ -8,9 +8,9 @@ use napi_derive::napi;
 use crate::error::Error as CoreError;
 use crate::strategy::age::trim_by_age as core_trim_by_age;
 
-use super::options::{read_options, TokenOptions};
-use super::priority::target_argument;
-use super::{error, read, write};
+use crate::napi::base::options::target_argument;
+use crate::napi::base::options::{read_options, TokenOptions};
+use crate::napi::base::{error, read, write};
 
 /// Phase 1 trimming: drops the oldest messages first (a tool call with its results) until the
 /// request fits `targetTokens`, keeping system messages and the last message.
@@ -31,8 +31,12 @@ pub fn trim_by_age<'env>(
   let input = read::read_messages_in(env, messages, opts.format().map_err(throw)?)?;
   let target = target_argument(&target_tokens).map_err(throw)?;
   let encoding = opts.encoding().map_err(throw)?;
-  super::model_warning::warn_unknown_model(env, opts.model.as_deref(), opts.encoding.as_deref())?;
-  let plan = super::task::on_kept_conversation(env, &input, encoding, |conv| {
+  crate::napi::base::model_warning::warn_unknown_model(
+    env,
+    opts.model.as_deref(),
+    opts.encoding.as_deref(),
+  )?;
+  let plan = crate::napi::base::task::on_kept_conversation(env, &input, encoding, |conv| {
     core_trim_by_age(conv, target).plan
   })?;
   write::apply_plan(env, &input, &plan)

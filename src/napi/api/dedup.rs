@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use napi::bindgen_prelude::*;
 
-use super::write::Objects;
+use crate::napi::base::write::Objects;
 use napi::Env;
 use napi_derive::napi;
 
@@ -15,8 +15,8 @@ use crate::model::message::Message;
 use crate::model::tokens::Encoding;
 use crate::strategy::dedup::{self, Dedup, DedupOptions};
 
-use super::options::{integer_option, parse_format, read_options};
-use super::{error, read, saturate, task, write};
+use crate::napi::base::options::{integer_option, parse_format, read_options};
+use crate::napi::base::{error, read, saturate, task, write};
 
 /// Options of {@link deduplicateToolResults}. A list given replaces its default.
 #[napi(object, object_to_js = false)]
@@ -244,7 +244,7 @@ fn prepare<'env>(
   let options: DeduplicationOptions = read_options(env, options, "options")?;
   let format = parse_format(options.format.as_deref()).map_err(|e| error::throw(env, e))?;
   let input = read::read_messages_in(env, messages, format)?;
-  super::model_warning::warn_unknown_model(
+  crate::napi::base::model_warning::warn_unknown_model(
     env,
     options.model.as_deref(),
     options.encoding.as_deref(),

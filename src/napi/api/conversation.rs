@@ -9,21 +9,20 @@ use napi_derive::napi;
 use crate::error::{Error as CoreError, Result as CoreResult};
 use crate::model::cut::MIN_CUT_BUDGET;
 use crate::model::tokens::Encoding;
-use crate::output::placeholder::PlaceholderTemplate;
+use crate::strategy::placeholder::PlaceholderTemplate;
 use crate::strategy::rolling::{
   TruncationConfig, DEFAULT_MAX_AGE, DEFAULT_MAX_TOKENS_PER_OUTPUT, DEFAULT_MIN_QUOTED_CHARS,
   DEFAULT_SMALL_OUTPUT_TOKENS,
 };
-use crate::strategy::Outcome;
 
-use super::options::{integer_argument, integer_option, is_nullish, parse_format, read_options};
-use super::priority::{
-  classify_options, file_tracker_option, keep_for_summarizer, number, target_argument, RollingPass,
-  Shape, Strategy, TrimOp,
+use crate::napi::base::file_tracker::file_tracker_option;
+use crate::napi::base::options::{
+  classify_options, integer_argument, integer_option, is_nullish, number, parse_format,
+  read_options, target_argument,
 };
-use super::summary::{summary_request, SummaryFields};
-use super::write::Objects;
-use super::{error, read, saturate, task};
+use crate::napi::base::summary::{summary_request, SummaryFields};
+use crate::napi::base::trim::{keep_for_summarizer, RollingPass, Shape, Strategy, TrimOp};
+use crate::napi::base::{error, read, task};
 
 /// nanocoder's default placeholder, that of {@link trimConversation} and
 /// {@link enforceContextLimit}.
@@ -175,26 +174,6 @@ pub fn trim_conversation_async<'env>(
   task::spawn_or_reject(env, op)
 }
 
-/// The result of {@link enforceContextLimit}, as nanocoder's.
-#[napi(object, object_from_js = false)]
-pub struct ContextLimitResult<'env> {
-  /// The messages to send, in order: kept ones are your own objects, shortened ones copies
-  /// (all of them your own when it fits).
-  #[napi(ts_type = "Message[]")]
-  pub messages: Array<'env>,
-  /// Whether the request was over `maxInputTokens` (and so went through trimming).
-  pub truncated: bool,
-  /// How many messages were removed (shortened ones are not counted).
-  pub dropped_count: u32,
-  /// The request's tokens before.
-  pub original_tokens: u32,
-  /// The request's tokens after.
-  pub final_tokens: u32,
-  /// When `truncated`: the messages removed or shortened, your own objects, in order.
-  #[napi(ts_type = "Message[]")]
-  pub dropped_messages: Option<Array<'env>>,
-}
-
 /// Keeps a request within `maxInputTokens`, as nanocoder's `enforceContextLimit`: when it
 /// fits, the messages come back unchanged with `truncated: false`; else they go through
 /// {@link trimConversation} and the result says what was removed.
@@ -230,45 +209,6 @@ pub fn enforce_context_limit_async<'env>(
 ) -> Result<Unknown<'env>> {
   let op = prepare(env, messages, max_input_tokens, options, true, Shape::ContextLimit);
   task::spawn_or_reject(env, op)
-}
-
-/// What {@link enforceContextLimit} reports besides the plan.
-pub(super) struct LimitFigures {
-  /// The request's tokens before.
-  pub original_tokens: usize,
-  /// `maxInputTokens`.
-  pub target: usize,
-}
-
-/// Builds the {@link ContextLimitResult} of a trim.
-pub(super) fn context_limit_result<'env>(
-  env: &'env Env,
-  outcome: &Outcome,
-  messages: Array<'env>,
-  objects: Objects<'_, 'env>,
-  figures: LimitFigures,
-) -> Result<Unknown<'env>> {
-  let truncated = figures.original_tokens > figures.target;
-  let dropped_messages = match truncated {
-    true => {
-      let dropped: Vec<u32> =
-        outcome.dropped.iter().filter(|&&i| i < objects.len()).map(|&i| i as u32).collect();
-      Some(objects.pick(env, &dropped)?)
-    }
-    false => None,
-  };
-  let result = ContextLimitResult {
-    messages,
-    truncated,
-    dropped_count: saturate(outcome.plan.dropped().len()),
-    original_tokens: saturate(figures.original_tokens),
-    final_tokens: saturate(outcome.total_tokens),
-    dropped_messages,
-  };
-  // SAFETY: `env` is the live env of the current call.
-  let raw = unsafe { ContextLimitResult::to_napi_value(env.raw(), result) }?;
-  // SAFETY: `raw` was just created in `env`'s current scope.
-  Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), raw) })
 }
 
 /// A numeric option that is a non-negative integer at least `min`, or `default` when absent.
@@ -335,7 +275,11 @@ fn prepare<'env>(
   .map_err(throw)?;
   // A provider whose tokenizer is not tiktoken's counts approximately: the model plays no part.
   if encoding.base() != Encoding::Approximate {
-    super::model_warning::warn_unknown_model(env, opts.model.as_deref(), opts.encoding.as_deref())?;
+    crate::napi::base::model_warning::warn_unknown_model(
+      env,
+      opts.model.as_deref(),
+      opts.encoding.as_deref(),
+    )?;
   }
   let strategy = match opts.strategy.as_deref().unwrap_or("priority-based") {
     "priority-based" => Strategy::WithPlaceholders,
