@@ -122,8 +122,11 @@ impl ContextWindow {
     Ok(saturate(self.core.len()))
   }
 
-  /// Replaces every message with `messages`, e.g. after compacting the history for good. Read
-  /// and checked first, as by `append`; the format is detected afresh unless given.
+  /// Replaces every message with `messages`: for a history that changed other than by
+  /// appending (older turns replaced by a summary kept from then on, a message taken out or
+  /// replaced, a saved conversation resumed), not to apply a trim's result, whose drops would
+  /// then be lost for every later turn. Read and checked first, as by `append`; the format is
+  /// detected afresh unless given.
   #[napi(catch_unwind, ts_args_type = "messages: AnyMessageInput[]")]
   pub fn reset(&mut self, env: &Env, messages: Unknown) -> Result<()> {
     let input = read::read_messages_in(env, messages, self.given_format)?;

@@ -10,8 +10,9 @@ use crate::model::utf16::{utf16_to_string, utf8_to_utf16};
 /// A JavaScript string (checked to be one) as UTF-8 in `bytes` (its allocation reused), read
 /// through `units` (a buffer kept from call to call): V8 copies the UTF-16 code units out, and
 /// [`utf16_to_string`] transcodes them, 16 ASCII units at a time. napi's own UTF-8 read measures
-/// the string in one pass of V8's codec and writes it in another (docs/benchmark.md, "Seventh
-/// round"). This is for a request body, read within the call.
+/// the string in one pass of V8's codec and writes it in another
+/// (docs/history/benchmark-rounds.md, "Seventh round"). This is for a request body, read within
+/// the call.
 pub(crate) fn large_string(
   value: &Unknown<'_>,
   bytes: Vec<u8>,
