@@ -256,10 +256,13 @@ export declare class ContextPruner {
  * }
  * ```
  */
-export declare class ContextWindow {
+export declare class ContextWindow<W extends AnyMessageInput = Message> {
   /**
    * An empty window. Every count is in the encoding of `options` (`model`, `encoding`); with
    * `format: 'auto'` (the default) the format is detected from the messages appended so far.
+   * Its type parameter is the app's message type, which `trim` and `trimWithPlaceholders`
+   * return (`new ContextWindow<ChatCompletionMessageParam>({ model })`; context-trim's
+   * `Message` when not named).
    */
   constructor(options?: TokenOptions)
   /**
@@ -269,8 +272,11 @@ export declare class ContextWindow {
    */
   append(messages: AnyMessageInput[]): number
   /**
-   * Replaces every message with `messages`, e.g. after compacting the history for good. Read
-   * and checked first, as by `append`; the format is detected afresh unless given.
+   * Replaces every message with `messages`: for a history that changed other than by
+   * appending (older turns replaced by a summary kept from then on, a message taken out or
+   * replaced, a saved conversation resumed), not to apply a trim's result, whose drops would
+   * then be lost for every later turn. Read and checked first, as by `append`; the format is
+   * detected afresh unless given.
    */
   reset(messages: AnyMessageInput[]): void
   /** Removes every message. */
@@ -300,16 +306,17 @@ export declare class ContextWindow {
   messages(): AnyMessage[]
   /**
    * {@link trimByPriority} on the window's messages. `model`, `encoding` and `format`, if
-   * given, must name the window's encoding and format. Name the message type of a window
-   * in another format, as for the function: `window.trim<AnthropicMessage>({ … })`.
+   * given, must name the window's encoding and format. The messages come back as the
+   * window's message type (`new ContextWindow<AnthropicMessage>()`), or as the type named
+   * here: `window.trim<AnthropicMessage>({ … })`.
    */
-  trim<M extends AnyMessageInput = Message>(options: TrimOptions): TrimResultOf<M>
+  trim<M extends AnyMessageInput = W>(options: TrimOptions): TrimResultOf<M>
   /**
    * {@link trimWithPlaceholders} on the window's messages. `model`, `encoding` and `format`,
-   * if given, must name the window's encoding and format (and, as for `trim`, the message
-   * type may be named: `window.trimWithPlaceholders<AnthropicMessage>({ … })`).
+   * if given, must name the window's encoding and format; the messages come back typed as
+   * `trim`'s do.
    */
-  trimWithPlaceholders<M extends AnyMessageInput = Message>(options: TrimOptions): TrimResultOf<M>
+  trimWithPlaceholders<M extends AnyMessageInput = W>(options: TrimOptions): TrimResultOf<M>
   /**
    * {@link truncateOldToolOutputs} on the window's messages. `model`, `encoding` and
    * `format`, if given, must name the window's encoding and format.

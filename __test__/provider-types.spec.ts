@@ -30,7 +30,15 @@ function outputs<M extends AnyMessageInput>(messages: M[], target: number, forma
     ct.deduplicateToolResults(messages, { deduplicationThreshold: 0 }).messages,
     ct.applyMaxContextTokens(messages, target, { format }),
     ct.trimConversation(messages, target, { strategy: 'age-based', summarizeDropped: true, format }),
+    ...windowOutputs(messages, target, format),
   ]
+}
+
+/** A window of `M`s (its type parameter, issue 43): its trims return `M[]` without naming it. */
+function windowOutputs<M extends AnyMessageInput>(messages: M[], target: number, format: MessageFormat): M[][] {
+  const window = new ct.ContextWindow<M>({ format })
+  window.append(messages)
+  return [window.trim({ targetTokens: target }).messages, window.trimWithPlaceholders({ targetTokens: target }).messages]
 }
 
 export const openaiOutputs = (messages: ChatCompletionMessageParam[], target: number): ChatCompletionMessageParam[][] =>
@@ -49,6 +57,10 @@ test('outputs type-check as ChatCompletionMessageParam[], MessageParam[] and Mod
   const wrong = typeErrors('\nexport const wrong: MessageParam[] = ct.trimByAge([] as ChatCompletionMessageParam[], 1)\n')
   t.is(wrong.length, 1)
   t.regex(wrong[0], /is not assignable to type 'MessageParam\[\]'/)
+  // A window's trims are typed by its own type parameter, not by the messages appended.
+  const window = typeErrors('\nexport const w: MessageParam[] = new ct.ContextWindow<ChatCompletionMessageParam>().trim({ targetTokens: 1 }).messages\n')
+  t.is(window.length, 1)
+  t.regex(window[0], /is not assignable to type 'MessageParam\[\]'/)
 })
 
 /** The fields each provider accepts on a message (its request schema). */

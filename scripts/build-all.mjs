@@ -14,6 +14,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync } from 'nod
 import { delimiter, join } from 'node:path'
 
 import { binaryFile, binaryPath, localPlatforms, platformNamed, root } from './platforms.mjs'
+import { patchDeclarations } from './patch-declarations.mjs'
 import { patchLoader } from './patch-loader.mjs'
 
 /** The zig that the CI workflow pins (mlugg/setup-zig); the PyPI package `ziglang` ships it. */
@@ -107,9 +108,11 @@ function build(p) {
   copyFileSync(built, binaryPath(p))
   for (const generated of ['index.js', 'index.d.ts']) {
     const fresh = join(staging, generated)
-    // The committed loader is napi's with its load error rewritten by patch-loader.mjs.
+    // The committed loader is napi's with its load error rewritten by patch-loader.mjs, and
+    // the declarations napi's with the classes' type parameters of patch-declarations.mjs.
     const text = existsSync(fresh) ? readFileSync(fresh, 'utf8') : null
-    const expected = text !== null && generated === 'index.js' ? patchLoader(text) : text
+    const patch = generated === 'index.js' ? patchLoader : patchDeclarations
+    const expected = text !== null ? patch(text) : text
     if (expected !== null && expected !== readFileSync(join(root, generated), 'utf8')) {
       console.warn(`warning: ${generated} generated for ${p.platform} differs from the committed one: run \`npm run build:debug\` and commit it`)
     }

@@ -69,6 +69,9 @@ impl ObjectFinalize for ContextWindow {
 impl ContextWindow {
   /// An empty window. Every count is in the encoding of `options` (`model`, `encoding`); with
   /// `format: 'auto'` (the default) the format is detected from the messages appended so far.
+  /// Its type parameter is the app's message type, which `trim` and `trimWithPlaceholders`
+  /// return (`new ContextWindow<ChatCompletionMessageParam>({ model })`; context-trim's
+  /// `Message` when not named).
   #[napi(constructor, catch_unwind, ts_args_type = "options?: TokenOptions")]
   pub fn new(env: &Env, options: Option<Unknown>) -> Result<Self> {
     let options: TokenOptions = read_options(env, options, "options")?;
@@ -197,11 +200,12 @@ impl ContextWindow {
   }
 
   /// {@link trimByPriority} on the window's messages. `model`, `encoding` and `format`, if
-  /// given, must name the window's encoding and format. Name the message type of a window
-  /// in another format, as for the function: `window.trim<AnthropicMessage>({ … })`.
+  /// given, must name the window's encoding and format. The messages come back as the
+  /// window's message type (`new ContextWindow<AnthropicMessage>()`), or as the type named
+  /// here: `window.trim<AnthropicMessage>({ … })`.
   #[napi(
     catch_unwind,
-    ts_generic_types = "M extends AnyMessageInput = Message",
+    ts_generic_types = "M extends AnyMessageInput = W",
     ts_args_type = "options: TrimOptions",
     ts_return_type = "TrimResultOf<M>"
   )]
@@ -211,11 +215,11 @@ impl ContextWindow {
   }
 
   /// {@link trimWithPlaceholders} on the window's messages. `model`, `encoding` and `format`,
-  /// if given, must name the window's encoding and format (and, as for `trim`, the message
-  /// type may be named: `window.trimWithPlaceholders<AnthropicMessage>({ … })`).
+  /// if given, must name the window's encoding and format; the messages come back typed as
+  /// `trim`'s do.
   #[napi(
     catch_unwind,
-    ts_generic_types = "M extends AnyMessageInput = Message",
+    ts_generic_types = "M extends AnyMessageInput = W",
     ts_args_type = "options: TrimOptions",
     ts_return_type = "TrimResultOf<M>"
   )]
