@@ -231,9 +231,10 @@ export declare class ContextPruner {
   readArchive(): Array<ArchiveRecord>
   /**
    * Every archived message, in the order archived: what was pruned, byte for byte
-   * (`JSON.stringify` of each equals that of your original).
+   * (`JSON.stringify` of each equals that of your original). Name your message type to get
+   * them typed: `pruner.reconstruct<ChatCompletionMessageParam>()`.
    */
-  reconstruct(): AnyMessage[]
+  reconstruct<M extends AnyMessageInput = AnyMessage>(): M[]
 }
 
 /**

@@ -61,6 +61,8 @@ test('outputs type-check as ChatCompletionMessageParam[], MessageParam[] and Mod
   const window = typeErrors('\nexport const w: MessageParam[] = new ct.ContextWindow<ChatCompletionMessageParam>().trim({ targetTokens: 1 }).messages\n')
   t.is(window.length, 1)
   t.regex(window[0], /is not assignable to type 'MessageParam\[\]'/)
+  // A pruner's archive holds whatever was pruned: its reconstruction is typed as named.
+  t.deepEqual(typeErrors('\nexport const r: MessageParam[] = new ct.ContextPruner().reconstruct<MessageParam>()\n'), [])
 })
 
 /** The fields each provider accepts on a message (its request schema). */

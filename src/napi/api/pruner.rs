@@ -529,8 +529,13 @@ impl ContextPruner {
   }
 
   /// Every archived message, in the order archived: what was pruned, byte for byte
-  /// (`JSON.stringify` of each equals that of your original).
-  #[napi(catch_unwind, ts_return_type = "AnyMessage[]")]
+  /// (`JSON.stringify` of each equals that of your original). Name your message type to get
+  /// them typed: `pruner.reconstruct<ChatCompletionMessageParam>()`.
+  #[napi(
+    catch_unwind,
+    ts_generic_types = "M extends AnyMessageInput = AnyMessage",
+    ts_return_type = "M[]"
+  )]
   pub fn reconstruct<'env>(&self, env: &'env Env) -> Result<Vec<Unknown<'env>>> {
     Ok(self.read_archive(env)?.into_iter().map(|r| r.message).collect())
   }
