@@ -2309,7 +2309,8 @@ export interface TrimResult {
   droppedMessages: Array<ClassifiedMessage>
   /**
    * The messages of `droppedMessages` that are still in `messages`, shortened (a placeholder,
-   * or cut to head and tail), in order; the ones removed are the others.
+   * or cut to head and tail), in order; the ones removed are the others. Its entries are
+   * `droppedMessages`' own (the same objects).
    */
   shortenedMessages: Array<ClassifiedMessage>
   /** Tokens before minus tokens after. */

@@ -586,6 +586,8 @@ test('droppedMessages lists shortened messages too, and shortenedMessages those 
   t.is(result.messages.length, 4)
   t.deepEqual(result.droppedMessages.map((d) => d.message), [messages[3]])
   t.deepEqual(result.shortenedMessages.map((d) => d.message), [messages[3]])
+  // The same entry in both lists (one list of classified messages is built per call).
+  t.is(result.shortenedMessages[0], result.droppedMessages[0])
   t.is(typeof result.messages[3]._cutTokens, 'number')
   // Dropped for good: in droppedMessages, not in shortenedMessages.
   const history: Message[] = [messages[0]]

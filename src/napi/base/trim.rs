@@ -136,7 +136,8 @@ pub struct TrimResult<'env> {
   #[napi(ts_type = "Array<ClassifiedMessage>")]
   pub dropped_messages: Array<'env>,
   /// The messages of `droppedMessages` that are still in `messages`, shortened (a placeholder,
-  /// or cut to head and tail), in order; the ones removed are the others.
+  /// or cut to head and tail), in order; the ones removed are the others. Its entries are
+  /// `droppedMessages`' own (the same objects).
   #[napi(ts_type = "Array<ClassifiedMessage>")]
   pub shortened_messages: Array<'env>,
   /// Tokens before minus tokens after.
@@ -374,17 +375,17 @@ impl Finisher {
       .map(|&i| i as u32)
       .collect();
     let plan = &trim.outcome.plan;
-    let shortened: Vec<u32> = dropped
-      .iter()
-      .copied()
-      .filter(|&i| plan.actions().get(i as usize).is_some_and(|a| !matches!(a, Action::Drop)))
+    // The shortened messages' places in `droppedMessages`, whose entries `shortenedMessages`
+    // shares (the same objects: one list of classified messages built, not two).
+    let shortened: Vec<u32> = (0..dropped.len() as u32)
+      .filter(|&k| {
+        let i = dropped[k as usize] as usize;
+        plan.actions().get(i).is_some_and(|a| !matches!(a, Action::Drop))
+      })
       .collect();
-    let list = |indices: &[u32]| {
-      let classes = indices.iter().map(|&i| &trim.classification[i as usize]);
-      classified_list(env, objects.pick(env, indices)?, classes)
-    };
-    let dropped_messages = list(&dropped)?;
-    let shortened_messages = list(&shortened)?;
+    let classes = dropped.iter().map(|&i| &trim.classification[i as usize]);
+    let dropped_messages = classified_list(env, objects.pick(env, &dropped)?, classes)?;
+    let shortened_messages = Objects::Array(&dropped_messages).pick(env, &shortened)?;
     let (summary_source, summary_error) = match settled {
       Some(s) if summary.is_some() => (Some(s.source), s.error),
       _ => (None, None),
