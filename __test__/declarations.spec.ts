@@ -21,5 +21,5 @@ test('the built index.d.ts declares every class with its type parameters, and pa
 test('a generated header gets its parameters; a class it cannot find fails the build', (t) => {
   const [[plain, generic]] = CLASS_PARAMETERS
   t.is(patchDeclarations(`// x\n${plain}\n  length: number\n}\n`), `// x\n${generic}\n  length: number\n}\n`)
-  t.throws(() => patchDeclarations('export declare class Other {}\n'), { message: /ContextWindow \{` not found/ })
+  t.throws(() => patchDeclarations('export declare class Other {}\n'), { message: /ContextWindow \{` not found in index.d.ts: .*update CLASS_PARAMETERS/ })
 })

@@ -23,7 +23,12 @@ export function patchDeclarations(text) {
   let out = text
   for (const [plain, generic] of CLASS_PARAMETERS) {
     if (out.includes(generic)) continue
-    if (!out.includes(plain)) throw new Error(`patch-declarations: \`${plain}\` not found in index.d.ts`)
+    if (!out.includes(plain)) {
+      throw new Error(
+        `patch-declarations: \`${plain}\` not found in index.d.ts: napi-rs now writes the class's header otherwise; ` +
+          'update CLASS_PARAMETERS in scripts/patch-declarations.mjs to the header it writes (the methods of src/napi/api/window.rs name its `W`)',
+      )
+    }
     out = out.replace(plain, generic)
   }
   return out
