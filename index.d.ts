@@ -2266,10 +2266,12 @@ export interface TrimOptions {
   agentInstructionMarkers?: Array<string>
   /**
    * {@link trimWithPlaceholders} only: the text of every placeholder instead of the seed's
-   * (`[Content truncated - N steps ago - T tokens]`, and the file summary for a file the
+   * (`[Content truncated - T tokens]`, and the file summary for a file the
    * tracker knows). `{age}` (or `{N}`) becomes the result's age in steps, `{tokens}` its
    * tokens and `{path}` the file it is about (empty if none), e.g.
-   * `'[content truncated - {age} steps ago, {tokens} tokens]'`, nanocoder's wording.
+   * `'[content truncated - {age} steps ago, {tokens} tokens]'`, nanocoder's wording. `{age}`
+   * grows on every call, so a placeholder with it is new text each call, which a prompt cache
+   * cannot reuse (the default placeholders leave the age out for that reason).
    * @default undefined (the seed's placeholders)
    */
   placeholder?: string
@@ -2282,6 +2284,20 @@ export interface TrimOptions {
    * @default false
    */
   keepPlaceholders?: boolean
+  /**
+   * Re-plan only each time the history has grown by this many tokens (for a function called
+   * before every model call): the history is trimmed up to its last re-plan point, to
+   * `targetTokens` less this step, and what came after is sent whole. The points lie a step
+   * apart in the history's tokens and depend on the messages before them alone, so while the
+   * history grows by less than a step every decision and its text stay as the call before
+   * made them: the request only grows at its end, and a provider's prompt cache keeps its
+   * prefix. A quarter of `targetTokens` costs 0.7× to 1.4× of sending everything on the
+   * bundled runs, against 2× to 6× for `0`, and sends less (between `targetTokens` less a step
+   * and `targetTokens`), which costs recall: see docs/prompt-caching.md. Must be below
+   * `targetTokens`. `0` plans the whole history on every call.
+   * @default 0
+   */
+  replanEvery?: number
   /**
    * The message format (see {@link TokenOptions.format}). Give it for Anthropic
    * conversations without tool blocks: read as OpenAI (the default detection of plain text),

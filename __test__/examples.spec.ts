@@ -76,6 +76,10 @@ test('the prompt-cache replay: high/low-water marks keep the cache that trimming
   t.true(marks.cost < every.cost)
   t.true(marks.cached / marks.sent > every.cached / every.sent)
   t.true(marks.largest <= budget)
+  // Re-plan points (issue 44): trimming every call costs at most 1.5× sending everything.
+  const replan = costs['trim every call, replanEvery budget/4']
+  t.true(replan.cost <= 1.5 * none.cost, `${replan.cost} against ${none.cost}`)
+  t.true(replan.largest <= budget)
   // The figures of docs/prompt-caching.md for this transcript.
-  t.deepEqual([none, every, marks].map((c) => Math.round(c.cost)), [15440, 37316, 16006])
+  t.deepEqual([none, every, replan, marks].map((c) => Math.round(c.cost)), [15440, 36642, 17228, 16023])
 })

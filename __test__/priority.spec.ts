@@ -440,7 +440,7 @@ test('placeholders are in place, keep the call and describe the file', (t) => {
   t.is(result.messages[at - 1], messages[4])
   t.is(
     file.content,
-    '[File: /testbed/setup.py\n  Lines: 98\n  Last accessed: 11 steps ago\n  Modified: no\n  Preview: [File: setup.py (94 lines total)]\r\n1:import re\r\n2:from setuptools import setup, find_packages\r\n3:\r\n4...\n\n  Use read_file to retrieve current content]',
+    '[File: /testbed/setup.py\n  Lines: 98\n  Preview: [File: setup.py (94 lines total)]\r\n1:import re\r\n2:from setuptools import setup, find_packages\r\n3:\r\n4...\n\n  Use read_file to retrieve current content]',
   )
   t.is(file.name, 'open')
   t.is(file._originalTokens, ct.estimateMessageTokens(messages[5]))

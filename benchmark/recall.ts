@@ -96,6 +96,16 @@ export function familyOf(name: string, messages: Message[]): string {
 const LIBRARY: Trimmer[] = [
   { name: 'trimByPriority', make: (b) => (h) => ct.trimByPriority(h, { targetTokens: b }).messages },
   { name: 'trimWithPlaceholders', make: (b) => (h) => ct.trimWithPlaceholders(h, { targetTokens: b }).messages },
+  // For a call before every model call: re-plan points a quarter of the budget apart, which
+  // keeps the prompt cache (docs/prompt-caching.md) and sends less between two points.
+  {
+    name: 'trimByPriority replanEvery ¼ budget',
+    make: (b) => (h) => ct.trimByPriority(h, { targetTokens: b, replanEvery: Math.floor(b / 4) }).messages,
+  },
+  {
+    name: 'trimWithPlaceholders replanEvery ¼ budget',
+    make: (b) => (h) => ct.trimWithPlaceholders(h, { targetTokens: b, replanEvery: Math.floor(b / 4) }).messages,
+  },
   { name: 'trimConversation', make: (b) => (h) => ct.trimConversation(h, b) },
   { name: "trimConversation 'age-based'", make: (b) => (h) => ct.trimConversation(h, b, { strategy: 'age-based' }) },
   { name: 'trimByAge', make: (b) => (h) => ct.trimByAge(h, b) },
@@ -329,10 +339,17 @@ function pct(a: number, b: number): string {
 const recallOf = (s: Score) => (s.evidence ? s.kept / s.evidence : 0)
 
 /** The strategies whose figures the issue's criteria compare with: every other strategy but the
- * library's own variants of the priority ladder (`trimConversation` and the cache-aware trimmer,
- * which trade recall for nanocoder's placeholders or a cached prefix by design). */
+ * library's own variants of the priority ladder (`trimConversation`, the cache-aware trimmer
+ * and re-plan points, which trade recall for nanocoder's placeholders or a cached prefix by
+ * design). */
 const PRIORITY = ['trimByPriority', 'trimWithPlaceholders']
-const VARIANTS = ['trimConversation', "CacheAwareTrimmer 'priority'", "CacheAwareTrimmer 'placeholders'"]
+const VARIANTS = [
+  'trimConversation',
+  "CacheAwareTrimmer 'priority'",
+  "CacheAwareTrimmer 'placeholders'",
+  'trimByPriority replanEvery ¼ budget',
+  'trimWithPlaceholders replanEvery ¼ budget',
+]
 
 /** One group of runs: a table of every strategy at every budget, and the criteria. */
 function groupReport(title: string, runs: Run[], trimmers: Trimmer[], scores: Scores, full: boolean, withCriteria = true): string[] {

@@ -30,6 +30,10 @@ export function policies(budget: number): Record<string, Policy> {
   return {
     'no trimming': (history) => history,
     'trim every call to the budget': (history) => trimWithPlaceholders(history, { targetTokens: budget }).messages,
+    // Re-plan points a quarter of the budget apart: between two points the earlier decisions
+    // stand and new messages are appended, with no state kept between calls.
+    'trim every call, replanEvery budget/4': (history) =>
+      trimWithPlaceholders(history, { targetTokens: budget, replanEvery: Math.floor(budget / 4) }).messages,
     'truncate old tool outputs every call': (history) => truncateOldToolOutputs(history),
     // Trim only when the request would exceed the budget, and then down to 70% of it; between
     // two trims, new messages are appended to the last request, so its prefix stays cached.

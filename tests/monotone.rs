@@ -1,6 +1,6 @@
-//! Issue 42, part 1: a smaller budget never gives a larger request. For `trimByPriority`,
-//! `trimWithPlaceholders`, `trimByAge`, `applyMaxContextTokens`, `trimConversation`'s rolling
-//! pass followed by each of its strategies, the cache-aware trimmer's priority strategies (its
+//! Issue 42, part 1: a smaller budget never gives a larger request. For `trimByPriority` and
+//! `trimWithPlaceholders` (also with re-plan points, `replanEvery`), `trimByAge`,
+//! `applyMaxContextTokens`, `trimConversation`'s rolling pass followed by each of its strategies, the cache-aware trimmer's priority strategies (its
 //! `Strategy::plan`) and a fresh `CachePolicy`'s first trim in every strategy, on every bundled
 //! transcript and on generated units of many parallel results (one assistant message calling
 //! many tools, each with a large result, after a system prompt and a task, in OpenAI's format,
@@ -50,7 +50,7 @@ fn after_rolling(
   trim_after_rolling(conv, &rolling, Some(views), b, |c| strategy(c, b)).outcome.total_tokens
 }
 
-const STRATEGIES: [Total; 14] = [
+const STRATEGIES: [Total; 16] = [
   ("trimByPriority", |conv, b| trim_by_priority(conv, None, &options(b)).outcome.total_tokens),
   ("trimWithPlaceholders", |conv, b| {
     trim_with_placeholders(conv, None, &options(b)).outcome.total_tokens
@@ -91,7 +91,19 @@ const STRATEGIES: [Total; 14] = [
     first_trim(conv, b, Policy::Roles(roles))
   }),
   ("CachePolicy age, first trim", |conv, b| first_trim(conv, b, Policy::Age)),
+  ("trimByPriority, replanEvery", |conv, b| {
+    trim_by_priority(conv, None, &replanning(conv, b)).outcome.total_tokens
+  }),
+  ("trimWithPlaceholders, replanEvery", |conv, b| {
+    trim_with_placeholders(conv, None, &replanning(conv, b)).outcome.total_tokens
+  }),
 ];
+
+/// [`options`] with re-plan points an eighth of the conversation apart: a step that does not
+/// depend on the budget, as `replanEvery` is given in tokens.
+fn replanning(conv: &Conversation<'_>, target: usize) -> PriorityOptions {
+  PriorityOptions { replan_step: conv.total_tokens() / 8, ..options(target) }
+}
 
 /// The budgets from the full size of `conv` down to 1 in `steps` steps, then every budget of
 /// the last `fine` tokens above 0 and of the `fine` below the first budget at which the request

@@ -154,13 +154,13 @@ fn the_documented_tiers_of_i_got_id_at_half_its_size() {
       ("RECENT_TURNS", [7, 1704, 7, 0, 0, 1704]),
       ("RECENT_FILE_READS", [0, 0, 0, 0, 0, 0]),
       ("OLD_HISTORY", [0, 0, 0, 0, 0, 0]),
-      ("STALE_TOOL_OUTPUTS", [32, 10008, 15, 13, 4, 2957]),
+      ("STALE_TOOL_OUTPUTS", [32, 10008, 15, 13, 4, 2961]),
       ("SUMMARIZED", [0, 0, 0, 0, 0, 0]),
     ]
   );
   assert_eq!(
     (with_placeholders.outcome.total_tokens, with_placeholders.outcome.saved_tokens),
-    (7040, 7051)
+    (7044, 7047)
   );
   assert!(!by_priority.outcome.over_budget && !with_placeholders.outcome.over_budget);
 }

@@ -111,8 +111,10 @@ fn cut_middle_beside(
     let tail_span = suffix_span(text, tail_budget, encoding, &mut memo.tail);
     // Cuts fall at line boundaries: the head ends after its last whole line (never before the
     // header), the tail starts at the start of its first whole line.
-    let head_end = line_end_before(text, head_span.at, header);
-    let tail_start = line_start_after(text, tail_span.at.max(head_end));
+    // Blank lines beside the marker are left out: whether a budget had room for them or not,
+    // a cut of the same lines is the same text (issue 44).
+    let head_end = without_blank_end(text, line_end_before(text, head_span.at, header), header);
+    let tail_start = without_blank_start(text, line_start_after(text, tail_span.at.max(head_end)));
     let (head, tail) = (&text[..head_end], &text[tail_start..]);
     // The text's own tokens in the head and the tail, as its windows tokenise it where a cut
     // falls at a piece start; counted apart without a tokenizer, elsewhere, or where the tail
@@ -178,6 +180,26 @@ fn line_end_before(text: &str, at: usize, floor: usize) -> usize {
     Some(nl) if nl + 1 >= floor => nl + 1,
     _ => at,
   }
+}
+
+/// `end`, before the blank lines that end `text[..end]` (each newline after another), not
+/// before `floor` (nor its newline).
+fn without_blank_end(text: &str, mut end: usize, floor: usize) -> usize {
+  while end > floor.max(1) && text[..end].ends_with("\n\n") {
+    end -= 1;
+  }
+  end
+}
+
+/// `start`, after the blank lines that start `text[start..]` (a line start).
+fn without_blank_start(text: &str, mut start: usize) -> usize {
+  while start < text.len()
+    && text[start..].starts_with('\n')
+    && (start == 0 || text[..start].ends_with('\n'))
+  {
+    start += 1;
+  }
+  start
 }
 
 /// The start of the first whole line of `text[at..]`, if it has one; else `at`.

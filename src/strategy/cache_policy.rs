@@ -124,6 +124,7 @@ impl Strategy {
           classify: classify.clone(),
           placeholder: placeholder.clone(),
           keep_placeholders: true,
+          replan_step: 0,
         };
         trim_with_placeholders(conv, None, &options).outcome.plan
       }

@@ -9,6 +9,7 @@ pub mod dedup;
 pub mod placeholder;
 pub mod priority;
 pub mod pruner;
+pub mod replan;
 pub mod roles;
 pub mod rolling;
 pub mod summarized;

@@ -43,6 +43,7 @@ use crate::plan::{
   Replacement,
 };
 use crate::strategy::placeholder::{PlaceholderFields, PlaceholderTemplate};
+use crate::strategy::replan;
 use crate::strategy::{anchored_units, Outcome, Tally};
 
 /// How many characters of the removed content a file placeholder previews.
@@ -63,6 +64,12 @@ pub struct PriorityOptions {
   /// whole, the placeholder gives way to its result cut to head and tail to fill the room left,
   /// if that is at least twice the placeholder.
   pub keep_placeholders: bool,
+  /// Re-plan only at the history's re-plan points, a step of this many tokens apart
+  /// ([`crate::strategy::replan`]): the history up to the last point is trimmed to the budget
+  /// less a step and what came after is appended whole, so that while the history grows by
+  /// less than a step every decision, and its text, stays as it was. 0 plans the whole history
+  /// on every call (the seed's way).
+  pub replan_step: usize,
 }
 
 /// The outcome of a priority strategy with the classification it was based on.
@@ -84,7 +91,56 @@ pub fn trim_by_priority(
   tracker: Option<&FileTracker>,
   options: &PriorityOptions,
 ) -> PriorityTrim {
-  trim_by_priority_keeping(conv, tracker, options, &[], Removal::Request)
+  from_last_point(conv, options, |conv, options| {
+    trim_by_priority_keeping(conv, tracker, options, &[], Removal::Request)
+  })
+}
+
+/// `trim` of `conv`, or, with a [`PriorityOptions::replan_step`], `trim` of the history up to
+/// its last re-plan point ([`replan::last_point`]) to the budget less a step (nothing left
+/// when the step is the budget or more), what came after kept whole. The classification is
+/// then that of the planned messages, the ones the decisions were made on (those after are all
+/// kept). When that is over the budget (the planned part cannot shrink enough), the smaller of
+/// it and `trim` of the whole.
+///
+/// A smaller budget never sends more: the point does not depend on the budget and `trim` never
+/// sends more for a smaller budget, so the planned request only shrinks with the budget; once
+/// it no longer fits, it fits no smaller budget either (the planned part is at its smallest),
+/// and the smaller of two requests that each only shrink only shrinks.
+fn from_last_point(
+  conv: &Conversation<'_>,
+  options: &PriorityOptions,
+  trim: impl Fn(&Conversation<'_>, &PriorityOptions) -> PriorityTrim,
+) -> PriorityTrim {
+  let (target, step) = (options.target_tokens, options.replan_step);
+  let point =
+    (step > 0 && conv.total_tokens() > target).then(|| replan::last_point(conv, step)).flatten();
+  let Some(point) = point else { return trim(conv, options) };
+  let tokens = (0..point).map(|i| conv.tokens(i)).collect();
+  let planned =
+    Conversation::with_tokens(conv.messages()[..point].to_vec(), conv.encoding(), tokens)
+      .with_format(conv.format());
+  let smaller = PriorityOptions {
+    target_tokens: target.saturating_sub(step),
+    replan_step: 0,
+    ..options.clone()
+  };
+  let part = trim(&planned, &smaller);
+  let mut plan = part.outcome.plan;
+  plan.extend_kept(conv.len());
+  let stable =
+    PriorityTrim { outcome: Outcome::new(conv, plan, target), classification: part.classification };
+  if !stable.outcome.over_budget {
+    return stable;
+  }
+  // Even the planned part at its smallest leaves no room for what came after: the whole
+  // history is planned, unless that sends more (a smaller budget never sends more).
+  let whole = trim(conv, options);
+  if whole.outcome.total_tokens < stable.outcome.total_tokens {
+    whole
+  } else {
+    stable
+  }
 }
 
 /// How a priority trim may treat what it removes.
@@ -569,6 +625,15 @@ pub fn trim_with_placeholders(
   tracker: Option<&FileTracker>,
   options: &PriorityOptions,
 ) -> PriorityTrim {
+  from_last_point(conv, options, |conv, options| placeholders_now(conv, tracker, options))
+}
+
+/// [`trim_with_placeholders`] of the whole of `conv`.
+fn placeholders_now(
+  conv: &Conversation<'_>,
+  tracker: Option<&FileTracker>,
+  options: &PriorityOptions,
+) -> PriorityTrim {
   let (classification, tracker) = prepare(conv, tracker, &options.classify);
   let target = options.target_tokens;
   let priorities = unit_priorities(conv, &classification);
@@ -977,9 +1042,13 @@ pub fn trim_order_keeping(
 /// `_originalTokens`.
 ///
 /// With a `template`, that template rendered with the result's age, tokens and file path.
-/// Without, the seed's: a result about a file the tracker knows gets [`file_placeholder`]; any
-/// other result `[Content truncated - file: P - N steps ago - T tokens]` (the file part only
-/// when the result is about a file), where N is the result's age and T its tokens.
+/// Without, the seed's, less what changes from one call to the next (issue 44: a placeholder
+/// whose decision stands keeps its text, so a prompt cache keeps it): a result about a file the
+/// tracker knows gets [`file_placeholder`]; any other result
+/// `[Content truncated - file: P - T tokens]` (the file part only when the result is about a
+/// file), where T is its tokens. The seed also wrote the result's age in steps, and in a file
+/// placeholder when the file was last accessed and whether it was modified; each changes as
+/// the history grows, and the file's current content is one read away, which it says.
 ///
 /// A message whose results are apart (parallel calls answered in one Anthropic or AI SDK
 /// message, [`crate::model::message::Message::has_results_apart`]) has each result replaced by
@@ -1057,23 +1126,18 @@ fn placeholder_text(
   let age = conv.age(i);
   match (template, path, path.and_then(|p| tracker.get(p))) {
     (Some(template), ..) => template.render(&PlaceholderFields { age, tokens, path }),
-    (None, Some(path), Some(reference)) => file_placeholder(
-      path,
-      content,
-      conv.current_step().saturating_sub(reference.last_access_step),
-      reference.was_modified,
-    ),
+    (None, Some(path), Some(_)) => file_placeholder(path, content),
     (None, Some(path), None) => {
-      format!("[Content truncated - file: {path} - {age} steps ago - {tokens} tokens]")
+      format!("[Content truncated - file: {path} - {tokens} tokens]")
     }
-    (None, None, _) => format!("[Content truncated - {age} steps ago - {tokens} tokens]"),
+    (None, None, _) => format!("[Content truncated - {tokens} tokens]"),
   }
 }
 
-/// The seed's `createFilePlaceholder`: the file's path, the removed content's line count and
-/// first [`PLACEHOLDER_PREVIEW_CHARS`] characters, how many steps ago the file was last
-/// accessed and whether it was modified.
-pub fn file_placeholder(path: &str, content: &str, steps_ago: usize, modified: bool) -> String {
+/// The seed's `createFilePlaceholder`, less what changes as the history grows (see
+/// [`placeholder`]): the file's path, the removed content's line count and first
+/// [`PLACEHOLDER_PREVIEW_CHARS`] characters.
+pub fn file_placeholder(path: &str, content: &str) -> String {
   let (lines, preview) = if content.is_empty() {
     ("unknown".to_string(), "N/A".to_string())
   } else {
@@ -1082,9 +1146,8 @@ pub fn file_placeholder(path: &str, content: &str, steps_ago: usize, modified: b
       content.chars().take(PLACEHOLDER_PREVIEW_CHARS).collect(),
     )
   };
-  let modified = if modified { "yes" } else { "no" };
   format!(
-    "[File: {path}\n  Lines: {lines}\n  Last accessed: {steps_ago} steps ago\n  Modified: {modified}\n  Preview: {preview}...\n\n  Use read_file to retrieve current content]"
+    "[File: {path}\n  Lines: {lines}\n  Preview: {preview}...\n\n  Use read_file to retrieve current content]"
   )
 }
 
@@ -1619,10 +1682,7 @@ mod tests {
     assert_eq!(t.outcome.plan.replaced(), vec![5]);
     assert_eq!(t.outcome.dropped, vec![5]);
     let Action::Replace(r) = t.outcome.plan.action(5) else { panic!("not replaced") };
-    assert_eq!(
-      &*r.content,
-      format!("[Content truncated - 2 steps ago - {} tokens]", conv.tokens(5))
-    );
+    assert_eq!(&*r.content, format!("[Content truncated - {} tokens]", conv.tokens(5)));
     assert_eq!(
       r.meta,
       vec![
@@ -1646,7 +1706,7 @@ mod tests {
     let keep = PriorityOptions { keep_placeholders: true, ..options(conv.total_tokens() - 1, 1) };
     let t = trim_with_placeholders(&conv, None, &keep);
     let Action::Replace(r) = t.outcome.plan.action(5) else { panic!("not replaced") };
-    assert!(r.content.starts_with("[Content truncated - 2 steps ago"), "{}", r.content);
+    assert!(r.content.starts_with("[Content truncated - "), "{}", r.content);
     // One token less than the placeholder's: the stale bash unit goes whole before the read, a
     // higher tier, is shortened.
     let t = trim_with_placeholders(&conv, None, &options(after_first - 1, 1));
@@ -1659,7 +1719,7 @@ mod tests {
     assert_eq!(t.outcome.plan.dropped(), vec![4, 5]);
     assert_eq!(t.outcome.plan.replaced(), vec![3]);
     let Action::Replace(r) = t.outcome.plan.action(3) else { panic!("not replaced") };
-    assert!(r.content.starts_with("[File: /w/a.ts\n  Lines: 81\n  Last accessed: 3 steps ago\n  Modified: no\n  Preview: const a = 1;\nconst a"));
+    assert!(r.content.starts_with("[File: /w/a.ts\n  Lines: 81\n  Preview: const a = 1;\nconst a"));
     assert!(r.content.ends_with("...\n\n  Use read_file to retrieve current content]"));
     // With one token less missing, the room goes to the read, the higher tier, as a cut: the
     // most important first, so the bash output stays out.
@@ -1713,10 +1773,7 @@ mod tests {
       },
     };
     let r = placeholder(&conv, 1, &c, &FileTracker::new(), None);
-    assert_eq!(
-      &*r.content,
-      format!("[Content truncated - file: /x - 0 steps ago - {} tokens]", conv.tokens(1))
-    );
+    assert_eq!(&*r.content, format!("[Content truncated - file: /x - {} tokens]", conv.tokens(1)));
   }
 
   /// Parallel calls answered in one message (Anthropic `tool_result` blocks): each block gets
@@ -1753,7 +1810,7 @@ mod tests {
     assert!(read.starts_with("[File: a.ts\n  Lines: 401\n"), "{read}");
     assert_eq!(
       r.result_text(1),
-      Some(format!("[Content truncated - 0 steps ago - {} tokens]", tokens(1)).as_str())
+      Some(format!("[Content truncated - {} tokens]", tokens(1)).as_str())
     );
     assert_eq!(r.result_text(2), None, "the short result is kept");
     let after = crate::plan::replaced_message(&msgs[2], &r);
@@ -1890,8 +1947,8 @@ mod tests {
   #[test]
   fn file_placeholder_of_empty_content() {
     assert_eq!(
-      file_placeholder("/a", "", 2, true),
-      "[File: /a\n  Lines: unknown\n  Last accessed: 2 steps ago\n  Modified: yes\n  Preview: N/A...\n\n  Use read_file to retrieve current content]"
+      file_placeholder("/a", ""),
+      "[File: /a\n  Lines: unknown\n  Preview: N/A...\n\n  Use read_file to retrieve current content]"
     );
   }
 

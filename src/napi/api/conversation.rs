@@ -335,6 +335,7 @@ fn prepare<'env>(
     summary,
     placeholder: Some(PlaceholderTemplate::new(placeholder)),
     keep_placeholders: opts.keep_placeholders.unwrap_or(true),
+    replan_every: 0,
     rolling: Some(RollingPass {
       config: rolling,
       keep_views: opts.preserve_file_views.unwrap_or(true),

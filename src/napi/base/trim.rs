@@ -99,10 +99,12 @@ pub struct TrimOptions<'env> {
   /// @default []
   pub agent_instruction_markers: Option<Vec<String>>,
   /// {@link trimWithPlaceholders} only: the text of every placeholder instead of the seed's
-  /// (`[Content truncated - N steps ago - T tokens]`, and the file summary for a file the
+  /// (`[Content truncated - T tokens]`, and the file summary for a file the
   /// tracker knows). `{age}` (or `{N}`) becomes the result's age in steps, `{tokens}` its
   /// tokens and `{path}` the file it is about (empty if none), e.g.
-  /// `'[content truncated - {age} steps ago, {tokens} tokens]'`, nanocoder's wording.
+  /// `'[content truncated - {age} steps ago, {tokens} tokens]'`, nanocoder's wording. `{age}`
+  /// grows on every call, so a placeholder with it is new text each call, which a prompt cache
+  /// cannot reuse (the default placeholders leave the age out for that reason).
   /// @default undefined (the seed's placeholders)
   pub placeholder: Option<String>,
   /// {@link trimWithPlaceholders} only: keep every placeholder as made. By default, where the
@@ -112,6 +114,19 @@ pub struct TrimOptions<'env> {
   /// steadier prefix for prompt caching (the size of such a cut follows the room left).
   /// @default false
   pub keep_placeholders: Option<bool>,
+  /// Re-plan only each time the history has grown by this many tokens (for a function called
+  /// before every model call): the history is trimmed up to its last re-plan point, to
+  /// `targetTokens` less this step, and what came after is sent whole. The points lie a step
+  /// apart in the history's tokens and depend on the messages before them alone, so while the
+  /// history grows by less than a step every decision and its text stay as the call before
+  /// made them: the request only grows at its end, and a provider's prompt cache keeps its
+  /// prefix. A quarter of `targetTokens` costs 0.7× to 1.4× of sending everything on the
+  /// bundled runs, against 2× to 6× for `0`, and sends less (between `targetTokens` less a step
+  /// and `targetTokens`), which costs recall: see docs/prompt-caching.md. Must be below
+  /// `targetTokens`. `0` plans the whole history on every call.
+  /// @default 0
+  #[napi(ts_type = "number")]
+  pub replan_every: Option<Unknown<'env>>,
   /// The message format (see {@link TokenOptions.format}). Give it for Anthropic
   /// conversations without tool blocks: read as OpenAI (the default detection of plain text),
   /// the result may start with an assistant message, which Anthropic refuses.
@@ -200,6 +215,8 @@ pub(crate) struct TrimOp {
   pub(crate) placeholder: Option<PlaceholderTemplate>,
   /// `trimWithPlaceholders`: keep every placeholder as made (no cut fills the room left).
   pub(crate) keep_placeholders: bool,
+  /// `replanEvery`: the tokens between re-plan points ([`PriorityOptions::replan_step`]).
+  pub(crate) replan_every: usize,
   /// Rolling context's rules, applied first (`trimConversation`, see `strategy::budget`).
   pub(crate) rolling: Option<RollingPass>,
   /// The parsed messages, kept for building the result after a summarizer.
@@ -233,6 +250,7 @@ impl TrimOp {
       classify: self.classify.clone(),
       placeholder: self.placeholder.clone(),
       keep_placeholders: self.keep_placeholders,
+      replan_step: self.replan_every,
     };
     let tracker = self.tracker.as_ref();
     match self.strategy {
@@ -477,10 +495,25 @@ pub(crate) fn trim_op(
     summary,
     placeholder: opts.placeholder.as_deref().map(PlaceholderTemplate::new),
     keep_placeholders: opts.keep_placeholders.unwrap_or(false),
+    replan_every: replan_every(opts.replan_every, target).map_err(throw)?,
     rolling: None,
     messages: Vec::new(),
   };
   Ok((op, format))
+}
+
+/// Reads `replanEvery` (0 when absent): a step of tokens below `target`, which leaves the
+/// planned part of the history room.
+fn replan_every(value: Option<Unknown<'_>>, target: usize) -> crate::error::Result<usize> {
+  let step = integer_field(value, "replanEvery")?.unwrap_or(0);
+  if step > 0 && step >= target {
+    let detail = format!(
+      "must be below targetTokens ({target}), got {step}: the history up to the last re-plan \
+       point is trimmed to targetTokens less this step (a quarter of targetTokens is a good start)"
+    );
+    return Err(CoreError::option("replanEvery", detail));
+  }
+  Ok(step)
 }
 
 /// The parsed messages when a summarizer may need them after the worker (else nothing).
