@@ -264,6 +264,36 @@ test('unchanged messages are read once; a replaced field is read again', (t) => 
   t.throws(() => ct.setMessageCacheCapacity(Number.NaN), { code: 'INVALID_ARGUMENT', message: 'capacity: must be a non-negative integer, got NaN' })
 })
 
+test('a value of another kind in place of one read is noticed, at the top and inside calls', (t) => {
+  // The identity check decides primitives without walking them and walks objects: each swap
+  // of one kind for the other, at the top of a message or inside its calls, is a change.
+  const base = (): Message[] => [
+    { role: 'user', content: 'kinds ' + Math.random() },
+    { role: 'assistant', content: null, tool_calls: [{ id: 'k1', type: 'function', function: { name: 'ls', arguments: '{}' } }] },
+    { role: 'tool', tool_call_id: 'k1', content: 'listing ' + Math.random() },
+    { role: 'assistant', content: null, tool_calls: [{ id: 'k2', type: 'function', function: { name: 'cat', arguments: { path: 'b' } as unknown as string } }] },
+  ]
+  const edits: Array<[string, (m: Message[]) => void]> = [
+    ['a string content by parts', (m) => void (m[0].content = [{ type: 'text', text: m[0].content as string }])],
+    ['null content by a string', (m) => void (m[1].content = 'now text')],
+    ['the calls by undefined', (m) => void ((m[1] as unknown as Record<string, unknown>).tool_calls = undefined)],
+    ["a call's arguments by an object", (m) => void ((m[1].tool_calls![0].function as unknown as Record<string, unknown>).arguments = { path: 'a' })],
+    ["a call's object arguments by their JSON text", (m) => void ((m[3].tool_calls![0].function as unknown as Record<string, unknown>).arguments = '{"path":"b"}')],
+    ['an absent field by false', (m) => void ((m[2] as unknown as Record<string, unknown>).is_error = false)],
+  ]
+  for (const [what, edit] of edits) {
+    const messages = base()
+    const first = ct.estimateTokens(messages)
+    t.is(ct.estimateTokens(messages), first)
+    const misses = ct.messageCacheStats().misses
+    edit(messages)
+    ct.estimateTokens(messages)
+    t.is(ct.messageCacheStats().misses - misses, 1, what)
+    const fresh = structuredClone(messages)
+    t.is(ct.estimateTokens(messages), ct.estimateTokens(fresh), what)
+  }
+})
+
 test.serial('the message cache is bounded in bytes too, and refuses a message heavier than half the bound', (t) => {
   const defaults = ct.messageCacheStats()
   t.is(defaults.maxBytes, 64 * 1024 * 1024)
