@@ -12,9 +12,10 @@
 //!
 //! The points depend on the messages before them alone, so no state is kept between calls:
 //! point `k` is the first unit boundary at which the history's tokens reach `k × step`. A unit
-//! boundary is an index that no call and its results straddle. When what came after the last
-//! point does not fit the step (a message larger than it), or the planned part does not reach
-//! its smaller budget, the whole history is planned as before: that call alone moves the cut.
+//! boundary is an index that no call and its results straddle. What came after the last point
+//! is less than a step (the history ends on a unit boundary), so the request fits the budget
+//! whenever the planned part reaches its smaller one; when it cannot shrink that far, the
+//! whole history is planned as before, and the smaller request of the two is sent.
 
 use crate::model::conversation::Conversation;
 
