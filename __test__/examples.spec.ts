@@ -1,6 +1,6 @@
 import test from 'ava'
 
-import { ct, transcript } from './helpers.js'
+import { ct, transcript, transcripts } from './helpers.js'
 import { ReplayClient, recordedTools, runAgent as runOpenAiLoop, runAgentWithWindow } from '../examples/openai-sdk-loop.js'
 import { runAgent as runAiSdkAgent, trimForStep } from '../examples/ai-sdk-prepare-step.js'
 import { policies, replay } from '../examples/prompt-cache-budget.js'
@@ -82,4 +82,16 @@ test('the prompt-cache replay: high/low-water marks keep the cache that trimming
   t.true(replan.largest <= budget)
   // The figures of docs/prompt-caching.md for this transcript.
   t.deepEqual([none, every, replan, marks].map((c) => Math.round(c.cost)), [15440, 36642, 17228, 16023])
+})
+
+test('the prompt-cache replay: with replanEvery, trimming every call costs at most 1.5× sending everything on every bundled transcript (issue 44)', (t) => {
+  for (const [file, messages] of transcripts()) {
+    const budget = Math.floor(ct.estimateTokens(messages) / 2)
+    const costs = Object.fromEntries(Object.entries(policies(budget)).map(([name, policy]) => [name, replay(messages, policy)]))
+    const none = costs['no trimming']
+    const replan = costs['trim every call, replanEvery budget/4']
+    t.true(replan.cost <= 1.5 * none.cost, `${file}: ${(replan.cost / none.cost).toFixed(2)}×`)
+    t.true(replan.largest <= budget, `${file}: every request within the budget`)
+    t.true(replan.cost < costs['trim every call to the budget'].cost, `${file}: cheaper than re-planning every call`)
+  }
 })
