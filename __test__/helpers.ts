@@ -31,3 +31,10 @@ export function snapshot<T>(value: T): T {
 
 /** An error thrown by the addon: a JS error with its stable `code`. */
 export type CodedError = Error & { code?: string }
+
+/** How many leading messages two requests share, compared as JSON (what a prefix cache reuses). */
+export function sharedPrefix(a: readonly unknown[], b: readonly unknown[]): number {
+  let i = 0
+  while (i < a.length && i < b.length && JSON.stringify(a[i]) === JSON.stringify(b[i])) i++
+  return i
+}

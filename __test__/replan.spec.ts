@@ -4,7 +4,7 @@
 import test from 'ava'
 
 import type { Message, TrimResultOf } from '../index.js'
-import { ct, transcript, transcripts } from './helpers.js'
+import { ct, sharedPrefix, transcript, transcripts } from './helpers.js'
 
 const sweagent = transcript('sweagent-ctf-i-got-id.json')
 
@@ -12,7 +12,7 @@ test('replanEvery must be a non-negative integer below targetTokens', (t) => {
   const call = (replanEvery: unknown) => () => ct.trimWithPlaceholders(sweagent, { targetTokens: 4000, replanEvery: replanEvery as number })
   t.throws(call('1000'), { code: 'INVALID_OPTION', message: /^replanEvery: must be a number, got string/ })
   t.throws(call(-1), { code: 'INVALID_OPTION', message: /^replanEvery: / })
-  t.throws(call(10.5), { code: 'INVALID_OPTION', message: /^replanEvery: / })
+  t.throws(call(10.5), { code: 'INVALID_OPTION', message: /^replanEvery: must be a whole number of tokens of at least 0, got 10\.5: floor a fraction of targetTokens \(Math\.floor\(targetTokens \/ 4\), for example\)$/ })
   t.throws(call(4000), { code: 'INVALID_OPTION', message: /^replanEvery: must be below targetTokens \(4000\), got 4000/ })
   t.throws(() => ct.trimByPriority(sweagent, { targetTokens: 100, replanEvery: 5000 }), { code: 'INVALID_OPTION' })
   t.notThrows(call(3999))
@@ -24,13 +24,6 @@ test('replanEvery 0 is the same as leaving it out', (t) => {
   t.deepEqual(ct.trimWithPlaceholders(sweagent, { targetTokens, replanEvery: 0 }), ct.trimWithPlaceholders(sweagent, { targetTokens }))
   t.deepEqual(ct.trimByPriority(sweagent, { targetTokens, replanEvery: 0 }), ct.trimByPriority(sweagent, { targetTokens }))
 })
-
-/** The number of leading messages two requests share. */
-function shared(a: readonly unknown[], b: readonly unknown[]): number {
-  let i = 0
-  while (i < a.length && i < b.length && JSON.stringify(a[i]) === JSON.stringify(b[i])) i++
-  return i
-}
 
 for (const name of ['trimByPriority', 'trimWithPlaceholders'] as const) {
   test(`${name}: with replanEvery every request fits and most only append to the one before`, (t) => {
@@ -52,8 +45,8 @@ for (const name of ['trimByPriority', 'trimWithPlaceholders'] as const) {
         t.true(lastKept, `${file} at ${n}: the last message is kept (whole, or cut where even the rest does not fit)`)
         if (previous) {
           calls++
-          if (shared(previous.with, result.messages) === previous.with.length) appended++
-          if (shared(previous.without, plain.messages) === previous.without.length) without++
+          if (sharedPrefix(previous.with, result.messages) === previous.with.length) appended++
+          if (sharedPrefix(previous.without, plain.messages) === previous.without.length) without++
         }
         previous = { with: result.messages, without: plain.messages }
       }

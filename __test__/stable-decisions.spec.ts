@@ -10,7 +10,7 @@ import test from 'ava'
 
 import type { AnyMessage, TrimResultOf } from '../index.js'
 import { toAiSdk, toAnthropic } from './convert.js'
-import { ct, transcripts } from './helpers.js'
+import { ct, sharedPrefix, transcripts } from './helpers.js'
 
 type Any = Record<string, unknown>
 
@@ -40,13 +40,6 @@ function decisions(input: AnyMessage[], result: TrimResultOf<AnyMessage>): Array
     const kind = copy._cutTokens !== undefined ? `cut ${copy._cutTokens}` : 'placeholder'
     return { decision: `${kind} ${parts}`, sent: JSON.stringify(copy) }
   })
-}
-
-/** The leading messages two requests share, as a count. */
-function sharedPrefix(a: unknown[], b: unknown[]): number {
-  let i = 0
-  while (i < a.length && i < b.length && JSON.stringify(a[i]) === JSON.stringify(b[i])) i++
-  return i
 }
 
 const STRATEGIES: Array<[string, (m: AnyMessage[], target: number) => TrimResultOf<AnyMessage>]> = [

@@ -12,12 +12,11 @@
 //! cost relative to sending everything, the cached share of the tokens sent, and how many calls
 //! rewrote part of the previous request (not only appended to it).
 
-use std::hash::{Hash, Hasher};
 use std::process::ExitCode;
 
 use context_trim::model::conversation::Conversation;
-use context_trim::plan::{Action, Plan};
-use context_trim::simulate::turn_ends;
+use context_trim::plan::Plan;
+use context_trim::simulate::{sent_key, turn_ends};
 use context_trim::strategy::priority::{
   trim_by_priority_plan, trim_with_placeholders, PriorityOptions,
 };
@@ -28,24 +27,14 @@ mod common;
 const CACHE_READ: f64 = 0.1;
 const CACHE_WRITE: f64 = 1.25;
 
-/// The key and tokens of every message `plan` sends: a kept message is itself, a replaced one
-/// itself with its replacement's texts.
+/// The key ([`sent_key`]) and tokens of every message `plan` sends.
 fn sent(conv: &Conversation<'_>, plan: &Plan) -> Vec<(u64, usize)> {
-  let mut keys = Vec::with_capacity(conv.len());
-  for i in 0..conv.len() {
-    let key = match plan.action(i) {
-      Action::Drop => continue,
-      Action::Keep => conv.message(i).fingerprint(),
-      Action::Replace(r) => {
-        let mut h = std::hash::DefaultHasher::new();
-        conv.message(i).fingerprint().hash(&mut h);
-        r.fingerprint().hash(&mut h);
-        h.finish()
-      }
-    };
-    keys.push((key, plan.tokens_of(conv, i)));
-  }
-  keys
+  (0..conv.len())
+    .filter_map(|i| {
+      let key = sent_key(conv.message(i).fingerprint(), plan.action(i))?;
+      Some((key, plan.tokens_of(conv, i)))
+    })
+    .collect()
 }
 
 /// A request's cost given the one before it: its leading messages identical to the previous

@@ -576,21 +576,24 @@ fn sent_messages<'p>(
 ) -> impl Iterator<Item = (u64, usize)> + 'p {
   range.filter_map(|i| {
     let action = plan.action(i);
-    if matches!(action, Action::Drop) {
-      return None;
-    }
-    let fingerprint = replayed.fingerprints[i];
-    let key = match action {
-      Action::Keep | Action::Drop => fingerprint,
-      Action::Replace(r) => {
-        let mut h = std::hash::DefaultHasher::new();
-        fingerprint.hash(&mut h);
-        r.fingerprint().hash(&mut h);
-        h.finish()
-      }
-    };
-    Some((key, plan.tokens_of(conv, i)))
+    Some((sent_key(replayed.fingerprints[i], action)?, plan.tokens_of(conv, i)))
   })
+}
+
+/// The key of a message a request sends, equal for identically serialised messages: the
+/// message's own [`Message::fingerprint`] when kept, with its replacement's texts when replaced;
+/// `None` when dropped (it is not sent).
+pub fn sent_key(fingerprint: u64, action: &Action) -> Option<u64> {
+  match action {
+    Action::Drop => None,
+    Action::Keep => Some(fingerprint),
+    Action::Replace(r) => {
+      let mut h = std::hash::DefaultHasher::new();
+      fingerprint.hash(&mut h);
+      r.fingerprint().hash(&mut h);
+      Some(h.finish())
+    }
+  }
 }
 
 #[cfg(test)]

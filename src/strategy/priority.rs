@@ -77,7 +77,8 @@ pub struct PriorityOptions {
 pub struct PriorityTrim {
   /// The decisions and their cost.
   pub outcome: Outcome,
-  /// Every message's classification, by index.
+  /// Every message's classification, by index; with [`PriorityOptions::replan_step`], those of
+  /// the messages planned (up to the last re-plan point), the ones the decisions were made on.
   pub classification: Vec<Classification>,
 }
 

@@ -52,11 +52,6 @@ pub fn last_point(conv: &Conversation<'_>, step: usize) -> Option<usize> {
   point
 }
 
-/// The tokens of messages `from..` of `conv`.
-pub fn tokens_from(conv: &Conversation<'_>, from: usize) -> usize {
-  (from..conv.len()).map(|i| conv.tokens(i)).sum()
-}
-
 #[cfg(test)]
 mod tests {
   use super::*;
@@ -86,7 +81,8 @@ mod tests {
       let point = last_point(&conv, step);
       if let Some(p) = point {
         assert!(p <= n, "a point lies within the history");
-        assert!(tokens_from(&conv, p) < step, "less than a step comes after the last point");
+        let after: usize = (p..n).map(|i| conv.tokens(i)).sum();
+        assert!(after < step, "less than a step comes after the last point");
         // A point never lands between a call and its result.
         assert!(
           p == n || !conv.shape(p).is_tool_result(),

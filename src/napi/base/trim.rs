@@ -505,7 +505,19 @@ pub(crate) fn trim_op(
 /// Reads `replanEvery` (0 when absent): a step of tokens below `target`, which leaves the
 /// planned part of the history room.
 fn replan_every(value: Option<Unknown<'_>>, target: usize) -> crate::error::Result<usize> {
-  let step = integer_field(value, "replanEvery")?.unwrap_or(0);
+  let step = match value.filter(|v| !super::options::is_nullish(v)) {
+    None => 0,
+    Some(v) => {
+      let n = super::options::number(&v, "replanEvery")?;
+      super::options::integer_option("replanEvery", n, 0.0).map_err(|_| {
+        let detail = format!(
+          "must be a whole number of tokens of at least 0, got {n}: floor a fraction of \
+           targetTokens (Math.floor(targetTokens / 4), for example)"
+        );
+        CoreError::option("replanEvery", detail)
+      })?
+    }
+  };
   if step > 0 && step >= target {
     let detail = format!(
       "must be below targetTokens ({target}), got {step}: the history up to the last re-plan \
